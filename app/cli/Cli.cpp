@@ -1,0 +1,181 @@
+#include "Cli.h"
+
+#include "CliContext.h"
+#include "commands/LedgerCommand.h"
+#include "commands/OrderCommands.h"
+#include "commands/SkuCommands.h"
+
+#include <QCommandLineParser>
+#include <QJsonDocument>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+int exitCodeFor(const Error &error)
+{
+    switch (error.code) {
+    case ErrorCode::InvalidArgument: return ExitUsage;
+    case ErrorCode::NotPermitted: return ExitNotPermitted;
+    case ErrorCode::Unavailable:
+    case ErrorCode::Conflict:
+    case ErrorCode::Internal: return ExitRuntime;
+    }
+    return ExitRuntime;
+}
+
+CommandOutput errorOutput(const Error &error)
+{
+    CommandOutput out;
+    out.exitCode = exitCodeFor(error);
+    out.json = {{u"error"_s, QJsonObject{{u"code"_s, errorCodeName(error.code)},
+                                         {u"message"_s, error.message},
+                                         {u"field"_s, error.field.isEmpty() ? QJsonValue() : QJsonValue(error.field)}}}};
+    out.text = u"error: "_s + error.message + u'\n';
+    return out;
+}
+
+namespace {
+
+QList<QCommandLineOption> globalOptions()
+{
+    return {{u"data-dir"_s, u"Where the embedded defaults live (env FLASHSTOCK_DATA_DIR)."_s, u"DIR"_s},
+            {u"db"_s, u"Book of record: sqlite:///file.db, sqlite:////abs/file.db or "
+                      u"postgresql://user:pass@host:port/db."_s, u"URL"_s},
+            {u"redis"_s, u"Gate: redis://[:pass@]host:port[/n], unix:///path/redis.sock, or none."_s, u"URL"_s},
+            {u"json"_s, u"Print one JSON object on stdout."_s},
+            {u"operator"_s, u"Who is acting (default: the OS user)."_s, u"NAME"_s},
+            {{u"h"_s, u"help"_s}, u"Show help."_s}};
+}
+
+void addOptions(QCommandLineParser &parser, const QList<QCommandLineOption> &options, QStringList &seen)
+{
+    for (const QCommandLineOption &o : options) {
+        if (seen.contains(o.names().constFirst()))
+            continue;
+        seen << o.names();
+        parser.addOption(o);
+    }
+}
+
+void print(QTextStream &out, QTextStream &err, const CommandOutput &output, bool json)
+{
+    if (json) {
+        out << QString::fromUtf8(QJsonDocument(output.json).toJson(QJsonDocument::Compact)) << '\n';
+        if (output.exitCode != ExitOk && output.json.contains(u"error"_s))
+            err << output.text;
+    } else if (output.exitCode == ExitOk || !output.json.contains(u"error"_s)) {
+        out << output.text;
+    } else {
+        err << output.text;
+    }
+    out.flush();
+    err.flush();
+}
+
+} // namespace
+
+Cli::Cli()
+{
+    m_commands.push_back(std::make_unique<SkuAddCommand>());
+    m_commands.push_back(std::make_unique<SkuShowCommand>());
+    m_commands.push_back(std::make_unique<SkuRestockCommand>());
+    m_commands.push_back(std::make_unique<ReserveCommand>());
+    m_commands.push_back(std::make_unique<ConfirmCommand>());
+    m_commands.push_back(std::make_unique<ReleaseCommand>());
+    m_commands.push_back(std::make_unique<ExpireCommand>());
+    m_commands.push_back(std::make_unique<LedgerCommand>());
+}
+
+Cli::~Cli() = default;
+
+QString Cli::usage() const
+{
+    QString text = u"Usage: flashstock-cli [global options] COMMAND ...\n\nCommands:\n"_s;
+    for (const auto &c : m_commands)
+        text += u"  %1\n      %2\n"_s.arg(c->synopsis(), c->summary());
+    text += u"\nGlobal options (before or after the command words):\n"_s;
+    for (const QCommandLineOption &o : globalOptions()) {
+        const QString name = u"--"_s + o.names().constLast() + (o.valueName().isEmpty() ? QString() : u' ' + o.valueName());
+        text += u"  %1  %2\n"_s.arg(name, -22).arg(o.description());
+    }
+    text += u"\nExit codes: 0 done (a refusal such as out_of_stock too), 1 runtime failure, 2 bad usage or "
+            u"input,\n3 discrepancies wait for approval, 4 not permitted.\n"_s;
+    return text;
+}
+
+int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
+{
+    const QStringList argv = QStringList{u"flashstock-cli"_s} + arguments;
+    const bool wantsJson = arguments.contains(u"--json"_s);
+    auto usageError = [&](const QString &field, const QString &message) {
+        const QString text = message.startsWith(field + u':') ? message : field + u": "_s + message;
+        CommandOutput o = errorOutput({ErrorCode::InvalidArgument, text, field});
+        if (!wantsJson)
+            o.text += u"Run flashstock-cli --help for usage.\n"_s;
+        print(out, err, o, wantsJson);
+        return int(ExitUsage);
+    };
+
+    // First pass: every option of every command, to find the command words.
+    QCommandLineParser scan;
+    scan.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    QStringList seen;
+    addOptions(scan, globalOptions(), seen);
+    for (const auto &c : m_commands)
+        addOptions(scan, c->options(), seen);
+    if (!scan.parse(argv))
+        return usageError(u"arguments"_s, scan.errorText());
+    const QStringList positional = scan.positionalArguments();
+
+    Command *command = nullptr;
+    for (const auto &c : m_commands) {
+        const QStringList words = c->words();
+        if (positional.mid(0, words.size()) == words && (!command || words.size() > command->words().size()))
+            command = c.get();
+    }
+    if (!command) {
+        if (positional.isEmpty() || positional.first() == u"help"_s || scan.isSet(u"help"_s)) {
+            out << usage();
+            out.flush();
+            return positional.isEmpty() && !scan.isSet(u"help"_s) ? int(ExitUsage) : int(ExitOk);
+        }
+        return usageError(u"command"_s, u"unknown command '%1'"_s.arg(positional.join(u' ')));
+    }
+
+    // Second pass: only the global options and this command's.
+    QCommandLineParser parser;
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    seen.clear();
+    addOptions(parser, globalOptions(), seen);
+    addOptions(parser, command->options(), seen);
+    if (!parser.parse(argv))
+        return usageError(u"arguments"_s, u"%1 (usage: flashstock-cli %2)"_s.arg(parser.errorText(), command->synopsis()));
+    if (parser.isSet(u"help"_s)) {
+        out << u"Usage: flashstock-cli %1\n%2\n"_s.arg(command->synopsis(), command->summary());
+        for (const QCommandLineOption &o : command->options())
+            out << u"  --%1 %2  %3\n"_s.arg(o.names().constFirst(), o.valueName(), o.description());
+        out.flush();
+        return ExitOk;
+    }
+    for (const QString &name : {u"data-dir"_s, u"db"_s, u"redis"_s, u"operator"_s, u"stock"_s, u"qty"_s, u"order"_s,
+                                u"sku"_s, u"payment"_s, u"reason"_s, u"user"_s, u"buckets"_s, u"limit"_s}) {
+        if (seen.contains(name) && parser.values(name).size() > 1)
+            return usageError(name, u"given more than once"_s);
+    }
+
+    CliContext ctx;
+    ctx.json = parser.isSet(u"json"_s);
+    ctx.dataDir = parser.isSet(u"data-dir"_s) ? parser.value(u"data-dir"_s) : qEnvironmentVariable("FLASHSTOCK_DATA_DIR");
+    if (ctx.dataDir.isEmpty())
+        ctx.dataDir = CliContext::defaultDataDir();
+    ctx.dbUrl = parser.value(u"db"_s);
+    ctx.redisUrl = parser.value(u"redis"_s);
+    ctx.operatorName = parser.isSet(u"operator"_s) ? parser.value(u"operator"_s) : CliContext::osUserName();
+
+    const CommandOutput output = command->execute(ctx, parser, positional.mid(command->words().size()));
+    print(out, err, output, ctx.json);
+    return output.exitCode;
+}
+
+} // namespace flashstock

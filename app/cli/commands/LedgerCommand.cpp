@@ -1,0 +1,54 @@
+#include "LedgerCommand.h"
+
+#include "CliContext.h"
+#include "Format.h"
+#include "Identifiers.h"
+
+#include <QCommandLineParser>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+QStringList LedgerCommand::words() const { return {u"ledger"_s}; }
+QString LedgerCommand::synopsis() const { return u"ledger (--sku S | --order O) [--limit N]"_s; }
+QString LedgerCommand::summary() const { return u"the ledger trace of a SKU or an order"_s; }
+QList<QCommandLineOption> LedgerCommand::options() const
+{
+    return {{u"sku"_s, u"SKU to trace."_s, u"S"_s},
+            {u"order"_s, u"Order (or adjustment adj:ID) to trace."_s, u"O"_s},
+            {u"limit"_s, u"Only the newest N rows of a SKU."_s, u"N"_s}};
+}
+
+CommandOutput LedgerCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    if (!args.isEmpty())
+        return errorOutput({ErrorCode::InvalidArgument,
+                            u"arguments: unexpected argument %1"_s.arg(quoteForMessage(args.first())), u"arguments"_s});
+    const bool bySku = parser.isSet(u"sku"_s), byOrder = parser.isSet(u"order"_s);
+    if (bySku == byOrder)
+        return errorOutput({ErrorCode::InvalidArgument, u"sku: give exactly one of --sku S or --order O"_s, u"sku"_s});
+    int limit = 0;
+    if (parser.isSet(u"limit"_s)) {
+        auto n = parseQuantity(parser.value(u"limit"_s), u"limit"_s);
+        if (!n)
+            return errorOutput(n.error());
+        limit = int(std::min<qint64>(*n, 1 << 30));
+    }
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto rows = bySku ? (*engine)->book().ledgerOfSku(parser.value(u"sku"_s), limit)
+                      : (*engine)->book().ledgerOfOrder(parser.value(u"order"_s));
+    if (!rows)
+        return errorOutput(rows.error());
+    CommandOutput out;
+    QJsonArray array;
+    for (const LedgerRow &row : *rows)
+        array.append(ledgerRowJson(row));
+    out.json = {{u"rows"_s, array}};
+    out.text = ledgerTable(*rows);
+    return out;
+}
+
+} // namespace flashstock

@@ -1,0 +1,220 @@
+#include "OrderCommands.h"
+
+#include "CliContext.h"
+#include "Format.h"
+#include "Identifiers.h"
+
+#include <QCommandLineParser>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+std::unexpected<Error> usage(const QString &field, const QString &message)
+{
+    return fail(ErrorCode::InvalidArgument, u"%1: %2"_s.arg(field, message), field);
+}
+
+Result<void> noPositional(const QStringList &args)
+{
+    if (!args.isEmpty())
+        return usage(u"arguments"_s, u"unexpected argument %1"_s.arg(quoteForMessage(args.first())));
+    return {};
+}
+
+/// A required option's value, checked as an order id.
+Result<QString> orderOption(const QCommandLineParser &parser)
+{
+    if (!parser.isSet(u"order"_s))
+        return usage(u"order"_s, u"--order O is required"_s);
+    const QString order = parser.value(u"order"_s);
+    if (auto r = checkOrderId(order); !r)
+        return std::unexpected(r.error());
+    return order;
+}
+
+/// The reserve's lines: `--sku S --qty N`, or `--line S:N` repeated (not both).
+Result<QList<OrderLine>> linesFrom(const QCommandLineParser &parser)
+{
+    QList<OrderLine> lines;
+    const QStringList specs = parser.values(u"line"_s);
+    if (!specs.isEmpty() && (parser.isSet(u"sku"_s) || parser.isSet(u"qty"_s)))
+        return usage(u"line"_s, u"give either --sku and --qty, or --line S:N, not both"_s);
+    for (const QString &spec : specs) {
+        const qsizetype colon = spec.lastIndexOf(u':');
+        if (colon <= 0)
+            return usage(u"line"_s, u"%1 is not SKU:QTY"_s.arg(quoteForMessage(spec)));
+        OrderLine line;
+        line.sku = spec.left(colon);
+        if (auto r = checkSkuId(line.sku, u"line"_s); !r)
+            return std::unexpected(r.error());
+        auto qty = parseQuantity(spec.mid(colon + 1), u"line"_s);
+        if (!qty)
+            return std::unexpected(qty.error());
+        line.qty = *qty;
+        lines << line;
+    }
+    if (specs.isEmpty()) {
+        if (!parser.isSet(u"sku"_s))
+            return usage(u"sku"_s, u"--sku S (with --qty N) or --line S:N is required"_s);
+        OrderLine line;
+        line.sku = parser.value(u"sku"_s);
+        if (auto r = checkSkuId(line.sku); !r)
+            return std::unexpected(r.error());
+        if (!parser.isSet(u"qty"_s))
+            return usage(u"qty"_s, u"--qty N is required with --sku"_s);
+        auto qty = parseQuantity(parser.value(u"qty"_s));
+        if (!qty)
+            return std::unexpected(qty.error());
+        line.qty = *qty;
+        lines << line;
+    }
+    return lines;
+}
+
+CommandOutput changeOutput(const OrderChange &change)
+{
+    CommandOutput out;
+    const QString word = outcomeWord(change.outcome);
+    out.json = {{u"result"_s, word}, {u"order"_s, change.order}};
+    out.text = u"%1  order %2  (%3)\n"_s.arg(word, change.order, linesText(change.lines));
+    return out;
+}
+
+} // namespace
+
+QStringList ReserveCommand::words() const { return {u"reserve"_s}; }
+QString ReserveCommand::synopsis() const
+{
+    return u"reserve --order O (--sku S --qty N | --line S:N ...) [--user U]"_s;
+}
+QString ReserveCommand::summary() const { return u"hold units for an order (all lines or none)"_s; }
+QList<QCommandLineOption> ReserveCommand::options() const
+{
+    return {{u"order"_s, u"Order id ([A-Za-z0-9._-], at most 128)."_s, u"O"_s},
+            {u"sku"_s, u"SKU of a one-line order."_s, u"S"_s},
+            {u"qty"_s, u"Units of a one-line order (1 to 2147483647)."_s, u"N"_s},
+            {u"line"_s, u"A line SKU:QTY; repeat for more lines."_s, u"S:N"_s},
+            {u"user"_s, u"Buyer id (for per-user limits)."_s, u"U"_s}};
+}
+
+CommandOutput ReserveCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
+    auto order = orderOption(parser);
+    if (!order)
+        return errorOutput(order.error());
+    auto lines = linesFrom(parser);
+    if (!lines)
+        return errorOutput(lines.error());
+    const QString user = parser.value(u"user"_s);
+    if (parser.isSet(u"user"_s)) {
+        if (auto r = checkName(user, u"user"_s); !r)
+            return errorOutput(r.error());
+    }
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto result = (*engine)->reserve(*order, user, *lines);
+    if (!result)
+        return errorOutput(result.error());
+    CommandOutput out;
+    const QString word = outcomeWord(result->outcome);
+    out.exitCode = result->outcome == Outcome::GateUnavailable ? ExitRuntime : ExitOk;
+    out.json = {{u"result"_s, word}, {u"order"_s, *order}, {u"tokens"_s, tokensJson(result->lines)}};
+    out.text = u"%1  order %2  (%3)"_s.arg(word, *order, linesText(result->lines));
+    if (result->outcome == Outcome::Reserved) {
+        out.json.insert(u"expires_at"_s, isoTime(result->expiresAtMs));
+        out.text += u"  hold until %1"_s.arg(isoTime(result->expiresAtMs));
+    }
+    if (!result->shortSku.isEmpty()) {
+        out.json.insert(u"sku"_s, result->shortSku);
+        out.text += u"  short: %1"_s.arg(result->shortSku);
+    }
+    out.text += u'\n';
+    return out;
+}
+
+QStringList ConfirmCommand::words() const { return {u"confirm"_s}; }
+QString ConfirmCommand::synopsis() const { return u"confirm --order O --payment P"_s; }
+QString ConfirmCommand::summary() const { return u"payment captured: the held units become sold"_s; }
+QList<QCommandLineOption> ConfirmCommand::options() const
+{
+    return {{u"order"_s, u"Order id."_s, u"O"_s}, {u"payment"_s, u"Payment reference."_s, u"P"_s}};
+}
+
+CommandOutput ConfirmCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
+    auto order = orderOption(parser);
+    if (!order)
+        return errorOutput(order.error());
+    if (!parser.isSet(u"payment"_s))
+        return errorOutput(usage(u"payment"_s, u"--payment P is required"_s).error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto result = (*engine)->confirm(*order, parser.value(u"payment"_s));
+    if (!result)
+        return errorOutput(result.error());
+    return changeOutput(*result);
+}
+
+QStringList ReleaseCommand::words() const { return {u"release"_s}; }
+QString ReleaseCommand::synopsis() const { return u"release --order O --reason timeout|cancel|risk"_s; }
+QString ReleaseCommand::summary() const { return u"give an order's held units back"_s; }
+QList<QCommandLineOption> ReleaseCommand::options() const
+{
+    return {{u"order"_s, u"Order id."_s, u"O"_s}, {u"reason"_s, u"timeout, cancel or risk."_s, u"R"_s}};
+}
+
+CommandOutput ReleaseCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
+    auto order = orderOption(parser);
+    if (!order)
+        return errorOutput(order.error());
+    if (!parser.isSet(u"reason"_s))
+        return errorOutput(usage(u"reason"_s, u"--reason timeout|cancel|risk is required"_s).error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto result = (*engine)->release(*order, parser.value(u"reason"_s));
+    if (!result)
+        return errorOutput(result.error());
+    return changeOutput(*result);
+}
+
+QStringList ExpireCommand::words() const { return {u"expire"_s}; }
+QString ExpireCommand::synopsis() const { return u"expire"_s; }
+QString ExpireCommand::summary() const { return u"release every hold past its expiry (database clock)"_s; }
+
+CommandOutput ExpireCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+{
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto released = (*engine)->expire();
+    if (!released)
+        return errorOutput(released.error());
+    CommandOutput out;
+    QJsonArray orders;
+    qint64 units = 0;
+    for (const OrderChange &c : *released) {
+        orders.append(c.order);
+        for (const OrderLine &l : c.lines)
+            units += l.qty;
+    }
+    out.json = {{u"released"_s, orders.size()}, {u"units"_s, units}, {u"orders"_s, orders}};
+    out.text = u"expired %1 holds (%2 units back to available)\n"_s.arg(orders.size()).arg(units);
+    return out;
+}
+
+} // namespace flashstock

@@ -1,0 +1,134 @@
+#include "SkuCommands.h"
+
+#include "CliContext.h"
+#include "Format.h"
+#include "Identifiers.h"
+
+#include <QCommandLineParser>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+/// The single SKU argument of a `sku ...` command, checked.
+Result<QString> skuArgument(const QStringList &args, const QString &synopsis)
+{
+    if (args.size() != 1)
+        return fail(ErrorCode::InvalidArgument, u"sku: expected exactly one SKU (usage: %1)"_s.arg(synopsis), u"sku"_s);
+    if (auto r = checkSkuId(args.first()); !r)
+        return std::unexpected(r.error());
+    return args.first();
+}
+
+CommandOutput showLevels(const SkuLevels &levels, const QString &headline)
+{
+    CommandOutput out;
+    out.json = {{u"sku"_s, levels.sku}, {u"book"_s, levelsJson(levels)}, {u"gate"_s, QJsonValue()},
+                {u"buckets"_s, bucketsJson(levels)}};
+    QString text = headline.isEmpty() ? QString() : headline + u'\n';
+    text += u"SKU %1\n  book  available %2  locked %3  sold %4  total %5\n  gate  (none: book-only)\n"_s
+                .arg(levels.sku).arg(levels.available).arg(levels.locked).arg(levels.sold).arg(levels.total);
+    if (levels.buckets.size() > 1) {
+        for (const BucketLevels &b : levels.buckets)
+            text += u"  bucket %1  available %2  locked %3  sold %4\n"_s.arg(b.bucket).arg(b.available).arg(b.locked)
+                        .arg(b.sold);
+    }
+    out.text = text;
+    return out;
+}
+
+} // namespace
+
+QStringList SkuAddCommand::words() const { return {u"sku"_s, u"add"_s}; }
+QString SkuAddCommand::synopsis() const { return u"sku add SKU --stock N [--buckets B]"_s; }
+QString SkuAddCommand::summary() const { return u"create a SKU with N units of stock (in B buckets, default 1)"_s; }
+QList<QCommandLineOption> SkuAddCommand::options() const
+{
+    return {{u"stock"_s, u"Initial stock, units (0 to 2147483647)."_s, u"N"_s},
+            {u"buckets"_s, u"Buckets (rows) to split the SKU's stock over (1 to 1024)."_s, u"B"_s, u"1"_s}};
+}
+
+CommandOutput SkuAddCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    auto sku = skuArgument(args, synopsis());
+    if (!sku)
+        return errorOutput(sku.error());
+    if (!parser.isSet(u"stock"_s))
+        return errorOutput({ErrorCode::InvalidArgument, u"stock: --stock N is required"_s, u"stock"_s});
+    qint64 stock = 0;
+    if (parser.value(u"stock"_s).trimmed() != u"0"_s) {
+        auto q = parseQuantity(parser.value(u"stock"_s), u"stock"_s);
+        if (!q)
+            return errorOutput(q.error());
+        stock = *q;
+    }
+    auto buckets = parseQuantity(parser.value(u"buckets"_s), u"buckets"_s);
+    if (!buckets)
+        return errorOutput(buckets.error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto added = (*engine)->addSku(*sku, stock, int(std::min<qint64>(*buckets, 1 << 20)));
+    if (!added)
+        return errorOutput(added.error());
+    auto levels = (*engine)->book().levels(*sku);
+    if (!levels)
+        return errorOutput(levels.error());
+    return showLevels(*levels, u"added SKU %1 with %2 units"_s.arg(*sku).arg(stock));
+}
+
+QStringList SkuShowCommand::words() const { return {u"sku"_s, u"show"_s}; }
+QString SkuShowCommand::synopsis() const { return u"sku show SKU"_s; }
+QString SkuShowCommand::summary() const { return u"show a SKU's available, locked, sold and total"_s; }
+
+CommandOutput SkuShowCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+{
+    auto sku = skuArgument(args, synopsis());
+    if (!sku)
+        return errorOutput(sku.error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto levels = (*engine)->book().levels(*sku);
+    if (!levels)
+        return errorOutput(levels.error());
+    return showLevels(*levels, {});
+}
+
+QStringList SkuRestockCommand::words() const { return {u"sku"_s, u"restock"_s}; }
+QString SkuRestockCommand::synopsis() const { return u"sku restock SKU --qty N [--reason TEXT]"_s; }
+QString SkuRestockCommand::summary() const { return u"add N units of available stock (a ledgered adjustment)"_s; }
+QList<QCommandLineOption> SkuRestockCommand::options() const
+{
+    return {{u"qty"_s, u"Units to add (1 to 2147483647)."_s, u"N"_s},
+            {u"reason"_s, u"Why, for the ledger (default: restock)."_s, u"TEXT"_s}};
+}
+
+CommandOutput SkuRestockCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    auto sku = skuArgument(args, synopsis());
+    if (!sku)
+        return errorOutput(sku.error());
+    if (!parser.isSet(u"qty"_s))
+        return errorOutput({ErrorCode::InvalidArgument, u"qty: --qty N is required"_s, u"qty"_s});
+    auto qty = parseQuantity(parser.value(u"qty"_s));
+    if (!qty)
+        return errorOutput(qty.error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto adjusted = (*engine)->restock(*sku, *qty, parser.value(u"reason"_s));
+    if (!adjusted)
+        return errorOutput(adjusted.error());
+    auto levels = (*engine)->book().levels(*sku);
+    if (!levels)
+        return errorOutput(levels.error());
+    CommandOutput out = showLevels(*levels, u"restocked %1 by %2 units (adjustment adj:%3)"_s.arg(*sku).arg(*qty)
+                                                .arg(adjusted->id));
+    out.json.insert(u"adjustment"_s, u"adj:%1"_s.arg(adjusted->id));
+    return out;
+}
+
+} // namespace flashstock

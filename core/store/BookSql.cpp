@@ -1,0 +1,45 @@
+#include "store/BookSql.h"
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock::sql {
+
+QString insertOrder(const QString &now)
+{
+    return u"INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at) "
+           u"VALUES (?, ?, 'PENDING', 1, %1, %1 + ?) ON CONFLICT (order_id) DO NOTHING RETURNING expires_at"_s.arg(now);
+}
+
+// The guard is why concurrent reserves cannot oversell: the check and the write are one
+// statement, so no other transaction can act between them (compare NaiveDeduct).
+QString reserveBucket()
+{
+    return u"UPDATE buckets SET available = available - ?, locked = locked + ? "
+           u"WHERE sku = ? AND bucket = ? AND available >= ? RETURNING available, locked, sold, total"_s;
+}
+
+QString confirmBucket()
+{
+    return u"UPDATE buckets SET locked = locked - ?, sold = sold + ? "
+           u"WHERE sku = ? AND bucket = ? AND locked >= ? RETURNING available, locked, sold, total"_s;
+}
+
+QString releaseBucket()
+{
+    return u"UPDATE buckets SET locked = locked - ?, available = available + ? "
+           u"WHERE sku = ? AND bucket = ? AND locked >= ? RETURNING available, locked, sold, total"_s;
+}
+
+QString insertOrderLine()
+{
+    return u"INSERT INTO order_lines (order_id, sku, bucket, qty, token) VALUES (?, ?, ?, ?, ?)"_s;
+}
+
+QString insertLedger(const QString &now)
+{
+    return u"INSERT INTO ledger (order_id, operation, sku, bucket, token, delta_available, delta_locked, delta_sold, "
+           u"available_before, locked_before, sold_before, available_after, locked_after, sold_after, at, operator, "
+           u"source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1, ?, ?)"_s.arg(now);
+}
+
+} // namespace flashstock::sql

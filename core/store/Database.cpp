@@ -1,0 +1,370 @@
+#include "store/Database.h"
+
+#include <QAtomicInteger>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QSqlError>
+#include <QSqlRecord>
+#include <QThread>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+QAtomicInteger<quint64> g_connectionSerial;
+
+QString migrationDir(Dialect dialect)
+{
+    return dialect == Dialect::Sqlite ? u":/sql/sqlite"_s : u":/sql/postgresql"_s;
+}
+
+/// Migration files of a dialect, sorted by their number prefix (`001_init.sql`).
+QStringList migrationFiles(Dialect dialect)
+{
+    QStringList files = QDir(migrationDir(dialect)).entryList({u"*.sql"_s}, QDir::Files, QDir::Name);
+    return files;
+}
+
+int migrationNumber(const QString &file)
+{
+    return file.section(u'_', 0, 0).toInt();
+}
+
+QStringList splitStatements(const QString &script)
+{
+    QStringList statements;
+    QString current;
+    for (const QString &line : script.split(u'\n')) {
+        const QString trimmed = line.trimmed();
+        if (trimmed.startsWith(u"--"_s) || trimmed.isEmpty())
+            continue;
+        current += line + u'\n';
+        if (trimmed.endsWith(u';')) {
+            statements << current.trimmed().chopped(1);
+            current.clear();
+        }
+    }
+    if (!current.trimmed().isEmpty())
+        statements << current.trimmed();
+    return statements;
+}
+
+} // namespace
+
+int Database::schemaVersion()
+{
+    const QStringList files = migrationFiles(Dialect::Sqlite);
+    return files.isEmpty() ? 0 : migrationNumber(files.last());
+}
+
+Database::Database(DbUrl url)
+    : m_url(std::move(url))
+    , m_connectionName(u"flashstock-%1"_s.arg(g_connectionSerial.fetchAndAddRelaxed(1)))
+{
+}
+
+Database::~Database()
+{
+    qDeleteAll(m_statements);
+    m_statements.clear();
+    {
+        QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
+        if (db.isOpen())
+            db.close();
+    }
+    QSqlDatabase::removeDatabase(m_connectionName);
+}
+
+Result<std::unique_ptr<Database>> Database::open(const DbUrl &url)
+{
+    std::unique_ptr<Database> db(new Database(url));
+    if (auto r = db->connectNow(); !r)
+        return std::unexpected(r.error());
+    if (auto r = db->migrate(); !r)
+        return std::unexpected(r.error());
+    return db;
+}
+
+Result<void> Database::connectNow()
+{
+    qDeleteAll(m_statements);
+    m_statements.clear();
+    if (QSqlDatabase::contains(m_connectionName)) {
+        QSqlDatabase::database(m_connectionName, false).close();
+        QSqlDatabase::removeDatabase(m_connectionName);
+    }
+    if (m_url.dialect == Dialect::Sqlite) {
+        if (!QSqlDatabase::isDriverAvailable(u"QSQLITE"_s))
+            return fail(ErrorCode::Unavailable,
+                        u"the Qt SQLite driver is not installed (Debian: libqt6sql6-sqlite)"_s);
+        const QFileInfo info(m_url.path);
+        if (info.exists() && !info.isFile())
+            return fail(ErrorCode::InvalidArgument,
+                        u"db %1 is not a file"_s.arg(m_url.path), u"db"_s);
+        if (!info.dir().exists())
+            return fail(ErrorCode::Unavailable,
+                        u"cannot open %1: directory %2 does not exist"_s.arg(m_url.path, info.dir().path()),
+                        u"db"_s);
+        QSqlDatabase db = QSqlDatabase::addDatabase(u"QSQLITE"_s, m_connectionName);
+        db.setDatabaseName(m_url.path);
+        db.setConnectOptions(u"QSQLITE_BUSY_TIMEOUT=10000"_s);
+        if (!db.open())
+            return fail(ErrorCode::Unavailable,
+                        u"cannot open SQLite file %1: %2"_s.arg(m_url.path, db.lastError().text()), u"db"_s);
+        // The first read tells a database from any other file.
+        if (auto r = exec(u"SELECT count(*) FROM sqlite_master"_s); !r) {
+            return fail(ErrorCode::InvalidArgument,
+                        u"%1 is not a FlashStock database (SQLite says: %2)"_s.arg(m_url.path, r.error().message),
+                        u"db"_s);
+        }
+        for (const QString &pragma : {u"PRAGMA journal_mode=WAL"_s, u"PRAGMA synchronous=NORMAL"_s,
+                                      u"PRAGMA foreign_keys=ON"_s}) {
+            QSqlQuery q(db);
+            if (!q.exec(pragma))
+                return fail(ErrorCode::Unavailable, u"%1 failed: %2"_s.arg(pragma, q.lastError().text()));
+        }
+        return {};
+    }
+
+    if (!QSqlDatabase::isDriverAvailable(u"QPSQL"_s))
+        return fail(ErrorCode::Unavailable,
+                    u"the Qt PostgreSQL driver is not installed (Debian: libqt6sql6-psql)"_s);
+    QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, m_connectionName);
+    db.setHostName(m_url.host);
+    db.setPort(m_url.port);
+    db.setUserName(m_url.user);
+    db.setPassword(m_url.password);
+    db.setDatabaseName(m_url.database);
+    db.setConnectOptions(u"connect_timeout=5;application_name=flashstock"_s);
+    if (!db.open())
+        return fail(ErrorCode::Unavailable,
+                    u"cannot connect to %1: %2"_s.arg(m_url.display(), db.lastError().text().trimmed()),
+                    u"db"_s);
+    return {};
+}
+
+QString Database::nowMsExpr() const
+{
+    if (m_url.dialect == Dialect::Sqlite)
+        return u"CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"_s;
+    return u"CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"_s;
+}
+
+Error Database::classify(const QSqlError &error, const QString &sql)
+{
+    const QString code = error.nativeErrorCode();
+    const QString text = error.text().trimmed();
+    const QString message = u"SQL failed (%1): %2 [%3]"_s.arg(code, text, sql.simplified().left(120));
+    if (m_url.dialect == Dialect::Sqlite) {
+        // 5 SQLITE_BUSY, 6 SQLITE_LOCKED and their extended codes (low byte).
+        const int native = code.toInt();
+        const int primary = native & 0xff;
+        if (primary == 5 || primary == 6)
+            return {ErrorCode::Conflict, message, {}};
+        if (primary == 19 && (text.contains(u"UNIQUE"_s) || native == 1555 || native == 2067))
+            m_lastUnique = true;
+        if (primary == 26)
+            return {ErrorCode::InvalidArgument, message, u"db"_s};
+        if (primary == 10 || primary == 13 || primary == 14)
+            return {ErrorCode::Unavailable, message, {}};
+        return {ErrorCode::Internal, message, {}};
+    }
+    if (code == u"40001"_s || code == u"40P01"_s || code == u"55P03"_s)
+        return {ErrorCode::Conflict, message, {}};
+    if (code == u"23505"_s)
+        m_lastUnique = true;
+    if (code.startsWith(u"08"_s) || code == u"57P01"_s || code == u"57P02"_s || code == u"57P03"_s
+        || error.type() == QSqlError::ConnectionError
+        || !QSqlDatabase::database(m_connectionName, false).isOpen())
+        return {ErrorCode::Unavailable, message, {}};
+    return {ErrorCode::Internal, message, {}};
+}
+
+Result<SqlRows> Database::exec(const QString &sql, const QVariantList &binds)
+{
+    m_lastUnique = false;
+    QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
+    if (!db.isOpen()) {
+        if (auto r = connectNow(); !r)
+            return std::unexpected(r.error());
+        db = QSqlDatabase::database(m_connectionName, false);
+    }
+    QSqlQuery *q = m_statements.value(sql);
+    if (!q) {
+        q = new QSqlQuery(db);
+        q->setForwardOnly(true);
+        if (!q->prepare(sql)) {
+            const Error e = classify(q->lastError(), sql);
+            delete q;
+            return std::unexpected(e);
+        }
+        m_statements.insert(sql, q);
+    }
+    for (int i = 0; i < binds.size(); ++i)
+        q->bindValue(i, binds.at(i));
+    if (!q->exec()) {
+        const Error e = classify(q->lastError(), sql);
+        q->finish();
+        if (e.code == ErrorCode::Unavailable) {
+            // The connection is gone: drop it so the next call connects afresh.
+            m_statements.remove(sql);
+            delete q;
+            QSqlDatabase::database(m_connectionName, false).close();
+        }
+        return std::unexpected(e);
+    }
+    SqlRows out;
+    if (q->isSelect()) {
+        const int columns = q->record().count();
+        while (q->next()) {
+            QVariantList row;
+            row.reserve(columns);
+            for (int c = 0; c < columns; ++c)
+                row << q->value(c);
+            out.rows << row;
+        }
+        out.affected = int(out.rows.size());
+    } else {
+        out.affected = q->numRowsAffected();
+    }
+    q->finish();
+    return out;
+}
+
+Result<void> Database::runWrite(const std::function<Result<void>(Transaction &)> &body)
+{
+    const QString begin = m_url.dialect == Dialect::Sqlite ? u"BEGIN IMMEDIATE"_s : u"BEGIN"_s;
+    Error last{ErrorCode::Conflict, {}, {}};
+    for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {
+        if (attempt > 1) {
+            // Exponential backoff with jitter: 1, 2, 4 .. 64 ms, times 0.5..1.5.
+            const int base = 1 << std::min(attempt - 2, 6);
+            QThread::usleep(quint64(base * 1000 * (0.5 + QRandomGenerator::global()->generateDouble())));
+        }
+        Transaction tx;
+        tx.m_attempt = attempt;
+        if (auto r = directExec(begin); !r) {
+            last = r.error();
+            if (last.code == ErrorCode::Conflict)
+                continue;
+            return std::unexpected(last);
+        }
+        const Result<void> r = body(tx);
+        if (r && !tx.isRollbackOnly()) {
+            if (auto c = directExec(u"COMMIT"_s); c)
+                return {};
+            else
+                last = c.error();
+            (void)directExec(u"ROLLBACK"_s);
+            if (last.code == ErrorCode::Conflict)
+                continue;
+            return std::unexpected(last);
+        }
+        (void)directExec(u"ROLLBACK"_s);
+        if (r)
+            return {};
+        last = r.error();
+        if (last.code != ErrorCode::Conflict)
+            return std::unexpected(last);
+    }
+    return fail(ErrorCode::Conflict,
+                u"transaction gave up after %1 attempts (busy, serialization failure or deadlock): %2"_s
+                    .arg(kMaxAttempts).arg(last.message));
+}
+
+Result<void> Database::directExec(const QString &sql)
+{
+    QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
+    if (!db.isOpen()) {
+        if (auto r = connectNow(); !r)
+            return std::unexpected(r.error());
+        db = QSqlDatabase::database(m_connectionName, false);
+    }
+    QSqlQuery q(db);
+    if (!q.exec(sql)) {
+        const Error e = classify(q.lastError(), sql);
+        if (e.code == ErrorCode::Unavailable)
+            db.close();
+        return std::unexpected(e);
+    }
+    return {};
+}
+
+Result<void> Database::migrate()
+{
+    QStringList tables;
+    const QString listTables = m_url.dialect == Dialect::Sqlite
+        ? u"SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"_s
+        : u"SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"_s;
+    auto listed = exec(listTables);
+    if (!listed)
+        return std::unexpected(listed.error());
+    for (const QVariantList &row : listed->rows)
+        tables << row.at(0).toString();
+    const QString where = m_url.dialect == Dialect::Sqlite ? m_url.path : m_url.display();
+    if (!tables.isEmpty() && !tables.contains(u"meta"_s))
+        return fail(ErrorCode::InvalidArgument,
+                    u"%1 is not a FlashStock database: it has tables but no FlashStock meta table"_s.arg(where),
+                    u"db"_s);
+
+    const QStringList files = migrationFiles(m_url.dialect);
+    const int latest = files.isEmpty() ? 0 : migrationNumber(files.last());
+    const Result<void> applied = runWrite([&](Transaction &) -> Result<void> {
+        if (m_url.dialect == Dialect::Postgres) {
+            // Two processes opening a new database at once: one migrates, the other waits.
+            if (auto r = exec(u"SELECT pg_advisory_xact_lock(7305001)"_s); !r)
+                return std::unexpected(r.error());
+        }
+        if (!tables.contains(u"meta"_s)) {
+            if (auto r = directExec(u"CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"_s); !r)
+                return std::unexpected(r.error());
+        }
+        auto rows = exec(u"SELECT key, value FROM meta"_s);
+        if (!rows)
+            return std::unexpected(rows.error());
+        QHash<QString, QString> meta;
+        for (const QVariantList &row : rows->rows)
+            meta.insert(row.at(0).toString(), row.at(1).toString());
+        if (!meta.isEmpty() && meta.value(u"application"_s) != u"flashstock"_s)
+            return fail(ErrorCode::InvalidArgument,
+                        u"%1 is not a FlashStock database: its meta table belongs to '%2'"_s
+                            .arg(where, meta.value(u"application"_s)),
+                        u"db"_s);
+        const int current = meta.value(u"schema_version"_s, u"0"_s).toInt();
+        if (current > latest)
+            return fail(ErrorCode::InvalidArgument,
+                        u"%1 has schema version %2, newer than this binary's %3: upgrade FlashStock"_s
+                            .arg(where).arg(current).arg(latest),
+                        u"db"_s);
+        for (const QString &file : files) {
+            const int number = migrationNumber(file);
+            if (number <= current)
+                continue;
+            QFile f(migrationDir(m_url.dialect) + u'/' + file);
+            if (!f.open(QIODevice::ReadOnly))
+                return fail(ErrorCode::Internal, u"migration %1 is missing from the binary"_s.arg(file));
+            for (const QString &statement : splitStatements(QString::fromUtf8(f.readAll()))) {
+                if (auto r = directExec(statement); !r)
+                    return fail(ErrorCode::Internal,
+                                u"migration %1 failed: %2"_s.arg(file, r.error().message));
+            }
+        }
+        if (current != latest || meta.isEmpty()) {
+            const QString upsert = u"INSERT INTO meta (key, value) VALUES (?, ?) "
+                                   u"ON CONFLICT (key) DO UPDATE SET value = excluded.value"_s;
+            if (auto r = exec(upsert, {u"application"_s, u"flashstock"_s}); !r)
+                return std::unexpected(r.error());
+            if (auto r = exec(upsert, {u"schema_version"_s, QString::number(latest)}); !r)
+                return std::unexpected(r.error());
+        }
+        return {};
+    });
+    return applied;
+}
+
+} // namespace flashstock

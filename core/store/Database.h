@@ -1,0 +1,111 @@
+#pragma once
+
+#include "Result.h"
+#include "store/DbUrl.h"
+
+#include <QHash>
+#include <QList>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QVariant>
+
+#include <functional>
+#include <memory>
+
+namespace flashstock {
+
+/// Rows a statement returned, read in full (so no statement stays open across a commit).
+struct SqlRows {
+    QList<QVariantList> rows;
+    int affected = 0; ///< rows changed by INSERT/UPDATE/DELETE (-1 if the driver cannot tell)
+
+    bool isEmpty() const { return rows.isEmpty(); }
+    const QVariantList &first() const { return rows.constFirst(); }
+};
+
+/// Handle passed to a transaction body.
+class Transaction {
+public:
+    /// End the transaction with ROLLBACK even though the body returns a value (a refusal).
+    void rollbackOnly() { m_rollback = true; }
+    bool isRollbackOnly() const { return m_rollback; }
+    /// 1 for the first attempt, 2.. for retries after a busy, serialization or deadlock error.
+    int attempt() const { return m_attempt; }
+
+private:
+    friend class Database;
+    bool m_rollback = false;
+    int m_attempt = 1;
+};
+
+/// One connection to the book of record (SQLite or PostgreSQL), with its migrations.
+///
+/// Thread affinity: a Database belongs to the thread that opened it; open one per thread
+/// (one QSqlDatabase connection per thread, never shared). SQL text lives only in
+/// core/store. Write transactions retry a bounded number of times, with backoff, on
+/// SQLITE_BUSY, PostgreSQL serialization failures (40001) and deadlocks (40P01); after the
+/// last attempt the caller gets ErrorCode::Conflict, never a false success.
+class Database {
+public:
+    /// Schema version this binary writes and reads.
+    static int schemaVersion();
+
+    /// Opens the database and applies pending migrations. Errors: InvalidArgument for a file
+    /// that is not a FlashStock database or a schema newer than this binary; Unavailable
+    /// when the server cannot be reached or the file cannot be opened.
+    [[nodiscard]] static Result<std::unique_ptr<Database>> open(const DbUrl &url);
+    ~Database();
+    Database(const Database &) = delete;
+    Database &operator=(const Database &) = delete;
+
+    Dialect dialect() const { return m_url.dialect; }
+    const DbUrl &url() const { return m_url; }
+
+    /// SQL expression for the database clock, in ms since the epoch (the one clock of the book).
+    QString nowMsExpr() const;
+
+    /// Runs one statement with positional `?` binds; reads every row. Prepared statements
+    /// are cached per SQL text. Errors are classified: Conflict (busy, serialization,
+    /// deadlock: retryable), Unavailable (connection lost), Internal (anything else, incl.
+    /// constraint violations; `uniqueViolation()` tells those apart).
+    [[nodiscard]] Result<SqlRows> exec(const QString &sql, const QVariantList &binds = {});
+
+    /// Runs `body` in a write transaction (SQLite: BEGIN IMMEDIATE). Commits when it returns
+    /// a value and did not call rollbackOnly(); rolls back otherwise. A body or commit that
+    /// fails with ErrorCode::Conflict is retried up to `kMaxAttempts` times with backoff.
+    template <typename T>
+    [[nodiscard]] Result<T> write(const std::function<Result<T>(Transaction &)> &body)
+    {
+        Result<T> result = fail(ErrorCode::Conflict, QStringLiteral("no attempt made"));
+        const Result<void> status = runWrite([&](Transaction &tx) -> Result<void> {
+            result = body(tx);
+            if (!result)
+                return std::unexpected(result.error());
+            return {};
+        });
+        if (!status)
+            return std::unexpected(status.error());
+        return result;
+    }
+
+    /// True if the last failed exec() broke a UNIQUE or PRIMARY KEY constraint.
+    bool lastWasUniqueViolation() const { return m_lastUnique; }
+
+    /// Attempts per write transaction before giving up with Conflict.
+    static constexpr int kMaxAttempts = 12;
+
+private:
+    explicit Database(DbUrl url);
+    Result<void> connectNow();
+    Result<void> migrate();
+    Result<void> runWrite(const std::function<Result<void>(Transaction &)> &body);
+    Result<void> directExec(const QString &sql);
+    Error classify(const QSqlError &error, const QString &sql);
+
+    DbUrl m_url;
+    QString m_connectionName;
+    QHash<QString, QSqlQuery *> m_statements;
+    bool m_lastUnique = false;
+};
+
+} // namespace flashstock

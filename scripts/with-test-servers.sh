@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs a command with a throwaway PostgreSQL 15 and redis-server on 127.0.0.1, in a
+# temporary directory, stopped and removed on exit (also on failure or Ctrl-C).
+# Exports for the command:
+#   FLASHSTOCK_TEST_PG_URL     postgresql://flashstock:...@127.0.0.1:PORT/postgres (a superuser)
+#   FLASHSTOCK_TEST_REDIS_URL  redis://127.0.0.1:PORT
+# Usage: scripts/with-test-servers.sh COMMAND [ARGS...]
+set -euo pipefail
+
+pgbin=/usr/lib/postgresql/15/bin
+[ -x "$pgbin/initdb" ] || { echo "PostgreSQL 15 is not installed (run scripts/install-deps.sh)" >&2; exit 1; }
+command -v redis-server >/dev/null || { echo "redis-server is not installed (run scripts/install-deps.sh)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/flashstock-servers.XXXXXX)
+chmod 755 "$work"
+as_pg=()
+if [ "$(id -u)" -eq 0 ]; then
+  as_pg=(runuser -u postgres --)
+  chown postgres "$work"
+fi
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+pg_port=$(free_port)
+redis_port=$(free_port)
+password="fs-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+
+cleanup() {
+  set +e
+  [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null
+  [ -d "$work/pg" ] && "${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+echo "$password" > "$work/pwfile"
+chmod 644 "$work/pwfile"
+"${as_pg[@]}" "$pgbin/initdb" -D "$work/pg" -U flashstock --pwfile="$work/pwfile" \
+  --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$work/initdb.log" 2>&1 \
+  || { cat "$work/initdb.log" >&2; exit 1; }
+"${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
+  -o "-k $work -c listen_addresses=127.0.0.1 -p $pg_port -c max_connections=200 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+  start >/dev/null || { cat "$work/pg.log" >&2; exit 1; }
+
+redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
+  --daemonize yes --pidfile "$work/redis.pid" --dir "$work" --logfile "$work/redis.log"
+for _ in $(seq 100); do
+  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+  sleep 0.05
+done
+
+export FLASHSTOCK_TEST_PG_URL="postgresql://flashstock:$password@127.0.0.1:$pg_port/postgres"
+export FLASHSTOCK_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
+echo "test servers: PostgreSQL on 127.0.0.1:$pg_port, Redis on 127.0.0.1:$redis_port" >&2
+"$@"

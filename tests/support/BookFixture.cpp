@@ -1,0 +1,95 @@
+#include "support/BookFixture.h"
+
+#include <QAtomicInteger>
+#include <QCoreApplication>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QTest>
+#include <QUuid>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock::test {
+
+namespace {
+
+/// Runs one statement as the server's superuser on its `postgres` database.
+QString adminExec(const DbUrl &admin, const QString &sql)
+{
+    static QAtomicInteger<int> serial;
+    const QString name = u"fs-test-admin-%1"_s.arg(serial.fetchAndAddRelaxed(1));
+    QString error;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, name);
+        db.setHostName(admin.host);
+        db.setPort(admin.port);
+        db.setUserName(admin.user);
+        db.setPassword(admin.password);
+        db.setDatabaseName(admin.database);
+        if (!db.open()) {
+            error = db.lastError().text();
+        } else {
+            QSqlQuery q(db);
+            if (!q.exec(sql))
+                error = q.lastError().text();
+        }
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(name);
+    return error;
+}
+
+} // namespace
+
+QStringList bookBackends()
+{
+    return {u"sqlite"_s, u"postgresql"_s};
+}
+
+void addBackendRows()
+{
+    QTest::addColumn<QString>("backend");
+    for (const QString &b : bookBackends())
+        QTest::newRow(qPrintable(b)) << b;
+}
+
+FreshBook::FreshBook(const QString &backend)
+{
+    if (backend == u"sqlite"_s) {
+        m_dir = std::make_unique<QTemporaryDir>();
+        m_urlText = u"sqlite:///"_s + m_dir->filePath(u"book.db"_s);
+        m_url = *DbUrl::parse(m_urlText);
+        return;
+    }
+    const QString admin = qEnvironmentVariable("FLASHSTOCK_TEST_PG_URL");
+    if (admin.isEmpty()) {
+        m_problem = u"FLASHSTOCK_TEST_PG_URL is not set: run the tests through scripts/with-test-servers.sh"_s;
+        m_skip = qEnvironmentVariableIsEmpty("CI");
+        return;
+    }
+    auto parsed = DbUrl::parse(admin);
+    if (!parsed) {
+        m_problem = parsed.error().message;
+        return;
+    }
+    m_pgAdmin = *parsed;
+    m_pgDatabase = u"fs_test_"_s + QUuid::createUuid().toString(QUuid::Id128).left(16);
+    if (const QString e = adminExec(m_pgAdmin, u"CREATE DATABASE "_s + m_pgDatabase); !e.isEmpty()) {
+        m_problem = u"cannot create test database: "_s + e;
+        m_pgDatabase.clear();
+        return;
+    }
+    m_url = m_pgAdmin.withDatabase(m_pgDatabase);
+    m_urlText = u"postgresql://%1:%2@%3:%4/%5"_s.arg(m_url.user, m_url.password, m_url.host)
+                    .arg(m_url.port)
+                    .arg(m_pgDatabase);
+}
+
+FreshBook::~FreshBook()
+{
+    if (!m_pgDatabase.isEmpty())
+        adminExec(m_pgAdmin, u"DROP DATABASE IF EXISTS %1 WITH (FORCE)"_s.arg(m_pgDatabase));
+}
+
+} // namespace flashstock::test

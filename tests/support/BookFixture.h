@@ -1,0 +1,55 @@
+#pragma once
+
+#include "store/DbUrl.h"
+
+#include <QString>
+#include <QTemporaryDir>
+
+#include <memory>
+
+namespace flashstock::test {
+
+/// The book backends every book test runs on: "sqlite" and "postgresql".
+QStringList bookBackends();
+
+/// Adds a `backend` column with one row per backend to the current QtTest data table.
+void addBackendRows();
+
+/// A fresh, empty book of record for one test: a SQLite file in a temporary directory, or a
+/// new database on the PostgreSQL server named by FLASHSTOCK_TEST_PG_URL (started by
+/// scripts/with-test-servers.sh), dropped again by the destructor.
+/// Without that server: the test fails when CI is set, and is skipped otherwise.
+class FreshBook {
+public:
+    explicit FreshBook(const QString &backend);
+    ~FreshBook();
+    FreshBook(const FreshBook &) = delete;
+    FreshBook &operator=(const FreshBook &) = delete;
+
+    /// Empty if the book is ready; else why not (use with requireReady()).
+    QString problem() const { return m_problem; }
+    /// True when the server is missing on a developer machine (the test should QSKIP).
+    bool skip() const { return m_skip; }
+    const DbUrl &url() const { return m_url; }
+    /// The URL as text, for `--db`.
+    QString urlText() const { return m_urlText; }
+
+private:
+    DbUrl m_url;
+    QString m_urlText;
+    QString m_problem;
+    bool m_skip = false;
+    QString m_pgDatabase;
+    DbUrl m_pgAdmin;
+    std::unique_ptr<QTemporaryDir> m_dir;
+};
+
+} // namespace flashstock::test
+
+/// Opens a FreshBook named `var` for `backend`, or fails/skips the test.
+#define FS_FRESH_BOOK(var, backend)                                                                                     \
+    flashstock::test::FreshBook var(backend);                                                                           \
+    if (var.skip())                                                                                                     \
+        QSKIP(qPrintable(var.problem()));                                                                               \
+    if (!var.problem().isEmpty())                                                                                       \
+        QFAIL(qPrintable(var.problem()));

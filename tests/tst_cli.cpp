@@ -1,0 +1,272 @@
+// flashstock-cli: bad input is refused with a clear message naming the field, exit code 2,
+// and changes nothing; JSON shapes and exit codes as in DESIGN.md. Commands run in-process
+// (Cli::run on string streams), and the real binary runs once.
+
+#include "Cli.h"
+#include "Engine.h"
+#include "support/BookFixture.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QString out;
+    QString err;
+    QJsonObject json() const { return QJsonDocument::fromJson(out.toUtf8()).object(); }
+};
+
+Run cli(const QStringList &args)
+{
+    Run run;
+    QTextStream out(&run.out), err(&run.err);
+    Cli c;
+    run.exitCode = c.run(args, out, err);
+    return run;
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+private slots:
+    void badInputChangesNothing_data();
+    void badInputChangesNothing();
+    void jsonShapes_data() { test::addBackendRows(); }
+    void jsonShapes();
+    void notAFlashStockDatabase();
+    void newerSchemaIsRefused();
+    void realBinary();
+};
+
+void TestCli::badInputChangesNothing_data()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("field");
+    const QString longOrder(10000, u'x');
+    struct Case {
+        const char *name;
+        QStringList args;
+        QString field;
+    };
+    const QList<Case> cases{
+        {"qty 0", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"0"_s}, u"qty"_s},
+        {"qty -1", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"-1"_s}, u"qty"_s},
+        {"qty 2^31", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"2147483648"_s}, u"qty"_s},
+        {"qty huge", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"99999999999999999999999"_s},
+         u"qty"_s},
+        {"qty 1.5", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1.5"_s}, u"qty"_s},
+        {"line qty 0", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--line"_s, u"A:0"_s}, u"line"_s},
+        {"line no qty", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--line"_s, u"A"_s}, u"line"_s},
+        {"restock 0", {u"sku"_s, u"restock"_s, u"A"_s, u"--qty"_s, u"0"_s}, u"qty"_s},
+        {"restock 2^31", {u"sku"_s, u"restock"_s, u"A"_s, u"--qty"_s, u"2147483648"_s}, u"qty"_s},
+        {"stock -5", {u"sku"_s, u"add"_s, u"C"_s, u"--stock"_s, u"-5"_s}, u"stock"_s},
+        {"unknown sku reserve", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"NOPE"_s, u"--qty"_s, u"1"_s}, u"sku"_s},
+        {"unknown sku show", {u"sku"_s, u"show"_s, u"NOPE"_s}, u"sku"_s},
+        {"unknown sku restock", {u"sku"_s, u"restock"_s, u"NOPE"_s, u"--qty"_s, u"1"_s}, u"sku"_s},
+        {"unknown sku ledger", {u"ledger"_s, u"--sku"_s, u"NOPE"_s}, u"sku"_s},
+        {"existing sku add", {u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"5"_s}, u"sku"_s},
+        {"unknown order confirm", {u"confirm"_s, u"--order"_s, u"ghost"_s, u"--payment"_s, u"p"_s}, u"order"_s},
+        {"unknown order release", {u"release"_s, u"--order"_s, u"ghost"_s, u"--reason"_s, u"cancel"_s}, u"order"_s},
+        {"bad release reason", {u"release"_s, u"--order"_s, u"o1"_s, u"--reason"_s, u"bored"_s}, u"reason"_s},
+        {"empty order", {u"reserve"_s, u"--order"_s, u""_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s}, u"order"_s},
+        {"10000-char order", {u"reserve"_s, u"--order"_s, longOrder, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s}, u"order"_s},
+        {"order with colon", {u"reserve"_s, u"--order"_s, u"a:b"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s}, u"order"_s},
+        {"sku quote", {u"sku"_s, u"add"_s, u"A'B"_s, u"--stock"_s, u"1"_s}, u"sku"_s},
+        {"sku double quote", {u"sku"_s, u"add"_s, u"A\"B"_s, u"--stock"_s, u"1"_s}, u"sku"_s},
+        {"sku semicolon", {u"sku"_s, u"add"_s, u"A;DROP TABLE ledger"_s, u"--stock"_s, u"1"_s}, u"sku"_s},
+        {"sku newline", {u"sku"_s, u"add"_s, u"A\nB"_s, u"--stock"_s, u"1"_s}, u"sku"_s},
+        {"sku braces", {u"sku"_s, u"add"_s, u"{A}"_s, u"--stock"_s, u"1"_s}, u"sku"_s},
+        {"sku hash", {u"sku"_s, u"add"_s, u"A#1"_s, u"--stock"_s, u"1"_s}, u"sku"_s},
+        {"sku non-ascii", {u"sku"_s, u"add"_s, u"商品"_s, u"--stock"_s, u"1"_s}, u"sku"_s},
+        {"sku 65 chars", {u"sku"_s, u"add"_s, QString(65, u'S'), u"--stock"_s, u"1"_s}, u"sku"_s},
+        {"reserve sku non-ascii", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"Äpfel"_s, u"--qty"_s, u"1"_s},
+         u"sku"_s},
+        {"malformed db url", {u"--db"_s, u"mysql://x/y"_s, u"sku"_s, u"show"_s, u"A"_s}, u"db"_s},
+        {"db url no user", {u"--db"_s, u"postgresql://localhost/db"_s, u"sku"_s, u"show"_s, u"A"_s}, u"db"_s},
+        {"db url two slashes", {u"--db"_s, u"sqlite://x.db"_s, u"sku"_s, u"show"_s, u"A"_s}, u"db"_s},
+        {"unknown option", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s, u"--colour"_s, u"red"_s},
+         u"arguments"_s},
+        {"unknown command", {u"teleport"_s}, u"command"_s},
+        {"operator with newline", {u"--operator"_s, u"eve\nil"_s, u"sku"_s, u"restock"_s, u"A"_s, u"--qty"_s, u"1"_s},
+         u"operator"_s},
+        {"user too long", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s, u"--user"_s,
+                           QString(200, u'u')}, u"user"_s},
+    };
+    for (const QString &backend : test::bookBackends())
+        for (const Case &c : cases)
+            QTest::addRow("%s %s", qPrintable(backend), c.name) << backend << c.args << c.field;
+}
+
+void TestCli::badInputChangesNothing()
+{
+    QFETCH(QString, backend);
+    QFETCH(QStringList, args);
+    QFETCH(QString, field);
+    FS_FRESH_BOOK(fresh, backend);
+    {
+        auto setup = Engine::open(EngineOptions{fresh.url(), Actor{u"tester"_s, u"test"_s}});
+        QVERIFY(setup.has_value());
+        QVERIFY((*setup)->addSku(u"A"_s, 5).has_value());
+        QVERIFY((*setup)->reserve(u"o1"_s, {}, {{u"A"_s, 1, {}}}).has_value());
+    }
+    auto ledgerCount = [&] {
+        auto e = Engine::open(EngineOptions{fresh.url(), Actor{u"tester"_s, u"test"_s}});
+        return e ? *(*e)->book().ledgerCount() : -1;
+    };
+    const qint64 before = ledgerCount();
+
+    QStringList full = args;
+    if (!args.contains(u"--db"_s))
+        full << u"--db"_s << fresh.urlText();
+    full << u"--json"_s;
+    const Run run = cli(full);
+    QCOMPARE(run.exitCode, 2);
+    const QJsonObject error = run.json().value(u"error"_s).toObject();
+    QVERIFY2(!error.isEmpty(), qPrintable(run.out));
+    QCOMPARE(error.value(u"field"_s).toString(), field);
+    QVERIFY2(error.value(u"message"_s).toString().contains(field), qPrintable(error.value(u"message"_s).toString()));
+    QCOMPARE(ledgerCount(), before);
+}
+
+void TestCli::jsonShapes()
+{
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    const QStringList db{u"--db"_s, fresh.urlText(), u"--json"_s, u"--operator"_s, u"alice"_s};
+
+    Run add = cli(QStringList{u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"3"_s} + db);
+    QCOMPARE(add.exitCode, 0);
+    // Global options before the command words work too.
+    Run show = cli(db + QStringList{u"sku"_s, u"show"_s, u"A"_s});
+    QCOMPARE(show.exitCode, 0);
+    const QJsonObject s = show.json();
+    QCOMPARE(s.value(u"sku"_s).toString(), u"A"_s);
+    QCOMPARE(s.value(u"book"_s).toObject().value(u"available"_s).toInt(), 3);
+    QCOMPARE(s.value(u"book"_s).toObject().value(u"total"_s).toInt(), 3);
+    QVERIFY(s.value(u"gate"_s).isNull());
+    QCOMPARE(s.value(u"buckets"_s).toArray().size(), 1);
+
+    Run r1 = cli(QStringList{u"reserve"_s, u"--order"_s, u"o1"_s, u"--line"_s, u"A:2"_s} + db);
+    QCOMPARE(r1.exitCode, 0);
+    QCOMPARE(r1.json().value(u"result"_s).toString(), u"reserved"_s);
+    QCOMPARE(r1.json().value(u"order"_s).toString(), u"o1"_s);
+    QVERIFY(r1.json().value(u"tokens"_s).isArray());
+    Run r2 = cli(QStringList{u"reserve"_s, u"--order"_s, u"o2"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"2"_s} + db);
+    QCOMPARE(r2.exitCode, 0);
+    QCOMPARE(r2.json().value(u"result"_s).toString(), u"out_of_stock"_s);
+
+    Run c1 = cli(QStringList{u"confirm"_s, u"--order"_s, u"o1"_s, u"--payment"_s, u"p1"_s} + db);
+    QCOMPARE(c1.json(), (QJsonObject{{u"result"_s, u"paid"_s}, {u"order"_s, u"o1"_s}}));
+    Run c2 = cli(QStringList{u"confirm"_s, u"--order"_s, u"o1"_s, u"--payment"_s, u"p1"_s} + db);
+    QCOMPARE(c2.json().value(u"result"_s).toString(), u"duplicate"_s);
+    Run rel = cli(QStringList{u"release"_s, u"--order"_s, u"o1"_s, u"--reason"_s, u"cancel"_s} + db);
+    QCOMPARE(rel.json().value(u"result"_s).toString(), u"already_paid"_s);
+
+    Run ledger = cli(QStringList{u"ledger"_s, u"--order"_s, u"o1"_s} + db);
+    QCOMPARE(ledger.exitCode, 0);
+    const QJsonArray rows = ledger.json().value(u"rows"_s).toArray();
+    QCOMPARE(rows.size(), 2);
+    const QJsonObject reserveRow = rows.at(0).toObject();
+    for (const QString &key : {u"order"_s, u"operation"_s, u"sku"_s, u"bucket"_s, u"delta_available"_s,
+                               u"delta_locked"_s, u"delta_sold"_s, u"token"_s, u"operator"_s, u"at"_s})
+        QVERIFY2(reserveRow.contains(key), qPrintable(key));
+    QCOMPARE(reserveRow.value(u"operation"_s).toString(), u"RESERVE"_s);
+    QCOMPARE(reserveRow.value(u"delta_available"_s).toInt(), -2);
+    QCOMPARE(reserveRow.value(u"operator"_s).toString(), u"alice"_s);
+    QCOMPARE(rows.at(1).toObject().value(u"operation"_s).toString(), u"CONFIRM"_s);
+
+    Run none = cli(QStringList{u"ledger"_s, u"--order"_s, u"never-seen"_s} + db);
+    QCOMPARE(none.exitCode, 0);
+    QCOMPARE(none.json(), (QJsonObject{{u"rows"_s, QJsonArray()}}));
+
+    Run expire = cli(QStringList{u"expire"_s} + db);
+    QCOMPARE(expire.exitCode, 0);
+    QCOMPARE(expire.json().value(u"released"_s).toInt(), 0);
+}
+
+void TestCli::notAFlashStockDatabase()
+{
+    QTemporaryDir dir;
+    QFile junk(dir.filePath(u"junk.db"_s));
+    QVERIFY(junk.open(QIODevice::WriteOnly));
+    junk.write("this is a shopping list, not a database\n");
+    junk.close();
+    const QByteArray original = [&] { QFile f(junk.fileName()); f.open(QIODevice::ReadOnly); return f.readAll(); }();
+    Run run = cli({u"--db"_s, u"sqlite:///"_s + junk.fileName(), u"sku"_s, u"show"_s, u"A"_s, u"--json"_s});
+    QCOMPARE(run.exitCode, 2);
+    QCOMPARE(run.json().value(u"error"_s).toObject().value(u"field"_s).toString(), u"db"_s);
+    QFile after(junk.fileName());
+    QVERIFY(after.open(QIODevice::ReadOnly));
+    QCOMPARE(after.readAll(), original);
+
+    // A real SQLite database of another application: refused, untouched.
+    const QString other = dir.filePath(u"other.db"_s);
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(u"QSQLITE"_s, u"other"_s);
+        db.setDatabaseName(other);
+        QVERIFY(db.open());
+        QSqlQuery q(db);
+        QVERIFY(q.exec(u"CREATE TABLE invoices (id INTEGER PRIMARY KEY)"_s));
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(u"other"_s);
+    run = cli({u"--db"_s, u"sqlite:///"_s + other, u"sku"_s, u"show"_s, u"A"_s, u"--json"_s});
+    QCOMPARE(run.exitCode, 2);
+    QVERIFY(run.json().value(u"error"_s).toObject().value(u"message"_s).toString().contains(u"not a FlashStock"_s));
+}
+
+void TestCli::newerSchemaIsRefused()
+{
+    QTemporaryDir dir;
+    const QString url = u"sqlite:///"_s + dir.filePath(u"book.db"_s);
+    QCOMPARE(cli({u"--db"_s, url, u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"1"_s}).exitCode, 0);
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(u"QSQLITE"_s, u"bump"_s);
+        db.setDatabaseName(dir.filePath(u"book.db"_s));
+        QVERIFY(db.open());
+        QSqlQuery q(db);
+        QVERIFY(q.exec(u"UPDATE meta SET value = '999' WHERE key = 'schema_version'"_s));
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(u"bump"_s);
+    Run run = cli({u"--db"_s, url, u"sku"_s, u"show"_s, u"A"_s, u"--json"_s});
+    QCOMPARE(run.exitCode, 2);
+    QVERIFY2(run.json().value(u"error"_s).toObject().value(u"message"_s).toString().contains(u"newer"_s), qPrintable(run.out));
+}
+
+void TestCli::realBinary()
+{
+    QTemporaryDir dir;
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(u"FLASHSTOCK_DATA_DIR"_s, dir.filePath(u"data"_s));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(FLASHSTOCK_CLI_PATH), {u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"2"_s, u"--json"_s, u"--redis"_s, u"none"_s});
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 0);
+    const QJsonObject out = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    QCOMPARE(out.value(u"book"_s).toObject().value(u"available"_s).toInt(), 2);
+    QVERIFY(QFile::exists(dir.filePath(u"data/flashstock.db"_s)));
+
+    p.start(QStringLiteral(FLASHSTOCK_CLI_PATH), {u"reserve"_s, u"--order"_s, u"o1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"0"_s, u"--redis"_s, u"none"_s});
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(p.readAllStandardError().contains("qty"));
+}
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
