@@ -14,3 +14,17 @@ QString orderStatusName(OrderStatus status)
 }
 
 } // namespace flashstock
+
+namespace flashstock {
+
+QString saleStatusName(SaleStatus status)
+{
+    switch (status) {
+    case SaleStatus::Scheduled: return QStringLiteral("scheduled");
+    case SaleStatus::Open: return QStringLiteral("open");
+    case SaleStatus::Stopped: return QStringLiteral("stopped");
+    }
+    return {};
+}
+
+} // namespace flashstock

@@ -85,3 +85,33 @@ struct Adjustment {
 };
 
 } // namespace flashstock
+
+namespace flashstock {
+
+/// Status of a flash sale: created (not yet taking reserves), open, or stopped.
+enum class SaleStatus { Scheduled, Open, Stopped };
+
+QString saleStatusName(SaleStatus status);
+
+/// A flash sale of one SKU's stock. While a SKU has a sale, the latest sale's window, hold
+/// and per-user limit apply to its reserves, and a reserve must name its user.
+struct Sale {
+    qint64 id = 0;
+    QString sku;
+    SaleStatus status = SaleStatus::Scheduled;
+    qint64 startMs = 0;       ///< ms since the epoch; 0 = opens when started
+    qint64 endMs = 0;         ///< ms since the epoch; 0 = open until stopped
+    qint64 holdSeconds = kDefaultHoldSeconds;
+    qint64 perUserLimit = 0;  ///< units per user; 0 = no limit
+    bool bookOnly = false;    ///< reserves skip the gate (operator's switch while Redis is down)
+    qint64 units = 0;         ///< the SKU's available units when the sale was created
+    qint64 createdAtMs = 0;
+
+    /// Open and inside its window at `nowMs`.
+    bool isSelling(qint64 nowMs) const
+    {
+        return status == SaleStatus::Open && (startMs == 0 || nowMs >= startMs) && (endMs == 0 || nowMs < endMs);
+    }
+};
+
+} // namespace flashstock

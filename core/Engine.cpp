@@ -1,8 +1,22 @@
 #include "Engine.h"
 
+#include "Identifiers.h"
+#include "gate/Gate.h"
 #include "store/Database.h"
+#include "store/SaleStore.h"
+
+#include <QSet>
+
+using namespace Qt::StringLiterals;
 
 namespace flashstock {
+
+namespace {
+
+/// How long a SKU's sale is cached by one engine before it is read again (ms).
+constexpr qint64 kSaleCacheMs = 1000;
+
+} // namespace
 
 Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions &options)
 {
@@ -12,40 +26,375 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions &options)
     std::unique_ptr<Engine> engine(new Engine);
     engine->m_db = std::move(*db);
     engine->m_book = std::make_unique<Book>(*engine->m_db, options.actor);
+    engine->m_sales = std::make_unique<SaleStore>(*engine->m_db);
+    if (options.redis && !options.redis->isNone())
+        engine->m_gate = std::make_unique<Gate>(*options.redis);
     return engine;
 }
 
 Engine::~Engine() = default;
 
+void Engine::warn(const QString &message)
+{
+    m_warnings << message;
+}
+
+QStringList Engine::takeWarnings()
+{
+    return std::exchange(m_warnings, {});
+}
+
+// --- stock ---------------------------------------------------------------------------------
+
 Result<Adjustment> Engine::addSku(const QString &sku, qint64 stock, int buckets)
 {
-    return m_book->addSku(sku, stock, buckets);
+    auto added = m_book->addSku(sku, stock, buckets);
+    if (!added || !m_gate)
+        return added;
+    auto levels = m_book->levels(sku);
+    if (!levels)
+        return std::unexpected(levels.error());
+    if (auto loaded = m_gate->load(sku, levels->available, false); !loaded)
+        warn(u"gate not loaded for %1 (the next reserve or gate rebuild loads it): %2"_s.arg(sku, loaded.error().message));
+    return added;
 }
 
 Result<Adjustment> Engine::restock(const QString &sku, qint64 qty, const QString &reason)
 {
-    return m_book->restock(sku, qty, reason);
+    auto adjusted = m_book->restock(sku, qty, reason);
+    if (!adjusted || !m_gate)
+        return adjusted;
+    auto raised = m_gate->adjust(sku, adjusted->units);
+    if (raised && !*raised) {
+        // No stock key yet: load it from the book, which already holds the restock.
+        auto levels = m_book->levels(sku);
+        if (levels) {
+            if (auto loaded = m_gate->load(sku, levels->available, false); !loaded)
+                raised = std::unexpected(loaded.error());
+        }
+    }
+    if (!raised)
+        warn(u"gate not raised by %1 units for %2 (the reconciler raises it): %3"_s.arg(qty).arg(sku, raised.error().message));
+    return adjusted;
+}
+
+// --- sales ---------------------------------------------------------------------------------
+
+Result<std::optional<Sale>> Engine::saleOf(const QString &sku)
+{
+    auto it = m_saleCache.find(sku);
+    if (it != m_saleCache.end() && it->age.elapsed() < kSaleCacheMs)
+        return it->sale;
+    auto sale = m_sales->latestFor(sku);
+    if (!sale)
+        return std::unexpected(sale.error());
+    CachedSale cached{*sale, {}};
+    cached.age.start();
+    m_saleCache.insert(sku, cached);
+    return *sale;
+}
+
+Result<void> Engine::pushSaleToGate(const Sale &sale)
+{
+    if (!m_gate)
+        return {};
+    GateSale g;
+    g.open = sale.status == SaleStatus::Open;
+    g.startMs = sale.startMs;
+    g.endMs = sale.endMs;
+    g.perUserLimit = sale.perUserLimit;
+    if (auto r = m_gate->setSale(sale.sku, g); !r)
+        return r;
+    auto available = m_gate->available(sale.sku);
+    if (!available)
+        return std::unexpected(available.error());
+    if (*available < 0) {
+        auto levels = m_book->levels(sale.sku);
+        if (!levels)
+            return std::unexpected(levels.error());
+        if (auto loaded = m_gate->load(sale.sku, levels->available, false); !loaded)
+            return std::unexpected(loaded.error());
+    }
+    return {};
+}
+
+Result<Sale> Engine::createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
+                                qint64 perUserLimit)
+{
+    auto sale = m_sales->create(sku, startMs, endMs, holdSeconds, perUserLimit, m_book->actor().operatorName);
+    if (!sale)
+        return sale;
+    m_saleCache.remove(sku);
+    if (auto pushed = pushSaleToGate(*sale); !pushed)
+        warn(u"gate did not get sale %1 of %2: %3"_s.arg(sale->id).arg(sku, pushed.error().message));
+    return sale;
+}
+
+Result<Sale> Engine::setSaleStatus(qint64 saleId, SaleStatus status)
+{
+    auto sale = m_sales->setStatus(saleId, status);
+    if (!sale)
+        return sale;
+    m_saleCache.remove(sale->sku);
+    if (auto pushed = pushSaleToGate(*sale); !pushed) {
+        if (status == SaleStatus::Open)
+            return fail(pushed.error().code,
+                        u"sale %1 is open in the book but the gate did not open it: %2"_s.arg(saleId).arg(
+                            pushed.error().message));
+        warn(u"gate did not close sale %1 (it refuses reserves again when it is rebuilt): %2"_s.arg(saleId).arg(
+            pushed.error().message));
+    }
+    return sale;
+}
+
+Result<Sale> Engine::setSaleBookOnly(qint64 saleId, bool on)
+{
+    auto sale = m_sales->setBookOnly(saleId, on);
+    if (!sale)
+        return sale;
+    m_saleCache.remove(sale->sku);
+    if (!on && m_gate) {
+        if (auto rebuilt = rebuildGate(sale->sku); !rebuilt)
+            warn(u"gate of %1 not rebuilt after book-only mode: %2; run gate rebuild"_s.arg(sale->sku,
+                                                                                           rebuilt.error().message));
+        else if (auto pushed = pushSaleToGate(*sale); !pushed)
+            warn(u"gate did not get sale %1: %2"_s.arg(saleId).arg(pushed.error().message));
+    }
+    return sale;
+}
+
+Result<qint64> Engine::rebuildGate(const QString &sku)
+{
+    if (!m_gate)
+        return fail(ErrorCode::InvalidArgument, u"redis: no gate is configured (--redis none)"_s, u"redis"_s);
+    auto levels = m_book->levels(sku);
+    if (!levels)
+        return std::unexpected(levels.error());
+    // The load subtracts the units of tokens still held (pre-deducted, not yet in the book),
+    // so live reserves are not counted twice.
+    return m_gate->load(sku, levels->available, true);
+}
+
+GateSide Engine::gateLevels(const QString &sku)
+{
+    GateSide side;
+    if (!m_gate)
+        return side;
+    side.configured = true;
+    auto available = m_gate->available(sku);
+    if (!available) {
+        side.error = available.error().message;
+        return side;
+    }
+    side.reachable = true;
+    side.available = *available;
+    return side;
+}
+
+// --- orders --------------------------------------------------------------------------------
+
+void Engine::releaseTokens(const QList<OrderLine> &lines, const QString &why)
+{
+    if (!m_gate)
+        return;
+    for (const OrderLine &line : lines) {
+        if (line.token.isEmpty())
+            continue;
+        if (auto r = m_gate->release(line.sku, line.token); !r)
+            warn(u"gate did not take back token %1 of %2 (%3; the reconciler gives it back): %4"_s.arg(
+                line.token, line.sku, why, r.error().message));
+    }
 }
 
 Result<ReserveResult> Engine::reserve(const QString &order, const QString &user, const QList<OrderLine> &lines,
                                       std::optional<qint64> holdSeconds)
 {
-    return m_book->reserve(order, user, lines, holdSeconds.value_or(kDefaultHoldSeconds));
+    if (auto r = checkOrderId(order); !r)
+        return std::unexpected(r.error());
+    if (!user.isEmpty()) {
+        if (auto r = checkName(user, u"user"_s); !r)
+            return std::unexpected(r.error());
+    }
+    auto normalized = Book::normalizeLines(lines);
+    if (!normalized)
+        return std::unexpected(normalized.error());
+    qint64 hold = holdSeconds.value_or(kDefaultHoldSeconds);
+    bool bookOnly = !m_gate;
+    QHash<QString, Sale> sales;
+    for (const OrderLine &line : *normalized) {
+        auto sale = saleOf(line.sku);
+        if (!sale)
+            return std::unexpected(sale.error());
+        if (!*sale)
+            continue;
+        if (user.isEmpty())
+            return fail(ErrorCode::InvalidArgument,
+                        u"user: %1 is on sale (sale %2), so a reserve must name its user (--user)"_s.arg(line.sku).arg(
+                            (*sale)->id),
+                        u"user"_s);
+        sales.insert(line.sku, **sale);
+        bookOnly = bookOnly || (*sale)->bookOnly;
+    }
+    if (!sales.isEmpty()) {
+        hold = std::numeric_limits<qint64>::max();
+        for (const Sale &s : std::as_const(sales))
+            hold = std::min(hold, s.holdSeconds);
+    }
+    if (bookOnly)
+        return reserveInBook(order, user, *normalized, hold, sales);
+    return reserveThroughGate(order, user, *normalized, hold);
+}
+
+Result<ReserveResult> Engine::reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
+                                            qint64 holdSeconds, const QHash<QString, Sale> &sales)
+{
+    if (!sales.isEmpty()) {
+        // Without the gate the engine enforces the sale itself, by the database clock.
+        auto now = m_db->nowMs();
+        if (!now)
+            return std::unexpected(now.error());
+        for (const OrderLine &line : lines) {
+            auto it = sales.constFind(line.sku);
+            if (it == sales.cend())
+                continue;
+            ReserveResult refused{Outcome::SaleClosed, order, lines, line.sku, 0};
+            if (!it->isSelling(*now))
+                return refused;
+            if (it->perUserLimit > 0) {
+                auto held = m_sales->userUnits(line.sku, user);
+                if (!held)
+                    return std::unexpected(held.error());
+                if (*held + line.qty > it->perUserLimit) {
+                    refused.outcome = Outcome::LimitExceeded;
+                    return refused;
+                }
+            }
+        }
+    }
+    return m_book->reserve(order, user, lines, holdSeconds);
+}
+
+Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
+                                                 qint64 holdSeconds)
+{
+    QList<OrderLine> created; // tokens this call issued: the only ones it may give back
+    auto refuse = [&](Outcome outcome, const QString &sku) {
+        releaseTokens(created, u"reserve refused"_s);
+        return ReserveResult{outcome, order, lines, sku, 0};
+    };
+    for (OrderLine &line : lines) {
+        auto g = m_gate->reserve(line.sku, order, user, line.qty);
+        if (g && g->code == GateCode::NoStockKey) {
+            // The stock key is gone (never loaded, flushed, evicted): reload it from the book
+            // (only if still absent) and try once more. Never answer out_of_stock for that.
+            auto levels = m_book->levels(line.sku);
+            if (!levels) {
+                releaseTokens(created, u"reserve failed"_s);
+                return std::unexpected(levels.error());
+            }
+            if (auto loaded = m_gate->load(line.sku, levels->available, false); !loaded)
+                g = std::unexpected(loaded.error());
+            else
+                g = m_gate->reserve(line.sku, order, user, line.qty);
+        }
+        if (!g) {
+            if (g.error().code == ErrorCode::Unavailable) {
+                warn(u"gate unavailable: %1"_s.arg(g.error().message));
+                return refuse(Outcome::GateUnavailable, line.sku);
+            }
+            releaseTokens(created, u"reserve failed"_s);
+            return std::unexpected(g.error());
+        }
+        switch (g->code) {
+        case GateCode::Reserved:
+            line.token = g->token;
+            created << line;
+            break;
+        case GateCode::Existing:
+            if (g->state == TokenState::Released || g->state == TokenState::Sold) {
+                auto status = m_book->orderStatus(order);
+                if (status && !status->has_value()) {
+                    releaseTokens(created, u"reserve refused"_s);
+                    return fail(ErrorCode::Conflict,
+                                u"order %1 was given up earlier and its units given back; use a new order id"_s.arg(
+                                    order),
+                                u"order"_s);
+                }
+            }
+            line.token = g->token;
+            break;
+        case GateCode::OutOfStock: return refuse(Outcome::OutOfStock, line.sku);
+        case GateCode::LimitExceeded: return refuse(Outcome::LimitExceeded, line.sku);
+        case GateCode::SaleClosed: return refuse(Outcome::SaleClosed, line.sku);
+        case GateCode::Paused: return refuse(Outcome::Paused, line.sku);
+        case GateCode::NoStockKey:
+            releaseTokens(created, u"reserve failed"_s);
+            return fail(ErrorCode::Internal, u"gate stock key of %1 is missing even after a reload"_s.arg(line.sku));
+        }
+    }
+
+    auto booked = m_book->reserve(order, user, lines, holdSeconds);
+    if (!booked) {
+        releaseTokens(created, u"book failed"_s);
+        return booked;
+    }
+    if (booked->outcome != Outcome::Reserved) {
+        releaseTokens(created, u"book refused"_s);
+        return booked;
+    }
+    // The book may have answered from an order it already held (a repeat whose gate
+    // mapping was lost): a token this call created that the book did not store is extra.
+    QSet<QString> stored;
+    for (const OrderLine &l : booked->lines)
+        stored.insert(l.token);
+    QList<OrderLine> extra;
+    for (const OrderLine &l : created)
+        if (!stored.contains(l.token))
+            extra << l;
+    releaseTokens(extra, u"repeat of a booked order"_s);
+    for (const OrderLine &l : booked->lines) {
+        if (l.token.isEmpty())
+            continue;
+        if (auto settled = m_gate->settle(l.sku, l.token); !settled)
+            warn(u"gate did not settle token %1 of %2 (the reconciler settles it): %3"_s.arg(l.token, l.sku,
+                                                                                              settled.error().message));
+    }
+    return booked;
 }
 
 Result<OrderChange> Engine::confirm(const QString &order, const QString &paymentRef)
 {
-    return m_book->confirm(order, paymentRef);
+    auto change = m_book->confirm(order, paymentRef);
+    if (!change || !m_gate)
+        return change;
+    if (change->outcome == Outcome::Paid || change->outcome == Outcome::Duplicate) {
+        for (const OrderLine &line : change->lines) {
+            if (line.token.isEmpty())
+                continue;
+            if (auto r = m_gate->markSold(line.sku, line.token); !r)
+                warn(u"gate did not mark token %1 of %2 sold: %3"_s.arg(line.token, line.sku, r.error().message));
+        }
+    }
+    return change;
 }
 
 Result<OrderChange> Engine::release(const QString &order, const QString &reason)
 {
-    return m_book->release(order, reason);
+    auto change = m_book->release(order, reason);
+    // Released now, or earlier while the gate was down: giving the tokens back is idempotent.
+    if (change && (change->outcome == Outcome::Released || change->outcome == Outcome::AlreadyClosed))
+        releaseTokens(change->lines, u"release"_s);
+    return change;
 }
 
 Result<QList<OrderChange>> Engine::expire(std::optional<qint64> nowMs)
 {
-    return m_book->expire(nowMs);
+    auto released = m_book->expire(nowMs);
+    if (released) {
+        for (const OrderChange &change : *released)
+            releaseTokens(change.lines, u"expiry"_s);
+    }
+    return released;
 }
 
 } // namespace flashstock

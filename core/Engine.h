@@ -2,8 +2,13 @@
 
 #include "Domain.h"
 #include "Result.h"
+#include "gate/RedisUrl.h"
 #include "store/Book.h"
 #include "store/DbUrl.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QStringList>
 
 #include <memory>
 #include <optional>
@@ -11,46 +16,103 @@
 namespace flashstock {
 
 class Database;
+class Gate;
+class SaleStore;
 
 /// How to open an Engine.
 struct EngineOptions {
-    DbUrl db;           ///< the book of record
-    Actor actor;        ///< operator and source written on ledger rows
+    DbUrl db;                        ///< the book of record
+    std::optional<RedisUrl> redis;   ///< the gate; nullopt (or a `none` URL) = book-only
+    Actor actor;                     ///< operator and source written on ledger rows
+};
+
+/// What `gateLevels()` found for a SKU.
+struct GateSide {
+    bool configured = false;  ///< a gate is in front of the book
+    bool reachable = false;
+    qint64 available = -1;    ///< units; -1 if the stock key is absent
+    QString error;            ///< why unreachable
 };
 
 /// The engine API the CLI, the console and the drill call: the book of record, with the
-/// gate in front when one is configured. Thread affinity: one Engine per thread (it owns a
-/// database connection). Every call returns a business Outcome inside the Result, or an
-/// Error (InvalidArgument for bad input, Unavailable when a server is down, Conflict when a
-/// transaction kept losing races, Internal when the book is inconsistent).
+/// Redis gate in front when one is configured (DESIGN.md, flows).
+///
+/// reserve = gate pre-deduct (Lua, atomic), then the book's guarded transaction, then the
+/// gate settles the token; a book refusal or failure gives the gate back the units of the
+/// tokens this call created before answering. A gate that cannot be reached answers
+/// `gate_unavailable` (fail closed) unless the SKU's sale is switched to book-only.
+/// Stock changes (add, restock) keep the gate in step; confirm and release tell the gate
+/// through the tokens. Gate trouble after the book has committed never fails the call: it
+/// is left for the reconciler and reported through takeWarnings().
+///
+/// Thread affinity: one Engine per thread (it owns a database connection and a Redis
+/// context). Results carry the business Outcome; Errors are InvalidArgument (bad input),
+/// Unavailable (the book is down), Conflict (kept losing races), Internal.
 class Engine {
 public:
-    /// Opens the book (applying migrations). Errors as Database::open.
+    /// Opens the book (applying migrations); the gate connects on first use.
     [[nodiscard]] static Result<std::unique_ptr<Engine>> open(const EngineOptions &options);
     ~Engine();
 
     Book &book() { return *m_book; }
     Database &database() { return *m_db; }
+    SaleStore &sales() { return *m_sales; }
+    /// The gate, or nullptr when book-only.
+    Gate *gate() { return m_gate.get(); }
 
-    /// See Book::addSku.
+    /// See Book::addSku; also loads the gate.
     [[nodiscard]] Result<Adjustment> addSku(const QString &sku, qint64 stock, int buckets = 1);
-    /// See Book::restock.
+    /// See Book::restock; also raises the gate by the same units.
     [[nodiscard]] Result<Adjustment> restock(const QString &sku, qint64 qty, const QString &reason = {});
-    /// Reserves all lines for `order` or none; holds for `holdSeconds` (default 900 s).
+    /// Reserves all lines for `order` or none. The hold is the sale's (default 900 s);
+    /// `holdSeconds` overrides it for SKUs without a sale (tests, drills).
     [[nodiscard]] Result<ReserveResult> reserve(const QString &order, const QString &user,
                                                 const QList<OrderLine> &lines,
                                                 std::optional<qint64> holdSeconds = std::nullopt);
-    /// See Book::confirm.
+    /// See Book::confirm; a paid order's tokens are marked sold in the gate.
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
-    /// See Book::release.
+    /// See Book::release; the order's tokens give their units back to the gate.
     [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason);
-    /// See Book::expire.
+    /// See Book::expire; each released order's tokens give their units back to the gate.
     [[nodiscard]] Result<QList<OrderChange>> expire(std::optional<qint64> nowMs = std::nullopt);
+
+    /// Creates a sale of the SKU (scheduled: the gate answers sale_closed until started).
+    [[nodiscard]] Result<Sale> createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
+                                          qint64 perUserLimit);
+    /// Opens (start) or closes (stop) a sale, book and gate. Idempotent.
+    [[nodiscard]] Result<Sale> setSaleStatus(qint64 saleId, SaleStatus status);
+    /// Switches a sale to book-only (reserves skip the gate) or back; back rebuilds the gate.
+    [[nodiscard]] Result<Sale> setSaleBookOnly(qint64 saleId, bool on);
+    /// Reloads the SKU's gate from the book (net of tokens still held). Returns gate available.
+    [[nodiscard]] Result<qint64> rebuildGate(const QString &sku);
+    /// The gate's side of a SKU (never fails: unreachable is reported in the value).
+    GateSide gateLevels(const QString &sku);
+
+    /// Gate trouble met after the book committed (left for the reconciler), oldest first;
+    /// clears the list.
+    QStringList takeWarnings();
 
 private:
     Engine() = default;
+    Result<std::optional<Sale>> saleOf(const QString &sku);
+    Result<ReserveResult> reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
+                                             qint64 holdSeconds);
+    Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
+                                        qint64 holdSeconds, const QHash<QString, Sale> &sales);
+    Result<void> pushSaleToGate(const Sale &sale);
+    void releaseTokens(const QList<OrderLine> &lines, const QString &why);
+    void warn(const QString &message);
+
     std::unique_ptr<Database> m_db;
     std::unique_ptr<Book> m_book;
+    std::unique_ptr<SaleStore> m_sales;
+    std::unique_ptr<Gate> m_gate;
+    QStringList m_warnings;
+    struct CachedSale {
+        std::optional<Sale> sale;
+        QElapsedTimer age;
+    };
+    QHash<QString, CachedSale> m_saleCache;
 };
 
 } // namespace flashstock

@@ -20,7 +20,7 @@ namespace {
 
 std::unique_ptr<Engine> openEngine(const DbUrl &url, const QString &source = u"test"_s)
 {
-    auto engine = Engine::open(EngineOptions{url, Actor{u"tester"_s, source}});
+    auto engine = Engine::open(EngineOptions{url, std::nullopt, Actor{u"tester"_s, source}});
     if (!engine) {
         qWarning("open failed: %s", qPrintable(engine.error().message));
         return nullptr;

@@ -9,7 +9,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QFileInfo>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QTemporaryDir>
@@ -27,8 +29,11 @@ struct Run {
     QJsonObject json() const { return QJsonDocument::fromJson(out.toUtf8()).object(); }
 };
 
-Run cli(const QStringList &args)
+/// Runs a command in-process; book-only (`--redis none`) unless the arguments name a gate.
+Run cli(QStringList args)
 {
+    if (!args.contains(u"--redis"_s))
+        args << u"--redis"_s << u"none"_s;
     Run run;
     QTextStream out(&run.out), err(&run.err);
     Cli c;
@@ -49,6 +54,7 @@ private slots:
     void notAFlashStockDatabase();
     void newerSchemaIsRefused();
     void realBinary();
+    void embeddedGateByDefault();
 };
 
 void TestCli::badInputChangesNothing_data()
@@ -118,13 +124,13 @@ void TestCli::badInputChangesNothing()
     QFETCH(QString, field);
     FS_FRESH_BOOK(fresh, backend);
     {
-        auto setup = Engine::open(EngineOptions{fresh.url(), Actor{u"tester"_s, u"test"_s}});
+        auto setup = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
         QVERIFY(setup.has_value());
         QVERIFY((*setup)->addSku(u"A"_s, 5).has_value());
         QVERIFY((*setup)->reserve(u"o1"_s, {}, {{u"A"_s, 1, {}}}).has_value());
     }
     auto ledgerCount = [&] {
-        auto e = Engine::open(EngineOptions{fresh.url(), Actor{u"tester"_s, u"test"_s}});
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
         return e ? *(*e)->book().ledgerCount() : -1;
     };
     const qint64 before = ledgerCount();
@@ -266,6 +272,50 @@ void TestCli::realBinary()
     QVERIFY(p.waitForFinished(30000));
     QCOMPARE(p.exitCode(), 2);
     QVERIFY(p.readAllStandardError().contains("qty"));
+}
+
+void TestCli::embeddedGateByDefault()
+{
+    if (QStandardPaths::findExecutable(u"redis-server"_s).isEmpty()) {
+        if (qEnvironmentVariableIsSet("CI"))
+            QFAIL("redis-server is not installed");
+        QSKIP("redis-server is not installed");
+    }
+    QTemporaryDir dir;
+    const QString data = dir.filePath(u"data"_s);
+    auto run = [&](const QStringList &args) {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(u"FLASHSTOCK_DATA_DIR"_s, data);
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(FLASHSTOCK_CLI_PATH), args);
+        p.waitForFinished(30000);
+        return std::make_tuple(p.exitCode(), QJsonDocument::fromJson(p.readAllStandardOutput()).object(),
+                               QString::fromUtf8(p.readAllStandardError()));
+    };
+    // Without --redis the first command that needs the gate starts a private redis-server
+    // on a unix socket in the data dir, and says where.
+    auto [code, json, err] = run({u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"3"_s, u"--json"_s});
+    QCOMPARE(code, 0);
+    QVERIFY2(err.contains(u"redis.sock"_s), qPrintable(err));
+    QCOMPARE(json.value(u"gate"_s).toObject().value(u"available"_s).toInt(), 3);
+    QVERIFY(QFileInfo(data + u"/redis.sock"_s).exists());
+    auto [code2, json2, err2] = run({u"reserve"_s, u"--order"_s, u"o1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"2"_s,
+                                     u"--json"_s});
+    QCOMPARE(code2, 0);
+    QCOMPARE(json2.value(u"result"_s).toString(), u"reserved"_s);
+    QCOMPARE(json2.value(u"tokens"_s).toArray().size(), 1);
+    QVERIFY2(!err2.contains(u"started"_s), "the second command must reuse the running server");
+    auto [code3, json3, err3] = run({u"sku"_s, u"show"_s, u"A"_s, u"--json"_s});
+    QCOMPARE(json3.value(u"gate"_s).toObject().value(u"available"_s).toInt(), 1);
+    QCOMPARE(json3.value(u"book"_s).toObject().value(u"available"_s).toInt(), 1);
+    auto [code4, json4, err4] = run({u"embedded"_s, u"status"_s, u"--json"_s});
+    QCOMPARE(json4.value(u"running"_s).toBool(), true);
+    auto [code5, json5, err5] = run({u"embedded"_s, u"stop"_s, u"--json"_s});
+    QCOMPARE(code5, 0);
+    QCOMPARE(json5.value(u"stopped"_s).toBool(), true);
+    auto [code6, json6, err6] = run({u"embedded"_s, u"status"_s, u"--json"_s});
+    QCOMPARE(json6.value(u"running"_s).toBool(), false);
 }
 
 QTEST_GUILESS_MAIN(TestCli)

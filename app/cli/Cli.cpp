@@ -1,8 +1,11 @@
 #include "Cli.h"
 
 #include "CliContext.h"
+#include "commands/BenchCommand.h"
+#include "commands/GateCommands.h"
 #include "commands/LedgerCommand.h"
 #include "commands/OrderCommands.h"
+#include "commands/SaleCommands.h"
 #include "commands/SkuCommands.h"
 
 #include <QCommandLineParser>
@@ -85,6 +88,15 @@ Cli::Cli()
     m_commands.push_back(std::make_unique<ReleaseCommand>());
     m_commands.push_back(std::make_unique<ExpireCommand>());
     m_commands.push_back(std::make_unique<LedgerCommand>());
+    m_commands.push_back(std::make_unique<SaleCreateCommand>());
+    m_commands.push_back(std::make_unique<SaleStatusCommand>(true));
+    m_commands.push_back(std::make_unique<SaleStatusCommand>(false));
+    m_commands.push_back(std::make_unique<SaleBookOnlyCommand>());
+    m_commands.push_back(std::make_unique<SaleListCommand>());
+    m_commands.push_back(std::make_unique<GateRebuildCommand>());
+    m_commands.push_back(std::make_unique<EmbeddedCommand>(false));
+    m_commands.push_back(std::make_unique<EmbeddedCommand>(true));
+    m_commands.push_back(std::make_unique<BenchCommand>());
 }
 
 Cli::~Cli() = default;
@@ -159,7 +171,8 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
         return ExitOk;
     }
     for (const QString &name : {u"data-dir"_s, u"db"_s, u"redis"_s, u"operator"_s, u"stock"_s, u"qty"_s, u"order"_s,
-                                u"sku"_s, u"payment"_s, u"reason"_s, u"user"_s, u"buckets"_s, u"limit"_s}) {
+                                u"sku"_s, u"payment"_s, u"reason"_s, u"user"_s, u"buckets"_s, u"limit"_s, u"start"_s,
+                                u"end"_s, u"hold-seconds"_s, u"per-user-limit"_s}) {
         if (seen.contains(name) && parser.values(name).size() > 1)
             return usageError(name, u"given more than once"_s);
     }
@@ -174,6 +187,8 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
     ctx.operatorName = parser.isSet(u"operator"_s) ? parser.value(u"operator"_s) : CliContext::osUserName();
 
     const CommandOutput output = command->execute(ctx, parser, positional.mid(command->words().size()));
+    for (const QString &note : ctx.takeNotes())
+        err << note << '\n';
     print(out, err, output, ctx.json);
     return output.exitCode;
 }

@@ -18,8 +18,13 @@ public:
     QString operatorName;  ///< `--operator`, else the OS user name
     bool json = false;     ///< `--json`
 
-    /// Opens the engine on first use (creating the data dir for the embedded default).
-    [[nodiscard]] Result<Engine *> engine();
+    /// Opens the engine on first use (creating the data dir for the embedded defaults).
+    /// Without `--redis`, a command that needs the gate (`needsGate`) starts or reuses the
+    /// data dir's private redis-server.
+    [[nodiscard]] Result<Engine *> engine(bool needsGate = true);
+
+    /// Lines for stderr: where the embedded gate is, gate warnings the engine collected.
+    QStringList takeNotes();
 
     /// The OS user name, for the default operator.
     static QString osUserName();
@@ -28,6 +33,7 @@ public:
 
 private:
     std::unique_ptr<Engine> m_engine;
+    QStringList m_notes;
 };
 
 } // namespace flashstock

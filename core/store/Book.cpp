@@ -32,8 +32,9 @@ BucketLevels levelsFrom(const QVariantList &row, int bucket, int offset = 0)
     return l;
 }
 
-/// Merges lines of the same SKU, validates them and sorts them by SKU (the lock order).
-Result<QList<OrderLine>> normalizeLines(QList<OrderLine> lines)
+} // namespace
+
+Result<QList<OrderLine>> Book::normalizeLines(QList<OrderLine> lines)
 {
     if (lines.isEmpty())
         return fail(ErrorCode::InvalidArgument, u"line: an order needs at least one line"_s, u"line"_s);
@@ -59,8 +60,6 @@ Result<QList<OrderLine>> normalizeLines(QList<OrderLine> lines)
     }
     return bySku.values();
 }
-
-} // namespace
 
 Book::Book(Database &db, Actor actor)
     : m_db(db)

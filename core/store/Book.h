@@ -94,6 +94,10 @@ public:
     /// Checks I1-I4 and I6 over the whole book with SQL aggregates.
     [[nodiscard]] Result<BookCheck> check();
 
+    /// Validates lines (SKU ids, quantities 1..2^31-1), merges lines of the same SKU and sorts
+    /// them by SKU, the lock order. InvalidArgument naming `line`, `sku` or `qty`.
+    [[nodiscard]] static Result<QList<OrderLine>> normalizeLines(QList<OrderLine> lines);
+
     /// The bucket an order prefers for a SKU with `bucketCount` buckets (stable FNV-1a hash
     /// of the order id, so the same order always starts at the same bucket).
     static int preferredBucket(const QString &order, int bucketCount);

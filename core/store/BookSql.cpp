@@ -43,3 +43,40 @@ QString insertLedger(const QString &now)
 }
 
 } // namespace flashstock::sql
+
+// --- benchmark (core/bench/BookBench) ---
+
+#include "store/DbUrl.h"
+
+namespace flashstock::sql {
+
+QString beginWrite(Dialect dialect)
+{
+    return dialect == Dialect::Sqlite ? u"BEGIN IMMEDIATE"_s : u"BEGIN"_s;
+}
+
+QString commitWrite() { return u"COMMIT"_s; }
+
+QString rollbackWrite() { return u"ROLLBACK"_s; }
+
+QStringList sessionSetup(Dialect dialect)
+{
+    if (dialect == Dialect::Sqlite)
+        return {u"PRAGMA journal_mode=WAL"_s, u"PRAGMA synchronous=NORMAL"_s, u"PRAGMA foreign_keys=ON"_s};
+    return {};
+}
+
+QString durabilitySettings(Dialect dialect)
+{
+    if (dialect == Dialect::Sqlite)
+        return u"SELECT 'journal_mode=' || journal_mode || ', synchronous=' || synchronous "
+               u"FROM pragma_journal_mode(), pragma_synchronous()"_s;
+    return u"SELECT 'fsync=' || current_setting('fsync') || ', synchronous_commit=' || "
+           u"current_setting('synchronous_commit')"_s;
+}
+
+QString createDatabase(const QString &name) { return u"CREATE DATABASE "_s + name; }
+
+QString dropDatabase(const QString &name) { return u"DROP DATABASE IF EXISTS %1 WITH (FORCE)"_s.arg(name); }
+
+} // namespace flashstock::sql

@@ -25,3 +25,35 @@ QString insertOrderLine();
 QString insertLedger(const QString &now);
 
 } // namespace flashstock::sql
+
+// --- benchmark (core/bench/BookBench): what it needs besides the hot path above ---
+
+#include <QStringList>
+
+namespace flashstock {
+enum class Dialect; // store/DbUrl.h
+}
+
+namespace flashstock::sql {
+
+/// Opens a write transaction the way Database::write does: `BEGIN IMMEDIATE` on SQLite
+/// (take the write lock first, so a transaction never fails BUSY upgrading it), `BEGIN` on
+/// PostgreSQL.
+QString beginWrite(Dialect dialect);
+/// `COMMIT`.
+QString commitWrite();
+/// `ROLLBACK`.
+QString rollbackWrite();
+/// Statements Database runs on every new connection before use (SQLite: WAL,
+/// synchronous=NORMAL, foreign keys on); none for PostgreSQL. A bare connection runs them
+/// too, so it pays the same per-commit costs.
+QStringList sessionSetup(Dialect dialect);
+/// One row, one text column: how durable a commit is on this connection, for people
+/// (PostgreSQL `fsync=on, synchronous_commit=on`; SQLite `journal_mode=wal, synchronous=1`).
+QString durabilitySettings(Dialect dialect);
+/// PostgreSQL, in autocommit: create / drop (forcing other sessions off) a database.
+/// `name` must already be a plain identifier (`[a-z0-9_]`): it is not quoted here.
+QString createDatabase(const QString &name);
+QString dropDatabase(const QString &name);
+
+} // namespace flashstock::sql

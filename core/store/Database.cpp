@@ -155,6 +155,14 @@ QString Database::nowMsExpr() const
     return u"CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"_s;
 }
 
+Result<qint64> Database::nowMs()
+{
+    auto rows = exec(u"SELECT "_s + nowMsExpr());
+    if (!rows)
+        return std::unexpected(rows.error());
+    return rows->first().at(0).toLongLong();
+}
+
 Error Database::classify(const QSqlError &error, const QString &sql)
 {
     const QString code = error.nativeErrorCode();

@@ -61,6 +61,9 @@ public:
     Dialect dialect() const { return m_url.dialect; }
     const DbUrl &url() const { return m_url; }
 
+    /// The database clock now, ms since the epoch.
+    [[nodiscard]] Result<qint64> nowMs();
+
     /// SQL expression for the database clock, in ms since the epoch (the one clock of the book).
     QString nowMsExpr() const;
 

@@ -35,7 +35,7 @@ CommandOutput LedgerCommand::execute(CliContext &ctx, const QCommandLineParser &
             return errorOutput(n.error());
         limit = int(std::min<qint64>(*n, 1 << 30));
     }
-    auto engine = ctx.engine();
+    auto engine = ctx.engine(false);
     if (!engine)
         return errorOutput(engine.error());
     auto rows = bySku ? (*engine)->book().ledgerOfSku(parser.value(u"sku"_s), limit)

@@ -22,14 +22,32 @@ Result<QString> skuArgument(const QStringList &args, const QString &synopsis)
     return args.first();
 }
 
-CommandOutput showLevels(const SkuLevels &levels, const QString &headline)
+/// The SKU as book and gate hold it, side by side.
+CommandOutput showLevels(Engine &engine, const SkuLevels &levels, const QString &headline)
 {
     CommandOutput out;
-    out.json = {{u"sku"_s, levels.sku}, {u"book"_s, levelsJson(levels)}, {u"gate"_s, QJsonValue()},
-                {u"buckets"_s, bucketsJson(levels)}};
+    const GateSide gate = engine.gateLevels(levels.sku);
+    QJsonValue gateJson;
+    QString gateText = u"(none: book-only)"_s;
+    if (gate.configured && !gate.reachable) {
+        gateText = u"unreachable: "_s + gate.error;
+        out.json.insert(u"gate_error"_s, gate.error);
+    } else if (gate.configured && gate.available < 0) {
+        gateText = u"not loaded (the next reserve or gate rebuild loads it)"_s;
+    } else if (gate.configured) {
+        gateJson = QJsonObject{{u"available"_s, gate.available}};
+        gateText = u"available %1"_s.arg(gate.available);
+        if (gate.available != levels.available)
+            gateText += u"  (book %1: %2 in flight or drift)"_s.arg(levels.available).arg(gate.available - levels.available);
+    }
+    out.json.insert(u"sku"_s, levels.sku);
+    out.json.insert(u"book"_s, levelsJson(levels));
+    out.json.insert(u"gate"_s, gateJson);
+    out.json.insert(u"buckets"_s, bucketsJson(levels));
     QString text = headline.isEmpty() ? QString() : headline + u'\n';
-    text += u"SKU %1\n  book  available %2  locked %3  sold %4  total %5\n  gate  (none: book-only)\n"_s
-                .arg(levels.sku).arg(levels.available).arg(levels.locked).arg(levels.sold).arg(levels.total);
+    text += u"SKU %1\n  book  available %2  locked %3  sold %4  total %5\n  gate  %6\n"_s
+                .arg(levels.sku).arg(levels.available).arg(levels.locked).arg(levels.sold).arg(levels.total)
+                .arg(gateText);
     if (levels.buckets.size() > 1) {
         for (const BucketLevels &b : levels.buckets)
             text += u"  bucket %1  available %2  locked %3  sold %4\n"_s.arg(b.bucket).arg(b.available).arg(b.locked)
@@ -76,7 +94,7 @@ CommandOutput SkuAddCommand::execute(CliContext &ctx, const QCommandLineParser &
     auto levels = (*engine)->book().levels(*sku);
     if (!levels)
         return errorOutput(levels.error());
-    return showLevels(*levels, u"added SKU %1 with %2 units"_s.arg(*sku).arg(stock));
+    return showLevels(**engine, *levels, u"added SKU %1 with %2 units"_s.arg(*sku).arg(stock));
 }
 
 QStringList SkuShowCommand::words() const { return {u"sku"_s, u"show"_s}; }
@@ -94,7 +112,7 @@ CommandOutput SkuShowCommand::execute(CliContext &ctx, const QCommandLineParser 
     auto levels = (*engine)->book().levels(*sku);
     if (!levels)
         return errorOutput(levels.error());
-    return showLevels(*levels, {});
+    return showLevels(**engine, *levels, {});
 }
 
 QStringList SkuRestockCommand::words() const { return {u"sku"_s, u"restock"_s}; }
@@ -125,7 +143,7 @@ CommandOutput SkuRestockCommand::execute(CliContext &ctx, const QCommandLinePars
     auto levels = (*engine)->book().levels(*sku);
     if (!levels)
         return errorOutput(levels.error());
-    CommandOutput out = showLevels(*levels, u"restocked %1 by %2 units (adjustment adj:%3)"_s.arg(*sku).arg(*qty)
+    CommandOutput out = showLevels(**engine, *levels, u"restocked %1 by %2 units (adjustment adj:%3)"_s.arg(*sku).arg(*qty)
                                                 .arg(adjusted->id));
     out.json.insert(u"adjustment"_s, u"adj:%1"_s.arg(adjusted->id));
     return out;

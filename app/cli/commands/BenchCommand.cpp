@@ -1,0 +1,204 @@
+#include "BenchCommand.h"
+
+#include "CliContext.h"
+#include "Identifiers.h"
+#include "bench/BookBench.h"
+
+#include <QCommandLineParser>
+#include <QJsonArray>
+
+#include <cstdio>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+constexpr double kFullSeconds = 3.0;
+constexpr double kQuickSeconds = 0.3;
+constexpr int kFullRounds = 3;
+
+const QStringList &suites()
+{
+    static const QStringList names{u"book"_s};
+    return names;
+}
+
+/// `1,8,32` -> {1, 8, 32}.
+Result<QList<int>> parseClients(const QString &text)
+{
+    QList<int> out;
+    for (const QString &part : text.split(u','))
+    {
+        bool ok = false;
+        const int n = part.trimmed().toInt(&ok);
+        if (!ok || n < 1 || n > 256)
+            return fail(ErrorCode::InvalidArgument,
+                        u"clients must be a comma-separated list of counts from 1 to 256, got %1"_s.arg(
+                            quoteForMessage(text)),
+                        u"clients"_s);
+        out << n;
+    }
+    return out;
+}
+
+/// The PostgreSQL server to run on: `--bench-pg`, else a `--db` that names one.
+Result<std::optional<DbUrl>> postgresServer(const CliContext &ctx, const QCommandLineParser &parser)
+{
+    const bool given = parser.isSet(u"bench-pg"_s);
+    const QString text = given ? parser.value(u"bench-pg"_s) : ctx.dbUrl;
+    if (!given && !text.startsWith(u"postgres"_s))
+        return std::optional<DbUrl>();
+    auto url = DbUrl::parse(text);
+    if (!url) {
+        Error e = url.error();
+        if (given) { // DbUrl names the field `db`; here it came from --bench-pg
+            e.field = u"bench-pg"_s;
+            if (e.message.startsWith(u"db "_s))
+                e.message.replace(0, 2, u"bench-pg"_s);
+        }
+        return std::unexpected(e);
+    }
+    if (url->dialect != Dialect::Postgres)
+        return fail(ErrorCode::InvalidArgument,
+                    u"bench-pg must be a postgresql://user:pass@host:port/db URL, got %1"_s.arg(quoteForMessage(text)),
+                    u"bench-pg"_s);
+    return std::optional<DbUrl>(*url);
+}
+
+QString ratioText(const std::optional<double> &r) { return r ? QString::number(*r, 'f', 2) : u"n/a"_s; }
+
+QString table(const BenchReport &report)
+{
+    QStringList counts;
+    for (int n : report.clients)
+        counts << QString::number(n);
+    QString text = u"FlashStock book benchmark: %1 s per case (%2 rounds, cases taking turns), clients %3; "
+                   u"each case has its own SKU, stock never runs out\n"_s.arg(
+                       QString::number(report.secondsPerCase), QString::number(report.rounds), counts.join(u", "_s));
+    text += u"  machine: %1 CPUs, load average %2 at start\n"_s.arg(report.cpus).arg(report.loadAtStart);
+    for (const BenchBackendStatus &b : report.backends) {
+        if (b.ran)
+            text += u"  %1: %2 (%3)\n"_s.arg(b.backend, b.where, b.durability);
+    }
+    text += u"\n%1 %2 %3 %4 %5 %6 %7\n"_s.arg(u"backend"_s, -11).arg(u"case"_s, -12).arg(u"clients"_s, 7)
+                .arg(u"reserves/s"_s, 11).arg(u"p50 ms"_s, 9).arg(u"p99 ms"_s, 9).arg(u"oversold"_s, 9);
+    for (const BenchCaseResult &c : report.cases) {
+        text += u"%1 %2 %3 %4 %5 %6 %7"_s.arg(c.backend, -11).arg(c.name, -12).arg(c.clients, 7)
+                    .arg(c.opsPerSecond, 11, 'f', 1).arg(c.p50Ms, 9, 'f', 3).arg(c.p99Ms, 9, 'f', 3)
+                    .arg(c.oversold, 9);
+        if (c.outOfStock > 0)
+            text += u"  %1 out_of_stock"_s.arg(c.outOfStock);
+        if (c.errors > 0)
+            text += u"  %1 errors (first: %2)"_s.arg(c.errors).arg(c.firstError);
+        text += u'\n';
+    }
+    text += u"\nguarded_vs_bare (guarded_row reserves/s / bare_sql reserves/s):\n"_s;
+    for (const BenchBackendStatus &b : report.backends) {
+        if (!b.ran)
+            continue;
+        text += u"  %1"_s.arg(b.backend, -11);
+        const auto ratios = report.ratios(u"guarded_row"_s, u"bare_sql"_s, b.backend);
+        for (int i = 0; i < ratios.size(); ++i)
+            text += u"  %1 clients: %2"_s.arg(report.clients.at(i)).arg(ratioText(ratios.at(i)));
+        text += u'\n';
+    }
+    for (const QString &note : report.notes())
+        text += note + u'\n';
+    return text;
+}
+
+/// Problems that make the run a failure: a correct path that oversold, lost units or erred.
+QStringList failures(const BenchReport &report)
+{
+    QStringList out;
+    for (const BenchCaseResult &c : report.cases) {
+        if (c.name == u"naive"_s)
+            continue;
+        if (c.oversold > 0 || c.unaccounted > 0)
+            out << u"%1 %2 %3 clients: oversold %4, unaccounted %5"_s.arg(c.backend, c.name).arg(c.clients)
+                       .arg(c.oversold).arg(c.unaccounted);
+        if (c.errors > 0)
+            out << u"%1 %2 %3 clients: %4 failed attempts (first: %5)"_s.arg(c.backend, c.name).arg(c.clients)
+                       .arg(c.errors).arg(c.firstError);
+    }
+    return out;
+}
+
+} // namespace
+
+QStringList BenchCommand::words() const { return {u"bench"_s}; }
+QString BenchCommand::synopsis() const
+{
+    return u"bench [book] [--quick] [--seconds S] [--clients 1,8,32] [--cases LIST] [--bench-pg URL]"_s;
+}
+QString BenchCommand::summary() const
+{
+    return u"benchmark the book (guarded_row, bare_sql, naive) on scratch SQLite and PostgreSQL databases"_s;
+}
+QList<QCommandLineOption> BenchCommand::options() const
+{
+    return {{u"quick"_s, u"Short run (0.3 s per case, for CI) instead of 3 s."_s},
+            {u"seconds"_s, u"Seconds per case (0.05 to 600)."_s, u"S"_s},
+            {u"clients"_s, u"Client counts, comma-separated (default 1,8,32)."_s, u"LIST"_s},
+            {u"cases"_s, u"Cases to run, comma-separated (default: all)."_s, u"LIST"_s},
+            {u"bench-pg"_s, u"PostgreSQL server for a scratch database (role needs CREATEDB); "
+                            u"default: --db if it is postgresql://."_s, u"URL"_s}};
+}
+
+CommandOutput BenchCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    if (args.size() > 1 || (args.size() == 1 && !suites().contains(args.first())))
+        return errorOutput({ErrorCode::InvalidArgument,
+                            u"suite: unknown benchmark suite %1 (suites: %2)"_s.arg(
+                                quoteForMessage(args.join(u' ')), suites().join(u", "_s)),
+                            u"suite"_s});
+    BenchOptions options;
+    options.secondsPerCase = parser.isSet(u"quick"_s) ? kQuickSeconds : kFullSeconds;
+    options.rounds = parser.isSet(u"quick"_s) ? 1 : kFullRounds;
+    if (parser.isSet(u"seconds"_s)) {
+        bool ok = false;
+        options.secondsPerCase = parser.value(u"seconds"_s).toDouble(&ok);
+        if (!ok)
+            return errorOutput({ErrorCode::InvalidArgument,
+                                u"seconds must be a number, got %1"_s.arg(quoteForMessage(parser.value(u"seconds"_s))),
+                                u"seconds"_s});
+    }
+    if (parser.isSet(u"clients"_s)) {
+        auto clients = parseClients(parser.value(u"clients"_s));
+        if (!clients)
+            return errorOutput(clients.error());
+        options.clients = *clients;
+    }
+    if (parser.isSet(u"cases"_s))
+        options.cases = parser.value(u"cases"_s).split(u',', Qt::SkipEmptyParts);
+    auto pg = postgresServer(ctx, parser);
+    if (!pg)
+        return errorOutput(pg.error());
+    options.postgres = *pg;
+    options.progress = [](const QString &line) {
+        std::fputs(qPrintable(u"bench: "_s + line + u'\n'), stderr);
+        std::fflush(stderr);
+    };
+    if (!ctx.dbUrl.isEmpty() && !options.postgres)
+        options.progress(u"the --db book is not touched: SQLite runs on a scratch file"_s);
+
+    auto report = BookBench(options).run();
+    if (!report)
+        return errorOutput(report.error());
+
+    CommandOutput out;
+    out.json = report->toJson();
+    out.text = table(*report);
+    const QStringList problems = failures(*report);
+    if (!problems.isEmpty()) {
+        out.exitCode = ExitRuntime;
+        out.json.insert(u"failures"_s, QJsonArray::fromStringList(problems));
+        out.text += u"\nFAILED: a correct path lost or oversold units, or failed:\n  "_s + problems.join(u"\n  "_s)
+                    + u'\n';
+    }
+    return out;
+}
+
+} // namespace flashstock

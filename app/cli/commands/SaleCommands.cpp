@@ -1,0 +1,203 @@
+#include "SaleCommands.h"
+
+#include "CliContext.h"
+#include "Format.h"
+#include "Identifiers.h"
+#include "store/SaleStore.h"
+
+#include <QCommandLineParser>
+#include <QDateTime>
+#include <QJsonArray>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+QJsonObject saleJson(const Sale &s)
+{
+    return {{u"sale"_s, s.id},
+            {u"sku"_s, s.sku},
+            {u"status"_s, saleStatusName(s.status)},
+            {u"start"_s, s.startMs ? QJsonValue(isoTime(s.startMs)) : QJsonValue()},
+            {u"end"_s, s.endMs ? QJsonValue(isoTime(s.endMs)) : QJsonValue()},
+            {u"hold_seconds"_s, s.holdSeconds},
+            {u"per_user_limit"_s, s.perUserLimit},
+            {u"book_only"_s, s.bookOnly},
+            {u"units"_s, s.units}};
+}
+
+QString saleText(const Sale &s)
+{
+    return u"sale %1  %2  %3  window %4 .. %5  hold %6 s  per-user limit %7  units %8%9\n"_s.arg(s.id)
+        .arg(s.sku, saleStatusName(s.status), s.startMs ? isoTime(s.startMs) : u"start"_s,
+             s.endMs ? isoTime(s.endMs) : u"stop"_s)
+        .arg(s.holdSeconds)
+        .arg(s.perUserLimit ? QString::number(s.perUserLimit) : u"none"_s)
+        .arg(s.units)
+        .arg(s.bookOnly ? u"  BOOK-ONLY"_s : QString());
+}
+
+Result<qint64> parseTime(const QCommandLineParser &parser, const QString &name)
+{
+    if (!parser.isSet(name))
+        return 0;
+    const QString text = parser.value(name);
+    QDateTime t = QDateTime::fromString(text, Qt::ISODateWithMs);
+    if (!t.isValid())
+        t = QDateTime::fromString(text, Qt::ISODate);
+    if (!t.isValid())
+        return fail(ErrorCode::InvalidArgument,
+                    u"%1 %2 is not an ISO 8601 time such as 2026-12-01T20:00:00Z"_s.arg(name, quoteForMessage(text)),
+                    name);
+    if (t.timeSpec() == Qt::LocalTime)
+        t.setTimeSpec(Qt::UTC); // a time without an offset is UTC, as the help says
+    return t.toMSecsSinceEpoch();
+}
+
+Result<qint64> parseCount(const QCommandLineParser &parser, const QString &name, qint64 fallback, bool zeroOk)
+{
+    if (!parser.isSet(name))
+        return fallback;
+    const QString text = parser.value(name).trimmed();
+    if (zeroOk && text == u"0"_s)
+        return 0;
+    return parseQuantity(text, name);
+}
+
+Result<qint64> saleId(const QStringList &args, int expected, const QString &synopsis)
+{
+    if (args.size() != expected)
+        return fail(ErrorCode::InvalidArgument, u"sale: expected a sale id (usage: %1)"_s.arg(synopsis), u"sale"_s);
+    bool ok = false;
+    const qint64 id = args.first().toLongLong(&ok);
+    if (!ok || id < 1)
+        return fail(ErrorCode::InvalidArgument, u"sale %1 is not a sale id"_s.arg(quoteForMessage(args.first())),
+                    u"sale"_s);
+    return id;
+}
+
+CommandOutput saleOutput(const Result<Sale> &sale, const QString &headline)
+{
+    if (!sale)
+        return errorOutput(sale.error());
+    CommandOutput out;
+    out.json = saleJson(*sale);
+    out.text = headline + saleText(*sale);
+    return out;
+}
+
+} // namespace
+
+QStringList SaleCreateCommand::words() const { return {u"sale"_s, u"create"_s}; }
+QString SaleCreateCommand::synopsis() const
+{
+    return u"sale create --sku S [--start ISO] [--end ISO] [--hold-seconds H] [--per-user-limit L]"_s;
+}
+QString SaleCreateCommand::summary() const { return u"define a flash sale of a SKU's stock (closed until started)"_s; }
+QList<QCommandLineOption> SaleCreateCommand::options() const
+{
+    return {{u"sku"_s, u"The SKU on sale (give a flash-sale item its own SKU)."_s, u"S"_s},
+            {u"start"_s, u"Opens no earlier than this ISO 8601 time (UTC unless an offset is given)."_s, u"ISO"_s},
+            {u"end"_s, u"Closes at this ISO 8601 time."_s, u"ISO"_s},
+            {u"hold-seconds"_s, u"How long a reservation holds its units (default 900)."_s, u"H"_s},
+            {u"per-user-limit"_s, u"Units one user may hold or buy (default 0: no limit)."_s, u"L"_s}};
+}
+
+CommandOutput SaleCreateCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    if (!args.isEmpty())
+        return errorOutput({ErrorCode::InvalidArgument, u"arguments: unexpected argument %1 (usage: %2)"_s.arg(
+                                                           quoteForMessage(args.first()), synopsis()),
+                            u"arguments"_s});
+    if (!parser.isSet(u"sku"_s))
+        return errorOutput({ErrorCode::InvalidArgument, u"sku: --sku S is required"_s, u"sku"_s});
+    auto start = parseTime(parser, u"start"_s);
+    if (!start)
+        return errorOutput(start.error());
+    auto end = parseTime(parser, u"end"_s);
+    if (!end)
+        return errorOutput(end.error());
+    auto hold = parseCount(parser, u"hold-seconds"_s, kDefaultHoldSeconds, false);
+    if (!hold)
+        return errorOutput(hold.error());
+    auto limit = parseCount(parser, u"per-user-limit"_s, 0, true);
+    if (!limit)
+        return errorOutput(limit.error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    return saleOutput((*engine)->createSale(parser.value(u"sku"_s), *start, *end, *hold, *limit),
+                      u"created (not open yet; open it with: flashstock-cli sale start ID)\n"_s);
+}
+
+QStringList SaleStatusCommand::words() const { return {u"sale"_s, m_start ? u"start"_s : u"stop"_s}; }
+QString SaleStatusCommand::synopsis() const { return m_start ? u"sale start ID"_s : u"sale stop ID"_s; }
+QString SaleStatusCommand::summary() const
+{
+    return m_start ? u"open a sale: the gate takes reserves inside its window"_s
+                   : u"close a sale: reserves answer sale_closed"_s;
+}
+
+CommandOutput SaleStatusCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+{
+    auto id = saleId(args, 1, synopsis());
+    if (!id)
+        return errorOutput(id.error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    return saleOutput((*engine)->setSaleStatus(*id, m_start ? SaleStatus::Open : SaleStatus::Stopped), {});
+}
+
+QStringList SaleBookOnlyCommand::words() const { return {u"sale"_s, u"book-only"_s}; }
+QString SaleBookOnlyCommand::synopsis() const { return u"sale book-only ID on|off"_s; }
+QString SaleBookOnlyCommand::summary() const
+{
+    return u"reserves skip the gate (on, while Redis is down) or use it again (off: gate rebuilt)"_s;
+}
+
+CommandOutput SaleBookOnlyCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+{
+    auto id = saleId(args, 2, synopsis());
+    if (!id)
+        return errorOutput(id.error());
+    const QString mode = args.at(1);
+    if (mode != u"on"_s && mode != u"off"_s)
+        return errorOutput({ErrorCode::InvalidArgument, u"mode must be on or off, got %1"_s.arg(quoteForMessage(mode)),
+                            u"mode"_s});
+    // Book-only exists for when the gate is down: do not start or wait for one to switch.
+    auto engine = ctx.engine(mode == u"off"_s);
+    if (!engine)
+        return errorOutput(engine.error());
+    return saleOutput((*engine)->setSaleBookOnly(*id, mode == u"on"_s), {});
+}
+
+QStringList SaleListCommand::words() const { return {u"sale"_s, u"list"_s}; }
+QString SaleListCommand::synopsis() const { return u"sale list"_s; }
+QString SaleListCommand::summary() const { return u"every sale, newest first"_s; }
+
+CommandOutput SaleListCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+{
+    if (!args.isEmpty())
+        return errorOutput({ErrorCode::InvalidArgument, u"arguments: sale list takes no arguments"_s, u"arguments"_s});
+    auto engine = ctx.engine(false);
+    if (!engine)
+        return errorOutput(engine.error());
+    auto sales = (*engine)->sales().list();
+    if (!sales)
+        return errorOutput(sales.error());
+    CommandOutput out;
+    QJsonArray array;
+    for (const Sale &s : *sales) {
+        array.append(saleJson(s));
+        out.text += saleText(s);
+    }
+    if (sales->isEmpty())
+        out.text = u"(no sales)\n"_s;
+    out.json = {{u"sales"_s, array}};
+    return out;
+}
+
+} // namespace flashstock

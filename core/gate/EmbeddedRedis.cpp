@@ -1,0 +1,189 @@
+#include "gate/EmbeddedRedis.h"
+
+#include "gate/RedisConnection.h"
+
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QLockFile>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QThread>
+
+#include <csignal>
+#include <sys/types.h>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+constexpr QFileDevice::Permissions kOwnerOnly =
+    QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner;
+
+bool processAlive(qint64 pid)
+{
+    return pid > 0 && ::kill(pid_t(pid), 0) == 0;
+}
+
+QString lastLines(const QString &path, int lines)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const QStringList all = QString::fromUtf8(f.readAll()).split(u'\n', Qt::SkipEmptyParts);
+    return all.mid(qMax(0, all.size() - lines)).join(u'\n');
+}
+
+} // namespace
+
+EmbeddedRedis::EmbeddedRedis(QString dataDir)
+    : m_dataDir(QDir::cleanPath(QDir(dataDir).absolutePath()))
+    , m_workDir(m_dataDir + u"/redis"_s)
+{
+}
+
+QString EmbeddedRedis::socketPath() const { return m_dataDir + u"/redis.sock"_s; }
+
+RedisUrl EmbeddedRedis::url() const
+{
+    RedisUrl u = RedisUrl::unixSocket(socketPath());
+    u.connectTimeoutMs = 200;
+    return u;
+}
+
+Result<QString> EmbeddedRedis::findServer()
+{
+    const QString exe = QStandardPaths::findExecutable(u"redis-server"_s);
+    if (exe.isEmpty())
+        return fail(ErrorCode::Unavailable,
+                    u"redis-server is not installed (not found on PATH): install the "
+                    "redis-server package, or pass --redis URL for a running server, or "
+                    "--redis none to run book-only"_s,
+                    u"redis"_s);
+    return exe;
+}
+
+bool EmbeddedRedis::ping() const
+{
+    if (!QFileInfo::exists(socketPath()))
+        return false;
+    RedisConnection conn(url());
+    auto r = conn.command({QByteArrayLiteral("PING")});
+    return r && r->type == RedisValue::Type::Status && r->str == "PONG";
+}
+
+qint64 EmbeddedRedis::readPid() const
+{
+    QFile f(m_workDir + u"/redis.pid"_s);
+    if (!f.open(QIODevice::ReadOnly))
+        return 0;
+    return f.readAll().trimmed().toLongLong();
+}
+
+Result<RedisUrl> EmbeddedRedis::start()
+{
+    m_reused = false;
+    if (socketPath().toLocal8Bit().size() > 107)
+        return fail(ErrorCode::InvalidArgument,
+                    u"the data dir path is too long for a unix socket (%1 is over 107 bytes); "
+                    "use a shorter --data-dir or --redis URL"_s.arg(socketPath()),
+                    u"data-dir"_s);
+    const bool created = !QFileInfo::exists(m_dataDir);
+    if (!QDir().mkpath(m_workDir))
+        return fail(ErrorCode::InvalidArgument, u"cannot create %1"_s.arg(m_workDir), u"data-dir"_s);
+    if (created)
+        QFile::setPermissions(m_dataDir, kOwnerOnly);
+    QFile::setPermissions(m_workDir, kOwnerOnly);
+
+    // Two commands starting at once must not start two servers on one socket.
+    QLockFile lock(m_workDir + u"/start.lock"_s);
+    if (!lock.tryLock(10000))
+        return fail(ErrorCode::Unavailable,
+                    u"another process is starting the embedded redis-server in %1"_s.arg(m_workDir),
+                    u"redis"_s);
+    if (ping()) {
+        m_reused = true;
+        return url();
+    }
+    auto exe = findServer();
+    if (!exe)
+        return std::unexpected(exe.error());
+
+    QFile::remove(socketPath()); // stale socket of a server that died
+    const QString logFile = m_workDir + u"/redis.log"_s;
+    const QStringList args{
+        u"--port"_s, u"0"_s,
+        u"--unixsocket"_s, socketPath(),
+        u"--unixsocketperm"_s, u"700"_s,
+        u"--dir"_s, m_workDir,
+        u"--appendonly"_s, u"yes"_s,
+        u"--save"_s, QString(),
+        u"--daemonize"_s, u"yes"_s,
+        u"--pidfile"_s, m_workDir + u"/redis.pid"_s,
+        u"--logfile"_s, logFile,
+    };
+    QProcess proc;
+    proc.setProcessChannelMode(QProcess::MergedChannels);
+    proc.start(*exe, args);
+    if (!proc.waitForFinished(10000) || proc.exitStatus() != QProcess::NormalExit
+        || proc.exitCode() != 0)
+        return fail(ErrorCode::Unavailable,
+                    u"redis-server did not start in %1: %2 %3"_s.arg(
+                        m_workDir, QString::fromLocal8Bit(proc.readAll()).trimmed(),
+                        lastLines(logFile, 5)),
+                    u"redis"_s);
+
+    const QDeadlineTimer deadline(5000);
+    while (!deadline.hasExpired()) {
+        if (ping())
+            return url();
+        QThread::msleep(10);
+    }
+    return fail(ErrorCode::Unavailable,
+                u"redis-server in %1 does not answer on %2 after 5 s; its log says: %3"_s.arg(
+                    m_workDir, socketPath(), lastLines(logFile, 5)),
+                u"redis"_s);
+}
+
+EmbeddedRedisStatus EmbeddedRedis::status() const
+{
+    EmbeddedRedisStatus s;
+    s.running = ping();
+    s.pid = readPid();
+    s.socketPath = socketPath();
+    s.workDir = m_workDir;
+    s.logFile = m_workDir + u"/redis.log"_s;
+    s.url = url().toString();
+    return s;
+}
+
+Result<bool> EmbeddedRedis::stop(int timeoutMs)
+{
+    if (!ping())
+        return false;
+    const qint64 pid = readPid();
+    {
+        RedisConnection conn(url());
+        // The server closes the connection while shutting down: no reply is the good case.
+        auto r = conn.command({QByteArrayLiteral("SHUTDOWN")});
+        if (r && r->isError())
+            return fail(ErrorCode::Unavailable,
+                        u"redis-server on %1 refused SHUTDOWN: %2"_s.arg(socketPath(),
+                                                                         QString::fromUtf8(r->str)),
+                        u"redis"_s);
+    }
+    const QDeadlineTimer deadline(timeoutMs);
+    while (!deadline.hasExpired()) {
+        if (!ping() && !processAlive(pid))
+            return true;
+        QThread::msleep(10);
+    }
+    return fail(ErrorCode::Unavailable,
+                u"redis-server (pid %1) on %2 did not stop within %3 ms"_s.arg(pid).arg(socketPath()).arg(timeoutMs),
+                u"redis"_s);
+}
+
+} // namespace flashstock

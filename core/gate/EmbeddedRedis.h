@@ -1,0 +1,66 @@
+#pragma once
+
+#include "Result.h"
+#include "gate/RedisUrl.h"
+
+#include <QString>
+
+namespace flashstock {
+
+/// Where the private redis-server of a data dir is and whether it answers.
+struct EmbeddedRedisStatus {
+    bool running = false;  ///< answers PING on its socket
+    qint64 pid = 0;        ///< from the pid file; 0 if unknown
+    QString socketPath;    ///< DATA_DIR/redis.sock
+    QString workDir;       ///< DATA_DIR/redis: append-only files, pid file, log
+    QString logFile;       ///< DATA_DIR/redis/redis.log
+    QString url;           ///< unix:///.../redis.sock
+};
+
+/// The private redis-server of a FlashStock data dir (the default gate when no `--redis`
+/// is given): unix socket `DATA_DIR/redis.sock` (mode 0700, no TCP port), working dir
+/// `DATA_DIR/redis` (0700) with the append-only file on, daemonized with a pid file, so
+/// it outlives the command that started it and later commands reuse it.
+///
+/// Blocking calls; use from one thread at a time. Starts are serialised between processes
+/// by a lock file in the working dir.
+class EmbeddedRedis {
+public:
+    /// `dataDir` is the FlashStock data dir; nothing happens until start().
+    explicit EmbeddedRedis(QString dataDir);
+
+    /// Reuses the server if one answers on the socket, else starts one and waits until it
+    /// answers (up to 5 s). Returns its URL. Errors: Unavailable if `redis-server` is not on
+    /// PATH (the message says so) or does not come up (with the log's last lines);
+    /// InvalidArgument if the socket path is too long (over 107 bytes) or the dir cannot
+    /// be created.
+    [[nodiscard]] Result<RedisUrl> start();
+    /// True if the last start() found a server already running.
+    bool wasReused() const { return m_reused; }
+
+    /// Whether the server answers, and where everything is. Never fails.
+    EmbeddedRedisStatus status() const;
+
+    /// Stops the server (SHUTDOWN, which flushes the append-only file) and waits up to
+    /// `timeoutMs` for it to exit. Returns false if none was running; Unavailable if it
+    /// would not stop.
+    [[nodiscard]] Result<bool> stop(int timeoutMs = 5000);
+
+    /// The unix socket path (whether or not a server runs).
+    QString socketPath() const;
+    /// The unix URL of the socket.
+    RedisUrl url() const;
+
+    /// Absolute path of `redis-server` on PATH, or Unavailable naming the package to install.
+    [[nodiscard]] static Result<QString> findServer();
+
+private:
+    bool ping() const;
+    qint64 readPid() const;
+
+    QString m_dataDir;
+    QString m_workDir;
+    bool m_reused = false;
+};
+
+} // namespace flashstock

@@ -1,0 +1,155 @@
+#pragma once
+
+#include "Result.h"
+#include "gate/RedisUrl.h"
+
+#include <QList>
+#include <QString>
+
+#include <memory>
+
+namespace flashstock {
+
+class RedisConnection;
+
+/// State of one token in the gate.
+enum class TokenState { Held, Settled, Released, Sold, Unknown };
+
+/// Lower-case name of a token state as the gate stores it ("held", "settled", ...).
+QString tokenStateName(TokenState state);
+
+/// What the gate's reserve script answered.
+enum class GateCode {
+    Reserved,      ///< a new token was issued and `qty` units deducted
+    Existing,      ///< the order already holds a token on this SKU: returned, nothing deducted
+    OutOfStock,    ///< gate available < qty; nothing changed
+    LimitExceeded, ///< the user's units on this SKU would pass the per-user limit; nothing changed
+    SaleClosed,    ///< a sale is defined for the SKU and is not open at Redis TIME; nothing changed
+    Paused,        ///< the SKU is paused (a discrepancy or a rebuild holds it); nothing changed
+    NoStockKey,    ///< the SKU's stock key is missing (never loaded, flushed, evicted); nothing changed
+};
+
+/// One pre-deduct as the gate answered it.
+struct GateReservation {
+    GateCode code = GateCode::OutOfStock;
+    QString token;        ///< set for Reserved and Existing
+    qint64 qty = 0;       ///< units the token holds (for Existing: the units of the first reserve)
+    TokenState state = TokenState::Unknown; ///< Reserved: Held; Existing: the token's state now
+};
+
+/// One line of a pipelined reserve (`Gate::reserveBatch`).
+struct GateReserveRequest {
+    QString order;
+    QString user;   ///< may be empty (see Gate::reserve)
+    qint64 qty = 0; ///< units, 1..2147483647
+};
+
+/// A token as the gate records it (for the reconciler and `sku show`).
+struct GateToken {
+    QString token;
+    QString order;
+    QString user;
+    qint64 qty = 0;       ///< units
+    qint64 createdMs = 0; ///< Redis TIME at reserve, ms since the epoch
+    TokenState state = TokenState::Unknown;
+};
+
+/// Sale settings the gate enforces for one SKU (see `sale create`).
+struct GateSale {
+    bool open = false;
+    qint64 startMs = 0;       ///< ms since the epoch; 0 = no start bound
+    qint64 endMs = 0;         ///< ms since the epoch; 0 = no end bound
+    qint64 perUserLimit = 0;  ///< units per user; 0 = no limit
+};
+
+/// What `health()` found.
+struct GateHealth {
+    bool reachable = false;
+    bool scriptsLoaded = false; ///< every script of lua/ is in the server's script cache
+    qint64 roundTripUs = 0;     ///< one PING, microseconds
+    QString detail;             ///< why not healthy, for people
+};
+
+/// The Redis gate: atomic Lua pre-deducts in front of the book of record.
+///
+/// Keys of one SKU share its hash tag (`fs:{sku}:...`), so each script call touches one
+/// Redis Cluster slot. Owns one hiredis context: a Gate belongs to the thread that uses it
+/// (create one per thread). A transport failure drops the context and the next call
+/// connects again. Every call that cannot reach Redis within the timeouts returns
+/// ErrorCode::Unavailable; a server-side script error returns ErrorCode::Internal.
+/// Scripts are loaded by SHA at connect; on NOSCRIPT they are loaded again and the call
+/// is retried once.
+class Gate {
+public:
+    /// Does not connect yet; the first call does.
+    explicit Gate(RedisUrl url);
+    ~Gate();
+    Gate(const Gate &) = delete;
+    Gate &operator=(const Gate &) = delete;
+
+    /// Connects now (and loads scripts); Unavailable if Redis cannot be reached.
+    [[nodiscard]] Result<void> connect();
+
+    /// Pre-deducts `qty` units of `sku` for `order` (idempotent per order and SKU).
+    /// `user` may be empty when the SKU has no sale with a per-user limit.
+    /// Business refusals are GateCode values, not errors. Errors: InvalidArgument for a
+    /// malformed id or qty, or a missing user when the sale has a per-user limit;
+    /// Unavailable; Internal.
+    [[nodiscard]] Result<GateReservation> reserve(const QString &sku, const QString &order,
+                                                  const QString &user, qint64 qty);
+    /// Many reserves of one SKU in one pipelined round trip (bulk work and the benchmark).
+    /// Answers in request order; a malformed request fails the whole batch before sending.
+    [[nodiscard]] Result<QList<GateReservation>> reserveBatch(const QString &sku,
+                                                              const QList<GateReserveRequest> &requests);
+    /// Held -> settled: the book committed the token's order. Idempotent.
+    [[nodiscard]] Result<void> settle(const QString &sku, const QString &token);
+    /// Settled -> sold: the order was paid. Idempotent.
+    [[nodiscard]] Result<void> markSold(const QString &sku, const QString &token);
+    /// Held or settled -> released: gives the token's units back to gate available
+    /// (and the user's quota). Idempotent: a released or sold token changes nothing.
+    /// Returns true if units were given back by this call.
+    [[nodiscard]] Result<bool> release(const QString &sku, const QString &token);
+    /// Settle many tokens in one pipelined round trip.
+    [[nodiscard]] Result<void> settleBatch(const QString &sku, const QList<QString> &tokens);
+
+    /// Sets gate available to `bookAvailable` minus the units of tokens still held, only if
+    /// the stock key is absent (`force` false) or unconditionally (`force` true, used by
+    /// rebuild under pause). Returns the value now in the gate.
+    [[nodiscard]] Result<qint64> load(const QString &sku, qint64 bookAvailable, bool force);
+    /// Adds `units` (may be negative) to gate available if the stock key exists; used when the
+    /// book restocks or adjusts. Returns false if the key was absent (nothing done).
+    [[nodiscard]] Result<bool> adjust(const QString &sku, qint64 units);
+    /// Gate available in units, or -1 when the stock key is absent.
+    [[nodiscard]] Result<qint64> available(const QString &sku);
+
+    /// Defines or updates the sale of `sku`; removing it (`clearSale`) lets the SKU sell normally.
+    [[nodiscard]] Result<void> setSale(const QString &sku, const GateSale &sale);
+    [[nodiscard]] Result<void> clearSale(const QString &sku);
+    /// Pauses or unpauses reserves of `sku` (reserve answers Paused).
+    [[nodiscard]] Result<void> setPaused(const QString &sku, bool paused);
+
+    /// Every token of `sku` in state Held or Settled (the reconciler's view).
+    [[nodiscard]] Result<QList<GateToken>> openTokens(const QString &sku);
+    /// Redis TIME in ms since the epoch (the gate's one clock).
+    [[nodiscard]] Result<qint64> nowMs();
+
+    /// PING round trip and whether every script is in the server's cache.
+    GateHealth health();
+
+    /// Released and sold tokens are kept this long (seconds, by Redis TIME) and then purged
+    /// a few at a time by later release/mark-sold calls: record and order mapping go, so a
+    /// reserve of that order afterwards gets a new token. Default 86400 (one day).
+    static constexpr int kDefaultTokenRetentionSeconds = 86400;
+    /// Changes the retention used by this Gate's release/mark-sold calls (>= 0).
+    void setTokenRetentionSeconds(int seconds);
+    /// The URL this gate talks to.
+    const RedisUrl &url() const;
+    /// Connections made so far (a reconnect after a dropped context adds one).
+    int connectCount() const;
+
+private:
+    struct Private;
+    std::unique_ptr<Private> d;
+};
+
+} // namespace flashstock

@@ -1,0 +1,166 @@
+#include "gate/ScriptRegistry.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QRegularExpression>
+
+using namespace Qt::StringLiterals;
+
+// Q_INIT_RESOURCE must be used outside any namespace. The resource object file lives in a
+// static library, so without this reference the linker could drop it.
+static void initLuaResources() { Q_INIT_RESOURCE(lua); }
+
+namespace flashstock {
+
+namespace {
+
+struct ScriptFile {
+    ScriptId id;
+    const char16_t *fileName;
+};
+
+constexpr ScriptFile kFiles[] = {
+    {ScriptId::Reserve, u"reserve-8.lua"},       {ScriptId::Settle, u"settle-3.lua"},
+    {ScriptId::MarkSold, u"mark-sold-5.lua"},    {ScriptId::Release, u"release-7.lua"},
+    {ScriptId::Load, u"load-3.lua"},             {ScriptId::Adjust, u"adjust-1.lua"},
+    {ScriptId::SetSale, u"set-sale-1.lua"},      {ScriptId::ClearSale, u"clear-sale-1.lua"},
+    {ScriptId::SetPaused, u"set-paused-1.lua"},  {ScriptId::OpenTokens, u"open-tokens-3.lua"},
+};
+
+} // namespace
+
+ScriptRegistry::ScriptRegistry()
+{
+    initLuaResources();
+    static const QRegularExpression numKeysRe(u"-(\\d+)\\.lua$"_s);
+    for (const ScriptFile &f : kFiles) {
+        LuaScript s;
+        s.id = f.id;
+        s.fileName = QString::fromUtf16(f.fileName);
+        QFile file(u":/lua/"_s + s.fileName);
+        if (!file.open(QIODevice::ReadOnly))
+            qFatal("flashstock: Lua script :/lua/%s is not embedded (resources/lua.qrc)",
+                   qPrintable(s.fileName));
+        s.body = file.readAll();
+        s.numKeys = numKeysRe.match(s.fileName).captured(1).toInt();
+        s.sha1 = QCryptographicHash::hash(s.body, QCryptographicHash::Sha1).toHex();
+        m_scripts.append(s);
+    }
+}
+
+const ScriptRegistry &ScriptRegistry::instance()
+{
+    static const ScriptRegistry registry; // thread-safe initialisation (C++11 statics)
+    return registry;
+}
+
+const LuaScript &ScriptRegistry::script(ScriptId id) const
+{
+    return m_scripts.at(qsizetype(id));
+}
+
+QList<QByteArray> ScriptRegistry::evalshaArgv(const LuaScript &s, const QList<QByteArray> &keys,
+                                              const QList<QByteArray> &args) const
+{
+    Q_ASSERT_X(keys.size() == s.numKeys, "ScriptRegistry", "KEYS count differs from file name");
+    QList<QByteArray> argv;
+    argv.reserve(3 + keys.size() + args.size());
+    argv << QByteArrayLiteral("EVALSHA") << s.sha1 << QByteArray::number(s.numKeys);
+    argv << keys << args;
+    return argv;
+}
+
+Result<void> ScriptRegistry::loadAll(RedisConnection &conn) const
+{
+    QList<QList<QByteArray>> cmds;
+    for (const LuaScript &s : m_scripts)
+        cmds.append({QByteArrayLiteral("SCRIPT"), QByteArrayLiteral("LOAD"), s.body});
+    auto replies = conn.pipeline(cmds);
+    if (!replies)
+        return std::unexpected(replies.error());
+    for (qsizetype i = 0; i < m_scripts.size(); ++i) {
+        const RedisValue &r = replies->at(i);
+        if (r.isError() || r.str != m_scripts[i].sha1)
+            return fail(ErrorCode::Internal,
+                        u"SCRIPT LOAD of %1 answered %2, expected SHA1 %3"_s.arg(
+                            m_scripts[i].fileName, QString::fromUtf8(r.str),
+                            QString::fromLatin1(m_scripts[i].sha1)));
+    }
+    return {};
+}
+
+Result<bool> ScriptRegistry::allLoaded(RedisConnection &conn) const
+{
+    QList<QByteArray> argv{QByteArrayLiteral("SCRIPT"), QByteArrayLiteral("EXISTS")};
+    for (const LuaScript &s : m_scripts)
+        argv.append(s.sha1);
+    auto reply = conn.command(argv);
+    if (!reply)
+        return std::unexpected(reply.error());
+    if (reply->type != RedisValue::Type::Array || reply->elements.size() != m_scripts.size())
+        return fail(ErrorCode::Internal,
+                    u"SCRIPT EXISTS answered %1"_s.arg(QString::fromUtf8(reply->str)));
+    for (const RedisValue &e : reply->elements)
+        if (e.integer != 1)
+            return false;
+    return true;
+}
+
+Result<RedisValue> ScriptRegistry::run(RedisConnection &conn, ScriptId id,
+                                       const QList<QByteArray> &keys,
+                                       const QList<QByteArray> &args) const
+{
+    const LuaScript &s = script(id);
+    const QList<QByteArray> argv = evalshaArgv(s, keys, args);
+    auto reply = conn.command(argv);
+    if (!reply || !reply->isErrorWith("NOSCRIPT"))
+        return reply;
+    // The server lost its script cache (SCRIPT FLUSH, restart, failover): it lost all of
+    // them, so load all in one round trip, then retry once.
+    if (auto loaded = loadAll(conn); !loaded)
+        return std::unexpected(loaded.error());
+    auto again = conn.command(argv);
+    if (!again || !again->isErrorWith("NOSCRIPT"))
+        return again;
+    // Flushed again between the load and the retry: EVAL sends the body itself, so it
+    // cannot meet NOSCRIPT (and caches the script for the next EVALSHA).
+    QList<QByteArray> eval = argv;
+    eval[0] = QByteArrayLiteral("EVAL");
+    eval[1] = s.body;
+    return conn.command(eval);
+}
+
+Result<QList<RedisValue>> ScriptRegistry::runBatch(RedisConnection &conn, ScriptId id,
+                                                   const QList<QByteArray> &keys,
+                                                   const QList<QList<QByteArray>> &argsList) const
+{
+    const LuaScript &s = script(id);
+    QList<QList<QByteArray>> cmds;
+    cmds.reserve(argsList.size());
+    for (const auto &args : argsList)
+        cmds.append(evalshaArgv(s, keys, args));
+    auto replies = conn.pipeline(cmds);
+    if (!replies)
+        return replies;
+
+    // A NOSCRIPT call did not run: load once and re-send just those calls.
+    QList<qsizetype> again;
+    for (qsizetype i = 0; i < replies->size(); ++i)
+        if (replies->at(i).isErrorWith("NOSCRIPT"))
+            again.append(i);
+    if (again.isEmpty())
+        return replies;
+    if (auto loaded = loadAll(conn); !loaded)
+        return std::unexpected(loaded.error());
+    QList<QList<QByteArray>> retry;
+    for (qsizetype i : again)
+        retry.append(cmds.at(i));
+    auto second = conn.pipeline(retry);
+    if (!second)
+        return std::unexpected(second.error());
+    for (qsizetype k = 0; k < again.size(); ++k)
+        (*replies)[again[k]] = second->at(k);
+    return replies;
+}
+
+} // namespace flashstock

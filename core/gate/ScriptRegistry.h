@@ -1,0 +1,76 @@
+#pragma once
+
+#include "Result.h"
+#include "gate/RedisConnection.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+
+namespace flashstock {
+
+/// The gate's Lua scripts (lua/*.lua, embedded as Qt resources under `:/lua/`).
+enum class ScriptId {
+    Reserve,    ///< reserve-8.lua
+    Settle,     ///< settle-3.lua
+    MarkSold,   ///< mark-sold-5.lua
+    Release,    ///< release-7.lua
+    Load,       ///< load-3.lua
+    Adjust,     ///< adjust-1.lua
+    SetSale,    ///< set-sale-1.lua
+    ClearSale,  ///< clear-sale-1.lua
+    SetPaused,  ///< set-paused-1.lua
+    OpenTokens, ///< open-tokens-3.lua
+};
+
+/// One embedded script: its file name, KEYS count (from the `name-NUMKEYS.lua` file name),
+/// body, and SHA1 computed locally (what SCRIPT LOAD answers).
+struct LuaScript {
+    ScriptId id = ScriptId::Reserve;
+    QString fileName;  ///< e.g. "reserve-8.lua"
+    int numKeys = 0;   ///< KEYS the script expects
+    QByteArray body;   ///< the Lua source
+    QByteArray sha1;   ///< lower-case hex SHA1 of `body`
+};
+
+/// The script registry: reads every script once per process (immutable afterwards, so any
+/// thread may use it) and runs them by SHA: EVALSHA, and on NOSCRIPT, SCRIPT LOAD of every
+/// script (the server lost its whole cache) and retry once.
+class ScriptRegistry {
+public:
+    /// The process-wide registry. Aborts with a clear message if a script is missing from
+    /// the resources (a build error, not a runtime condition).
+    static const ScriptRegistry &instance();
+
+    /// The script `id`.
+    const LuaScript &script(ScriptId id) const;
+    /// Every script, in ScriptId order.
+    const QList<LuaScript> &all() const { return m_scripts; }
+
+    /// SCRIPT LOAD of every script in one round trip. Internal if the server's SHA1 differs
+    /// from the local one; Unavailable on transport failure.
+    [[nodiscard]] Result<void> loadAll(RedisConnection &conn) const;
+    /// Whether every script is in the server's cache (SCRIPT EXISTS).
+    [[nodiscard]] Result<bool> allLoaded(RedisConnection &conn) const;
+
+    /// EVALSHA of `id` with `keys` (count must equal the script's numKeys) and `args`; on
+    /// NOSCRIPT loads every script and retries once. A server error reply other than NOSCRIPT
+    /// is returned as an Error value for the caller to judge.
+    [[nodiscard]] Result<RedisValue> run(RedisConnection &conn, ScriptId id,
+                                         const QList<QByteArray> &keys,
+                                         const QList<QByteArray> &args) const;
+    /// Pipelined EVALSHA of `id`, one call per entry of `argsList`, all with `keys`, in one
+    /// round trip; calls that met NOSCRIPT are loaded and re-sent once. Replies in order.
+    [[nodiscard]] Result<QList<RedisValue>> runBatch(RedisConnection &conn, ScriptId id,
+                                                     const QList<QByteArray> &keys,
+                                                     const QList<QList<QByteArray>> &argsList) const;
+
+private:
+    ScriptRegistry();
+    QList<QByteArray> evalshaArgv(const LuaScript &s, const QList<QByteArray> &keys,
+                                  const QList<QByteArray> &args) const;
+
+    QList<LuaScript> m_scripts;
+};
+
+} // namespace flashstock

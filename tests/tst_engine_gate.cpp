@@ -1,0 +1,373 @@
+// The engine with the Redis gate in front of the book: a real redis-server (RedisFixture)
+// and both book backends.
+
+#include "Engine.h"
+#include "gate/Gate.h"
+#include "gate/GateKeys.h"
+#include "store/Database.h"
+#include "support/BookFixture.h"
+#include "support/RedisFixture.h"
+
+#include <QElapsedTimer>
+#include <QTest>
+
+#include <atomic>
+#include <mutex>
+#include <latch>
+#include <thread>
+#include <vector>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+
+namespace {
+
+std::unique_ptr<Engine> openEngine(const DbUrl &db, const RedisUrl &redis)
+{
+    auto engine = Engine::open(EngineOptions{db, redis, Actor{u"tester"_s, u"test"_s}});
+    if (!engine) {
+        qWarning("open failed: %s", qPrintable(engine.error().message));
+        return nullptr;
+    }
+    return std::move(*engine);
+}
+
+bool bookHolds(Engine &engine)
+{
+    auto check = engine.book().check();
+    if (!check)
+        return false;
+    for (const QString &p : check->problems)
+        qWarning("%s", qPrintable(p));
+    return check->ok();
+}
+
+qint64 gateAvailable(Engine &engine, const QString &sku)
+{
+    return engine.gateLevels(sku).available;
+}
+
+} // namespace
+
+class TestEngineGate : public QObject {
+    Q_OBJECT
+
+private slots:
+    void crowdThroughGate_data();
+    void crowdThroughGate();
+    void sameOrderFiveTimes_data() { test::addBackendRows(); }
+    void sameOrderFiveTimes();
+    void perUserLimit_data() { test::addBackendRows(); }
+    void perUserLimit();
+    void bookRefusalCompensatesGate_data() { test::addBackendRows(); }
+    void bookRefusalCompensatesGate();
+    void missingStockKeyReloads_data() { test::addBackendRows(); }
+    void missingStockKeyReloads();
+    void idleConnectionClosedByServer();
+    void redisKilledAndRestarted();
+    void bookOnlyWhileGateIsDown();
+    void releaseAndConfirmTellTheGate();
+};
+
+void TestEngineGate::crowdThroughGate_data()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<bool>("flushScripts");
+    for (const QString &b : test::bookBackends()) {
+        QTest::addRow("%s", qPrintable(b)) << b << false;
+        QTest::addRow("%s with SCRIPT FLUSH", qPrintable(b)) << b << true;
+    }
+}
+
+void TestEngineGate::crowdThroughGate()
+{
+    QFETCH(QString, backend);
+    QFETCH(bool, flushScripts);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
+    auto engine = openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 1000).has_value());
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 1000);
+
+    const int threads = 32, perThread = 100;
+    std::atomic<int> reserved{0}, outOfStock{0}, errors{0};
+    std::latch start(threads);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t)
+        workers.emplace_back([&, t] {
+            auto mine = openEngine(fresh.url(), redis.url());
+            start.arrive_and_wait();
+            for (int i = 0; mine && i < perThread; ++i) {
+                auto r = mine->reserve(u"t%1-o%2"_s.arg(t).arg(i), u"u%1"_s.arg(t), {{u"A"_s, 1, {}}});
+                if (!r) {
+                    qWarning("%s", qPrintable(r.error().message));
+                    ++errors;
+                } else if (r->outcome == Outcome::Reserved) {
+                    ++reserved;
+                } else if (r->outcome == Outcome::OutOfStock) {
+                    ++outOfStock;
+                } else {
+                    qWarning("unexpected %s", qPrintable(outcomeWord(r->outcome)));
+                    ++errors;
+                }
+            }
+        });
+    // SCRIPT FLUSH from the test's own connection while the crowd runs.
+    int flushes = 0;
+    while (flushScripts && reserved.load() + outOfStock.load() + errors.load() < threads * perThread) {
+        QVERIFY(redis.command({"SCRIPT", "FLUSH"}).has_value());
+        ++flushes;
+        QThread::msleep(5);
+    }
+    for (auto &w : workers)
+        w.join();
+    if (flushScripts)
+        qInfo("SCRIPT FLUSH sent %d times during the run", flushes);
+
+    QCOMPARE(errors.load(), 0);
+    QCOMPARE(reserved.load(), 1000);
+    QCOMPARE(outOfStock.load(), threads * perThread - 1000);
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 0);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 0);
+    // Every order's token is on its ledger row.
+    auto ledger = engine->book().ledgerOfSku(u"A"_s);
+    QVERIFY(ledger.has_value());
+    int reserves = 0;
+    for (const LedgerRow &row : *ledger) {
+        if (row.operation != u"RESERVE"_s)
+            continue;
+        ++reserves;
+        QVERIFY2(!row.token.isEmpty(), qPrintable(row.order));
+    }
+    QCOMPARE(reserves, 1000);
+    QVERIFY(bookHolds(*engine));
+}
+
+void TestEngineGate::sameOrderFiveTimes()
+{
+    QFETCH(QString, backend);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    for (int i = 0; i < 5; ++i)
+        QCOMPARE(engine->reserve(u"seq"_s, u"u"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    std::latch start(5);
+    std::vector<std::thread> ts;
+    std::mutex m;
+    QSet<QString> tokens;
+    std::atomic<int> reserved{0};
+    for (int t = 0; t < 5; ++t)
+        ts.emplace_back([&] {
+            auto mine = openEngine(fresh.url(), redis.url());
+            start.arrive_and_wait();
+            auto r = mine ? mine->reserve(u"par"_s, u"u"_s, {{u"A"_s, 3, {}}}) : Result<ReserveResult>();
+            if (r && r->outcome == Outcome::Reserved) {
+                ++reserved;
+                std::lock_guard lock(m);
+                tokens.insert(r->lines.first().token);
+            }
+        });
+    for (auto &t : ts)
+        t.join();
+    QCOMPARE(reserved.load(), 5);
+    QCOMPARE(tokens.size(), 1);
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 5);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 5);
+    QVERIFY(bookHolds(*engine));
+}
+
+void TestEngineGate::perUserLimit()
+{
+    QFETCH(QString, backend);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    auto sale = engine->createSale(u"A"_s, 0, 0, 60, 2);
+    QVERIFY(sale.has_value());
+    QCOMPARE(engine->reserve(u"o0"_s, u"alice"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+    QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
+    QCOMPARE(engine->reserve(u"o1"_s, u"alice"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    const qint64 gateBefore = gateAvailable(*engine, u"A"_s);
+    auto over = engine->reserve(u"o2"_s, u"alice"_s, {{u"A"_s, 1, {}}});
+    QCOMPARE(over->outcome, Outcome::LimitExceeded);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), gateBefore);
+    QVERIFY(!engine->book().orderStatus(u"o2"_s)->has_value());
+    // Without a user a flash-sale reserve is bad input.
+    auto anonymous = engine->reserve(u"o3"_s, {}, {{u"A"_s, 1, {}}});
+    QVERIFY(!anonymous);
+    QCOMPARE(anonymous.error().field, u"user"_s);
+    QCOMPARE(engine->reserve(u"o4"_s, u"bob"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Stopped).has_value());
+    QCOMPARE(engine->reserve(u"o5"_s, u"carol"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+    QVERIFY(bookHolds(*engine));
+}
+
+void TestEngineGate::bookRefusalCompensatesGate()
+{
+    QFETCH(QString, backend);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 5).has_value());
+    // The book holds fewer units than the gate believes (a stocktake behind the gate's back).
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = 1, total = 1 WHERE sku = 'A'"_s).has_value());
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 5);
+    auto r = engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 3, {}}});
+    QVERIFY(r.has_value());
+    QCOMPARE(r->outcome, Outcome::OutOfStock);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 5); // the gate got its 3 units back
+    QVERIFY(!engine->book().orderStatus(u"o1"_s)->has_value());
+    auto open = engine->gate()->openTokens(u"A"_s);
+    QVERIFY(open.has_value());
+    QVERIFY(open->isEmpty());
+}
+
+void TestEngineGate::missingStockKeyReloads()
+{
+    QFETCH(QString, backend);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 4).has_value());
+    QCOMPARE(engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QVERIFY(redis.command({"DEL", GateKeys::key(u"A"_s, "stock")}).has_value());
+    QCOMPARE(gateAvailable(*engine, u"A"_s), -1);
+    auto r = engine->reserve(u"o2"_s, u"u"_s, {{u"A"_s, 1, {}}});
+    QVERIFY(r.has_value());
+    QCOMPARE(r->outcome, Outcome::Reserved);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 2);
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 2);
+}
+
+void TestEngineGate::idleConnectionClosedByServer()
+{
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 4).has_value());
+    QVERIFY(redis.command({"CONFIG", "SET", "timeout", "1"}).has_value());
+    QTest::qWait(2200);
+    auto r = engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 1, {}}});
+    QVERIFY(r.has_value());
+    QCOMPARE(r->outcome, Outcome::Reserved);
+}
+
+void TestEngineGate::redisKilledAndRestarted()
+{
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = openEngine(fresh.url(), redis.url(300));
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 100).has_value());
+    for (int i = 0; i < 10; ++i)
+        QCOMPARE(engine->reserve(u"before-%1"_s.arg(i), u"u"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+
+    redis.kill();
+    qint64 slowest = 0;
+    for (int i = 0; i < 5; ++i) {
+        QElapsedTimer t;
+        t.start();
+        auto r = engine->reserve(u"during-%1"_s.arg(i), u"u"_s, {{u"A"_s, 1, {}}});
+        slowest = std::max(slowest, t.elapsed());
+        QVERIFY(r.has_value());
+        QCOMPARE(r->outcome, Outcome::GateUnavailable);
+    }
+    qInfo("slowest gate_unavailable answer: %lld ms", slowest);
+    QVERIFY2(slowest < 3000, "a reserve hung on the dead gate");
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 90);
+
+    QVERIFY(redis.restart()); // no persistence: the gate comes back empty
+    auto r = engine->reserve(u"after-0"_s, u"u"_s, {{u"A"_s, 1, {}}});
+    QVERIFY(r.has_value());
+    QCOMPARE(r->outcome, Outcome::Reserved); // resumes by itself (and reloads the stock key)
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 89);
+    auto rebuilt = engine->rebuildGate(u"A"_s);
+    QVERIFY(rebuilt.has_value());
+    QCOMPARE(*rebuilt, 89);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), engine->book().levels(u"A"_s)->available);
+    QVERIFY(bookHolds(*engine));
+}
+
+void TestEngineGate::bookOnlyWhileGateIsDown()
+{
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = openEngine(fresh.url(), redis.url(300));
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    auto sale = engine->createSale(u"A"_s, 0, 0, 60, 3);
+    QVERIFY(sale.has_value());
+    QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
+    QCOMPARE(engine->reserve(u"o1"_s, u"alice"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+
+    redis.kill();
+    QCOMPARE(engine->reserve(u"o2"_s, u"alice"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::GateUnavailable);
+    QVERIFY(engine->setSaleBookOnly(sale->id, true).has_value());
+    QTest::qWait(1100); // past the engine's sale cache
+    QCOMPARE(engine->reserve(u"o2"_s, u"alice"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    // The book enforces the per-user limit itself while the gate is bypassed.
+    QCOMPARE(engine->reserve(u"o3"_s, u"alice"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 7);
+
+    QVERIFY(redis.restart());
+    QVERIFY(engine->setSaleBookOnly(sale->id, false).has_value());
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 7); // rebuilt from the book
+    QTest::qWait(1100);
+    QCOMPARE(engine->reserve(u"o4"_s, u"bob"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 6);
+    QVERIFY(bookHolds(*engine));
+}
+
+void TestEngineGate::releaseAndConfirmTellTheGate()
+{
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    QCOMPARE(engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 3, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(engine->reserve(u"o2"_s, u"u"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 5);
+    QCOMPARE(engine->release(u"o1"_s, u"cancel"_s)->outcome, Outcome::Released);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 8);
+    QCOMPARE(engine->release(u"o1"_s, u"cancel"_s)->outcome, Outcome::AlreadyClosed);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 8); // given back once
+    QCOMPARE(engine->confirm(u"o2"_s, u"p"_s)->outcome, Outcome::Paid);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 8);
+    QVERIFY(engine->restock(u"A"_s, 5).has_value());
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 13);
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 13);
+    auto open = engine->gate()->openTokens(u"A"_s);
+    QVERIFY(open.has_value());
+    QVERIFY(open->isEmpty());
+    QVERIFY(bookHolds(*engine));
+}
+
+QTEST_GUILESS_MAIN(TestEngineGate)
+#include "tst_engine_gate.moc"

@@ -1,0 +1,498 @@
+// The Redis gate against a real redis-server: scripts, reserve rules, token lifecycle,
+// load/rebuild, script cache loss. Connections and servers: tst_gate_connection.cpp.
+#include "gate/Gate.h"
+#include "gate/GateKeys.h"
+#include "gate/ScriptRegistry.h"
+#include "support/RedisFixture.h"
+
+#include <QElapsedTimer>
+#include <QRegularExpression>
+#include <QSet>
+#include <QTest>
+#include <QThread>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+
+namespace {
+
+/// What a crowd of threads got from the gate.
+struct CrowdResult {
+    int reserved = 0;
+    int outOfStock = 0;
+    QStringList failures; ///< error messages, or unexpected codes
+    QSet<QString> tokens;
+};
+
+/// `threads` threads, each with its own Gate, each reserving `perThread` distinct orders of 1
+/// unit. `during` runs on the calling thread while they work.
+CrowdResult runCrowd(const RedisUrl &url, const QString &sku, int threads, int perThread,
+                     const std::function<void()> &during = {})
+{
+    CrowdResult result;
+    std::mutex mutex;
+    std::atomic<int> ready{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            Gate gate(url);
+            CrowdResult mine;
+            if (auto c = gate.connect(); !c)
+                mine.failures << c.error().message;
+            ++ready;
+            while (ready.load() < threads)
+                std::this_thread::yield();
+            for (int i = 0; i < perThread; ++i) {
+                auto r = gate.reserve(sku, u"o-%1-%2"_s.arg(t).arg(i), u"u%1"_s.arg(t), 1);
+                if (!r)
+                    mine.failures << r.error().message;
+                else if (r->code == GateCode::Reserved) {
+                    ++mine.reserved;
+                    mine.tokens.insert(r->token);
+                } else if (r->code == GateCode::OutOfStock)
+                    ++mine.outOfStock;
+                else
+                    mine.failures << u"unexpected code %1"_s.arg(int(r->code));
+            }
+            std::lock_guard lock(mutex);
+            result.reserved += mine.reserved;
+            result.outOfStock += mine.outOfStock;
+            result.failures += mine.failures;
+            result.tokens.unite(mine.tokens);
+        });
+    }
+    if (during)
+        during();
+    for (auto &th : pool)
+        th.join();
+    return result;
+}
+
+} // namespace
+
+class TestGate : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<RedisFixture> m_redis;
+    std::unique_ptr<Gate> m_gate;
+
+    qint64 available(const QString &sku)
+    {
+        auto a = m_gate->available(sku);
+        return a ? *a : -100;
+    }
+    GateReservation reserve(const QString &sku, const QString &order, qint64 qty,
+                            const QString &user = {})
+    {
+        auto r = m_gate->reserve(sku, order, user, qty);
+        if (!r)
+            qWarning("reserve failed: %s", qPrintable(r.error().message));
+        return r.value_or(GateReservation{GateCode::OutOfStock, u"<error>"_s, -1, TokenState::Unknown});
+    }
+
+private slots:
+    void initTestCase()
+    {
+        FLASHSTOCK_REQUIRE_REDIS_SERVER();
+        m_redis = std::make_unique<RedisFixture>();
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->errorString()));
+    }
+    void init()
+    {
+        QVERIFY(m_redis->command({"FLUSHALL"}).has_value());
+        QVERIFY(m_redis->command({"CONFIG", "SET", "timeout", "0"}).has_value());
+        m_gate = std::make_unique<Gate>(m_redis->url());
+        QVERIFY(m_gate->connect().has_value());
+    }
+    void cleanup() { m_gate.reset(); }
+
+    void scriptShaEqualsScriptLoad()
+    {
+        const auto &scripts = ScriptRegistry::instance().all();
+        QCOMPARE(scripts.size(), 10);
+        static const QRegularExpression keysRe(u"KEYS\\[(\\d+)\\]"_s);
+        for (const LuaScript &s : scripts) {
+            auto r = m_redis->command({"SCRIPT", "LOAD", s.body});
+            QVERIFY(r.has_value());
+            QCOMPARE(r->str, s.sha1);
+            // The NUMKEYS of the file name is the highest KEYS index the script uses.
+            int highest = 0;
+            for (const auto &m : keysRe.globalMatch(QString::fromUtf8(s.body)))
+                highest = qMax(highest, m.captured(1).toInt());
+            QVERIFY2(highest == s.numKeys, qPrintable(s.fileName));
+        }
+    }
+
+    void reserveDeductsAndRecordsToken()
+    {
+        QCOMPARE(*m_gate->load(u"A"_s, 10, false), 10);
+        const auto r = reserve(u"A"_s, u"o1"_s, 3, u"alice"_s);
+        QCOMPARE(r.code, GateCode::Reserved);
+        QCOMPARE(r.qty, 3);
+        QCOMPARE(r.state, TokenState::Held);
+        QVERIFY(r.token.startsWith(u"A."_s));
+        QCOMPARE(available(u"A"_s), 7);
+        const auto open = m_gate->openTokens(u"A"_s);
+        QVERIFY(open.has_value());
+        QCOMPARE(open->size(), 1);
+        QCOMPARE(open->at(0).token, r.token);
+        QCOMPARE(open->at(0).order, u"o1"_s);
+        QCOMPARE(open->at(0).user, u"alice"_s);
+        QCOMPARE(open->at(0).qty, 3);
+        QCOMPARE(open->at(0).state, TokenState::Held);
+        const qint64 now = *m_gate->nowMs();
+        QVERIFY(open->at(0).createdMs <= now && open->at(0).createdMs > now - 5000);
+        QCOMPARE(reserve(u"A"_s, u"o2"_s, 8).code, GateCode::OutOfStock);
+        QCOMPARE(available(u"A"_s), 7);
+    }
+
+    void reserveRejectsBadInput()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        QCOMPARE(m_gate->reserve(u"A{x}"_s, u"o1"_s, {}, 1).error().field, u"sku"_s);
+        QCOMPARE(m_gate->reserve(u"A"_s, u"o:1"_s, {}, 1).error().field, u"order"_s);
+        QCOMPARE(m_gate->reserve(u"A"_s, u"o1"_s, {}, 0).error().field, u"qty"_s);
+        QCOMPARE(m_gate->reserve(u"A"_s, u"o1"_s, {}, 2147483648LL).error().field, u"qty"_s);
+        QCOMPARE(available(u"A"_s), 10);
+    }
+
+    void reserveIsIdempotentPerOrder()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        const auto first = reserve(u"A"_s, u"o1"_s, 2);
+        QCOMPARE(first.code, GateCode::Reserved);
+        for (int i = 0; i < 4; ++i) {
+            const auto again = reserve(u"A"_s, u"o1"_s, 2);
+            QCOMPARE(again.code, GateCode::Existing);
+            QCOMPARE(again.token, first.token);
+            QCOMPARE(again.qty, 2);
+        }
+        QCOMPARE(available(u"A"_s), 8);
+    }
+
+    void reserveIsIdempotentConcurrently()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        std::vector<std::thread> pool;
+        std::mutex mutex;
+        QList<GateReservation> answers;
+        QStringList failures;
+        for (int t = 0; t < 5; ++t) {
+            pool.emplace_back([&] {
+                Gate gate(m_redis->url());
+                auto r = gate.reserve(u"A"_s, u"same"_s, {}, 3);
+                std::lock_guard lock(mutex);
+                if (r)
+                    answers << *r;
+                else
+                    failures << r.error().message;
+            });
+        }
+        for (auto &th : pool)
+            th.join();
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join(u'\n')));
+        QCOMPARE(answers.size(), 5);
+        int reserved = 0;
+        for (const auto &a : answers) {
+            reserved += a.code == GateCode::Reserved;
+            QVERIFY(a.code == GateCode::Reserved || a.code == GateCode::Existing);
+            QCOMPARE(a.token, answers.first().token);
+        }
+        QCOMPARE(reserved, 1);
+        QCOMPARE(available(u"A"_s), 7);
+        QCOMPARE(m_gate->openTokens(u"A"_s)->size(), 1);
+    }
+
+    void crowdTakesExactlyTheStock()
+    {
+        QVERIFY(m_gate->load(u"HOT"_s, 1000, false).has_value());
+        QElapsedTimer timer;
+        timer.start();
+        const CrowdResult r = runCrowd(m_redis->url(), u"HOT"_s, 32, 100);
+        qInfo("32 x 100 reserves in %lld ms", timer.elapsed());
+        QVERIFY2(r.failures.isEmpty(), qPrintable(r.failures.mid(0, 5).join(u'\n')));
+        QCOMPARE(r.reserved, 1000);
+        QCOMPARE(r.outOfStock, 2200);
+        QCOMPARE(r.tokens.size(), 1000);
+        QCOMPARE(available(u"HOT"_s), 0);
+        QCOMPARE(m_gate->openTokens(u"HOT"_s)->size(), 1000);
+    }
+
+    void scriptFlushDuringCrowdFailsNothing()
+    {
+        QVERIFY(m_gate->load(u"HOT"_s, 1000, false).has_value());
+        int flushes = 0;
+        const CrowdResult r = runCrowd(m_redis->url(), u"HOT"_s, 32, 100, [&] {
+            RedisConnection admin(m_redis->url());
+            for (int i = 0; i < 3; ++i) {
+                QThread::msleep(40);
+                auto f = admin.command({"SCRIPT", "FLUSH"});
+                flushes += f && f->str == "OK";
+            }
+        });
+        QCOMPARE(flushes, 3);
+        QVERIFY2(r.failures.isEmpty(), qPrintable(r.failures.mid(0, 5).join(u'\n')));
+        QCOMPARE(r.reserved, 1000);
+        QCOMPARE(available(u"HOT"_s), 0);
+    }
+
+    void perUserLimitLeavesGateUntouched()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 100, false).has_value());
+        QVERIFY(m_gate->setSale(u"A"_s, GateSale{true, 0, 0, 3}).has_value());
+        const auto first = reserve(u"A"_s, u"o1"_s, 2, u"bob"_s);
+        QCOMPARE(first.code, GateCode::Reserved);
+        QCOMPARE(reserve(u"A"_s, u"o2"_s, 1, u"bob"_s).code, GateCode::Reserved);
+
+        const auto keysBefore = m_redis->command({"KEYS", "*"})->elements.size();
+        const auto seqBefore = m_redis->command({"GET", GateKeys::key(u"A"_s, "seq")})->str;
+        QCOMPARE(reserve(u"A"_s, u"o3"_s, 1, u"bob"_s).code, GateCode::LimitExceeded);
+        QCOMPARE(available(u"A"_s), 97);
+        QCOMPARE(m_redis->command({"KEYS", "*"})->elements.size(), keysBefore);
+        QCOMPARE(m_redis->command({"GET", GateKeys::key(u"A"_s, "seq")})->str, seqBefore);
+        QCOMPARE(m_redis->command({"HGET", GateKeys::key(u"A"_s, "orders"), "o3"})->type,
+                 RedisValue::Type::Nil);
+        QCOMPARE(m_gate->openTokens(u"A"_s)->size(), 2);
+        QCOMPARE(reserve(u"A"_s, u"o4"_s, 3, u"carol"_s).code, GateCode::Reserved);
+
+        // Releasing gives quota back.
+        QCOMPARE(*m_gate->release(u"A"_s, first.token), true);
+        QCOMPARE(reserve(u"A"_s, u"o3"_s, 2, u"bob"_s).code, GateCode::Reserved);
+        // A sale with a limit needs a user.
+        auto anonymous = m_gate->reserve(u"A"_s, u"o9"_s, {}, 1);
+        QVERIFY(!anonymous);
+        QCOMPARE(anonymous.error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(anonymous.error().field, u"user"_s);
+    }
+
+    void saleWindowIsEnforced()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 100, false).has_value());
+        const qint64 now = *m_gate->nowMs();
+        QVERIFY(m_gate->setSale(u"A"_s, GateSale{false, 0, 0, 0}).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 1).code, GateCode::SaleClosed);
+        QVERIFY(m_gate->setSale(u"A"_s, GateSale{true, now + 60000, 0, 0}).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 1).code, GateCode::SaleClosed);
+        QVERIFY(m_gate->setSale(u"A"_s, GateSale{true, now - 60000, now - 1000, 0}).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 1).code, GateCode::SaleClosed);
+        QCOMPARE(available(u"A"_s), 100);
+        QVERIFY(m_gate->setSale(u"A"_s, GateSale{true, now - 60000, now + 60000, 0}).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 1).code, GateCode::Reserved);
+        QVERIFY(m_gate->setSale(u"A"_s, GateSale{false, 0, 0, 0}).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o2"_s, 1).code, GateCode::SaleClosed);
+        QVERIFY(m_gate->clearSale(u"A"_s).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o2"_s, 1).code, GateCode::Reserved);
+        QCOMPARE(available(u"A"_s), 98);
+        QVERIFY(!m_gate->setSale(u"A"_s, GateSale{true, 10, 5, 0}).has_value());
+    }
+
+    void pausedRefusesReserves()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        const auto held = reserve(u"A"_s, u"o1"_s, 1);
+        QVERIFY(m_gate->setPaused(u"A"_s, true).has_value());
+        QVERIFY(m_gate->setPaused(u"A"_s, true).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o2"_s, 1).code, GateCode::Paused);
+        // An order that already holds its token still gets it back (nothing moves).
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 1).code, GateCode::Existing);
+        QCOMPARE(available(u"A"_s), 9);
+        QVERIFY(m_gate->setPaused(u"A"_s, false).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o2"_s, 1).code, GateCode::Reserved);
+        QVERIFY(held.code == GateCode::Reserved);
+    }
+
+    void missingStockKeyIsNotOutOfStock()
+    {
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 1).code, GateCode::NoStockKey);
+        QCOMPARE(*m_gate->available(u"A"_s), -1);
+        QVERIFY(m_gate->load(u"A"_s, 5, false).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 1).code, GateCode::Reserved);
+        QVERIFY(m_redis->command({"DEL", GateKeys::key(u"A"_s, "stock")}).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o2"_s, 1).code, GateCode::NoStockKey);
+        QCOMPARE(*m_gate->available(u"A"_s), -1);
+    }
+
+    void corruptStateFailsBeforeAnyWrite()
+    {
+        // A Lua error does not roll back: the scripts validate before their first write.
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        const auto held = reserve(u"A"_s, u"o1"_s, 1, u"eve"_s);
+        QVERIFY(m_redis->command({"HSET", GateKeys::key(u"A"_s, "users"), "eve", "x"}).has_value());
+        auto r = m_gate->reserve(u"A"_s, u"o2"_s, u"eve"_s, 1);
+        QCOMPARE(r.error().code, ErrorCode::Internal);
+        QVERIFY2(r.error().message.contains(u"corrupt"_s), qPrintable(r.error().message));
+        QCOMPARE(m_gate->release(u"A"_s, held.token).error().code, ErrorCode::Internal);
+        QCOMPARE(available(u"A"_s), 9);
+        QCOMPARE(m_gate->openTokens(u"A"_s)->size(), 1);
+        QVERIFY(m_redis->command({"SET", GateKeys::key(u"A"_s, "seq"), "not-a-number"}).has_value());
+        r = m_gate->reserve(u"A"_s, u"o3"_s, {}, 1);
+        QCOMPARE(r.error().code, ErrorCode::Internal);
+        QCOMPARE(available(u"A"_s), 9);
+        QCOMPARE(m_redis->command({"HLEN", GateKeys::key(u"A"_s, "orders")})->integer, 1);
+    }
+
+    void releaseIsIdempotent()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        const auto held = reserve(u"A"_s, u"o1"_s, 4, u"dave"_s);
+        QCOMPARE(available(u"A"_s), 6);
+        QCOMPARE(*m_gate->release(u"A"_s, held.token), true);
+        QCOMPARE(available(u"A"_s), 10);
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(*m_gate->release(u"A"_s, held.token), false);
+        QCOMPARE(available(u"A"_s), 10);
+        QCOMPARE(m_redis->command({"HEXISTS", GateKeys::key(u"A"_s, "users"), "dave"})->integer, 0);
+        // A released token cannot be settled or sold afterwards.
+        QCOMPARE(m_gate->settle(u"A"_s, held.token).error().code, ErrorCode::Conflict);
+        QCOMPARE(m_gate->markSold(u"A"_s, held.token).error().code, ErrorCode::Conflict);
+        // The order's token stays: a repeated reserve gets it back, released, nothing moves.
+        const auto again = reserve(u"A"_s, u"o1"_s, 4);
+        QCOMPARE(again.code, GateCode::Existing);
+        QCOMPARE(again.token, held.token);
+        QCOMPARE(again.state, TokenState::Released);
+        QCOMPARE(available(u"A"_s), 10);
+        auto unknown = m_gate->release(u"A"_s, u"A.nope.1"_s);
+        QCOMPARE(unknown.error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(unknown.error().field, u"token"_s);
+    }
+
+    void tokenLifecycle()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        const auto a = reserve(u"A"_s, u"oa"_s, 1);
+        const auto b = reserve(u"A"_s, u"ob"_s, 2);
+        const auto c = reserve(u"A"_s, u"oc"_s, 3);
+        QVERIFY(m_gate->settle(u"A"_s, a.token).has_value());
+        QVERIFY(m_gate->settle(u"A"_s, a.token).has_value()); // idempotent
+        QVERIFY(m_gate->settle(u"A"_s, b.token).has_value());
+        QVERIFY(m_gate->markSold(u"A"_s, b.token).has_value());
+        QVERIFY(m_gate->markSold(u"A"_s, b.token).has_value()); // idempotent
+        QVERIFY(m_gate->settle(u"A"_s, b.token).has_value());   // sold stays sold
+        QCOMPARE(*m_gate->release(u"A"_s, b.token), false);     // sold units stay sold
+        QCOMPARE(available(u"A"_s), 4);
+        auto open = *m_gate->openTokens(u"A"_s);
+        QCOMPARE(open.size(), 2);
+        QCOMPARE(open[0].token, c.token); // held first
+        QCOMPARE(open[0].state, TokenState::Held);
+        QCOMPARE(open[1].token, a.token);
+        QCOMPARE(open[1].state, TokenState::Settled);
+        // A settled token can still be released (the order was closed): units back once.
+        QCOMPARE(*m_gate->release(u"A"_s, a.token), true);
+        QCOMPARE(available(u"A"_s), 5);
+        // Held -> sold directly when the settle was lost.
+        QVERIFY(m_gate->markSold(u"A"_s, c.token).has_value());
+        QVERIFY(m_gate->openTokens(u"A"_s)->isEmpty());
+        QCOMPARE(reserve(u"A"_s, u"oc"_s, 3).state, TokenState::Sold);
+    }
+
+    void settleBatchPipelines()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 100, false).has_value());
+        QList<GateReserveRequest> requests;
+        for (int i = 0; i < 50; ++i)
+            requests.append({u"b%1"_s.arg(i), QString(), 1});
+        auto reserved = m_gate->reserveBatch(u"A"_s, requests);
+        QVERIFY(reserved.has_value());
+        QCOMPARE(reserved->size(), 50);
+        QList<QString> tokens;
+        for (const auto &r : *reserved) {
+            QCOMPARE(r.code, GateCode::Reserved);
+            tokens << r.token;
+        }
+        QCOMPARE(available(u"A"_s), 50);
+        QVERIFY(m_redis->command({"SCRIPT", "FLUSH"}).has_value());
+        QVERIFY(m_gate->settleBatch(u"A"_s, tokens).has_value());
+        const auto open = *m_gate->openTokens(u"A"_s);
+        QCOMPARE(open.size(), 50);
+        for (const auto &t : open)
+            QCOMPARE(t.state, TokenState::Settled);
+        QVERIFY(m_gate->settleBatch(u"A"_s, tokens).has_value()); // idempotent
+        QCOMPARE(m_gate->settleBatch(u"A"_s, {u"A.missing.1"_s}).error().code,
+                 ErrorCode::InvalidArgument);
+    }
+
+    void loadIsNetOfHeldTokens()
+    {
+        QCOMPARE(*m_gate->load(u"A"_s, 100, false), 100);
+        const auto held = reserve(u"A"_s, u"o1"_s, 10);
+        const auto settled = reserve(u"A"_s, u"o2"_s, 5);
+        QVERIFY(m_gate->settle(u"A"_s, settled.token).has_value());
+        QCOMPARE(available(u"A"_s), 85);
+        // Only if absent: a present key is left alone.
+        QCOMPARE(*m_gate->load(u"A"_s, 500, false), 85);
+        QCOMPARE(available(u"A"_s), 85);
+        // Book after the settled order committed: 95 available. Held o1 is not in the book.
+        QCOMPARE(*m_gate->load(u"A"_s, 95, true), 85);
+        QVERIFY(m_redis->command({"DEL", GateKeys::key(u"A"_s, "stock")}).has_value());
+        QCOMPARE(*m_gate->load(u"A"_s, 95, false), 85);
+        QCOMPARE(*m_gate->load(u"A"_s, 3, true), 0); // never negative
+        QCOMPARE(*m_gate->release(u"A"_s, held.token), true);
+        QCOMPARE(*m_gate->load(u"A"_s, 95, true), 95);
+        QVERIFY(!m_gate->load(u"A"_s, -1, true).has_value());
+    }
+
+    void releaseWithoutStockKeyCountsOnNextLoad()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        const auto held = reserve(u"A"_s, u"o1"_s, 4);
+        QVERIFY(m_redis->command({"DEL", GateKeys::key(u"A"_s, "stock")}).has_value());
+        QCOMPARE(*m_gate->release(u"A"_s, held.token), true);
+        QCOMPARE(available(u"A"_s), -1); // not recreated with a wrong value
+        QCOMPARE(*m_gate->load(u"A"_s, 10, false), 10);
+    }
+
+    void adjustOnlyWhenKeyExists()
+    {
+        QCOMPARE(*m_gate->adjust(u"A"_s, 5), false);
+        QCOMPARE(available(u"A"_s), -1);
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        QCOMPARE(*m_gate->adjust(u"A"_s, 5), true);
+        QCOMPARE(available(u"A"_s), 15);
+        QCOMPARE(*m_gate->adjust(u"A"_s, -20), true);
+        QCOMPARE(available(u"A"_s), 0);
+    }
+
+    void finishedTokensArePurgedAfterRetention()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        m_gate->setTokenRetentionSeconds(0);
+        const auto first = reserve(u"A"_s, u"o1"_s, 1);
+        QCOMPARE(*m_gate->release(u"A"_s, first.token), true);
+        QCOMPARE(m_redis->command({"HLEN", GateKeys::key(u"A"_s, "tokens")})->integer, 0);
+        QCOMPARE(m_redis->command({"HLEN", GateKeys::key(u"A"_s, "orders")})->integer, 0);
+        QCOMPARE(m_redis->command({"ZCARD", GateKeys::key(u"A"_s, "done")})->integer, 0);
+        // Past its retention an order is new again to the gate.
+        const auto second = reserve(u"A"_s, u"o1"_s, 1);
+        QCOMPARE(second.code, GateCode::Reserved);
+        QVERIFY(second.token != first.token);
+        QCOMPARE(available(u"A"_s), 9);
+    }
+
+    void healthReportsScriptCache()
+    {
+        GateHealth h = m_gate->health();
+        QVERIFY(h.reachable);
+        QVERIFY(h.scriptsLoaded);
+        QVERIFY(h.roundTripUs > 0);
+        QVERIFY(m_redis->command({"SCRIPT", "FLUSH"}).has_value());
+        h = m_gate->health();
+        QVERIFY(h.reachable);
+        QVERIFY(!h.scriptsLoaded);
+        QVERIFY(!h.detail.isEmpty());
+        QVERIFY(m_gate->load(u"A"_s, 1, false).has_value()); // reloads on NOSCRIPT
+        QVERIFY(m_gate->health().scriptsLoaded);
+        Gate nowhere(RedisUrl::tcp(u"127.0.0.1"_s, 1));
+        h = nowhere.health();
+        QVERIFY(!h.reachable);
+        QVERIFY(!h.detail.isEmpty());
+    }
+
+};
+
+QTEST_GUILESS_MAIN(TestGate)
+#include "tst_gate.moc"

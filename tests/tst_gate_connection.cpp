@@ -1,0 +1,226 @@
+// The gate's connection to Redis against real servers: URL parsing, reconnect after an
+// idle close, unix socket / db / AUTH, outages (hung and killed server), the embedded server.
+#include "gate/EmbeddedRedis.h"
+#include "gate/Gate.h"
+#include "support/RedisFixture.h"
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <QSet>
+#include <QTest>
+#include <QThread>
+
+#include <csignal>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+
+class TestGateConnection : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<RedisFixture> m_redis;
+    std::unique_ptr<Gate> m_gate;
+
+    qint64 available(const QString &sku)
+    {
+        auto a = m_gate->available(sku);
+        return a ? *a : -100;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        FLASHSTOCK_REQUIRE_REDIS_SERVER();
+        m_redis = std::make_unique<RedisFixture>();
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->errorString()));
+    }
+    void init()
+    {
+        QVERIFY(m_redis->command({"FLUSHALL"}).has_value());
+        QVERIFY(m_redis->command({"CONFIG", "SET", "timeout", "0"}).has_value());
+        m_gate = std::make_unique<Gate>(m_redis->url());
+        QVERIFY(m_gate->connect().has_value());
+    }
+    void cleanup() { m_gate.reset(); }
+
+    void redisUrl_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<bool>("ok");
+        QTest::addColumn<QString>("shown");
+        QTest::newRow("tcp") << u"redis://127.0.0.1:6380"_s << true << u"redis://127.0.0.1:6380"_s;
+        QTest::newRow("tcp default port") << u"redis://cache"_s << true << u"redis://cache:6379"_s;
+        QTest::newRow("password db") << u"redis://:s3cret@h:1/2"_s << true << u"redis://:***@h:1/2"_s;
+        QTest::newRow("user") << u"redis://app:pw@h:1"_s << true << u"redis://app:***@h:1"_s;
+        QTest::newRow("timeouts") << u"redis://h:1?connect_timeout_ms=50&timeout_ms=70"_s << true
+                                  << u"redis://h:1?connect_timeout_ms=50&timeout_ms=70"_s;
+        QTest::newRow("unix") << u"unix:///run/x/redis.sock"_s << true << u"unix:///run/x/redis.sock"_s;
+        QTest::newRow("none") << u"none"_s << true << u"none"_s;
+        QTest::newRow("no host") << u"redis://:1"_s << false << QString();
+        QTest::newRow("bad port") << u"redis://h:99999"_s << false << QString();
+        QTest::newRow("bad db") << u"redis://h:1/x"_s << false << QString();
+        QTest::newRow("scheme") << u"http://h:1"_s << false << QString();
+        QTest::newRow("relative unix") << u"unix://redis.sock"_s << false << QString();
+        QTest::newRow("unknown option") << u"redis://h:1?fast=1"_s << false << QString();
+        QTest::newRow("zero timeout") << u"redis://h:1?timeout_ms=0"_s << false << QString();
+        QTest::newRow("garbage") << u"not a url"_s << false << QString();
+        QTest::newRow("empty") << QString() << false << QString();
+    }
+    void redisUrl()
+    {
+        QFETCH(QString, text);
+        QFETCH(bool, ok);
+        QFETCH(QString, shown);
+        auto url = RedisUrl::parse(text);
+        QCOMPARE(url.has_value(), ok);
+        if (ok) {
+            QCOMPARE(url->toDisplayString(), shown);
+            auto again = RedisUrl::parse(url->toString());
+            QVERIFY(again.has_value());
+            QCOMPARE(again->password, url->password);
+        } else {
+            QCOMPARE(url.error().code, ErrorCode::InvalidArgument);
+            QCOMPARE(url.error().field, u"redis"_s);
+            QVERIFY2(!url.error().message.contains(u"s3cret"_s), qPrintable(url.error().message));
+        }
+        QVERIFY(!RedisUrl::parse(u"redis://:s3cret@h:99999"_s).error().message.contains(u"s3cret"_s));
+    }
+
+    void idleConnectionClosedByServerReconnects()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        QCOMPARE(m_gate->connectCount(), 1);
+        QVERIFY(m_redis->command({"CONFIG", "SET", "timeout", "1"}).has_value());
+        QThread::msleep(2200);
+        const auto r = m_gate->reserve(u"A"_s, u"o1"_s, {}, 1);
+        QVERIFY2(r.has_value(), qPrintable(r.error().message));
+        QCOMPARE(r->code, GateCode::Reserved);
+        QCOMPARE(m_gate->connectCount(), 2); // the closed connection was replaced
+        QVERIFY(m_redis->command({"CONFIG", "SET", "timeout", "0"}).has_value());
+    }
+
+    void unixSocketDbAndAuth()
+    {
+        RedisUrl url = m_redis->unixUrl();
+        url.db = 3;
+        Gate onDb3(url);
+        QVERIFY(onDb3.load(u"U"_s, 7, false).has_value());
+        QCOMPARE(*onDb3.available(u"U"_s), 7);
+        QCOMPARE(available(u"U"_s), -1); // db 0 has no such key
+
+        QVERIFY(m_redis->command({"CONFIG", "SET", "requirepass", "pw1"}).has_value());
+        RedisUrl authed = m_redis->url();
+        authed.password = u"pw1"_s;
+        Gate withPassword(authed);
+        QVERIFY(withPassword.load(u"P"_s, 1, false).has_value());
+        authed.password = u"wrong"_s;
+        Gate wrong(authed);
+        const auto refused = wrong.connect();
+        QCOMPARE(refused.error().code, ErrorCode::InvalidArgument);
+        QVERIFY(!refused.error().message.contains(u"wrong"_s));
+        RedisConnection admin(*RedisUrl::parse(u"redis://:pw1@127.0.0.1:%1"_s.arg(m_redis->port())));
+        QVERIFY(admin.command({"CONFIG", "SET", "requirepass", ""}).has_value());
+    }
+
+    void outageAnswersUnavailableInTimeAndResumes()
+    {
+        RedisFixture redis;
+        QVERIFY2(redis.start(), qPrintable(redis.errorString()));
+        Gate gate(redis.url(400));
+        QVERIFY(gate.load(u"K"_s, 1000, false).has_value());
+        QSet<QString> tokens;
+        for (int i = 0; i < 50; ++i)
+            tokens.insert(gate.reserve(u"K"_s, u"before%1"_s.arg(i), {}, 1)->token);
+
+        // A server that hangs (stopped, socket open): the command timeout answers.
+        const QByteArray info = redis.command({"INFO", "server"})->str;
+        const qint64 serverPid = QRegularExpression(u"process_id:(\\d+)"_s)
+                                     .match(QString::fromUtf8(info)).captured(1).toLongLong();
+        QVERIFY(serverPid > 0);
+        ::kill(pid_t(serverPid), SIGSTOP);
+        QElapsedTimer timer;
+        timer.start();
+        auto hung = gate.reserve(u"K"_s, u"hung"_s, {}, 1);
+        const qint64 hungMs = timer.elapsed();
+        ::kill(pid_t(serverPid), SIGCONT);
+        QVERIFY(!hung);
+        QCOMPARE(hung.error().code, ErrorCode::Unavailable);
+        QVERIFY2(hungMs >= 350 && hungMs < 1500, qPrintable(QString::number(hungMs)));
+        // The hung reserve may have run after SIGCONT: it is idempotent, repeat it.
+        QVERIFY(gate.reserve(u"K"_s, u"hung"_s, {}, 1).has_value());
+
+        redis.kill();
+        for (int i = 0; i < 3; ++i) {
+            timer.restart();
+            auto down = gate.reserve(u"K"_s, u"during%1"_s.arg(i), {}, 1);
+            QVERIFY(!down);
+            QCOMPARE(down.error().code, ErrorCode::Unavailable);
+            QVERIFY2(timer.elapsed() < 800, qPrintable(QString::number(timer.elapsed())));
+            QVERIFY(!gate.health().reachable);
+        }
+        QVERIFY2(redis.restart(), qPrintable(redis.errorString()));
+        // Service resumes by itself; the data went with the crash (no persistence).
+        auto after = gate.reserve(u"K"_s, u"after0"_s, {}, 1);
+        QVERIFY2(after.has_value(), qPrintable(after.error().message));
+        QCOMPARE(after->code, GateCode::NoStockKey);
+        QVERIFY(gate.load(u"K"_s, 1000, false).has_value());
+        for (int i = 0; i < 50; ++i) {
+            auto r = gate.reserve(u"K"_s, u"after%1"_s.arg(i), {}, 1);
+            QVERIFY(r && r->code == GateCode::Reserved);
+            QVERIFY2(!tokens.contains(r->token), qPrintable(r->token)); // unique across restart
+            tokens.insert(r->token);
+        }
+        QCOMPARE(tokens.size(), 100);
+        QCOMPARE(*gate.available(u"K"_s), 950);
+    }
+
+    void embeddedRedisStartsReusesStops()
+    {
+        QTemporaryDir tmp(QDir::tempPath() + u"/fsemb-XXXXXX"_s);
+        const QString dataDir = tmp.path() + u"/data"_s;
+        EmbeddedRedis embedded(dataDir);
+        QVERIFY(!embedded.status().running);
+        auto url = embedded.start();
+        QVERIFY2(url.has_value(), qPrintable(url.error().message));
+        QVERIFY(!embedded.wasReused());
+        QCOMPARE(url->kind, RedisUrl::Kind::Unix);
+        QCOMPARE(url->socketPath, dataDir + u"/redis.sock"_s);
+        QCOMPARE(QFileInfo(dataDir).permissions() & 0x0077, QFileDevice::Permissions{});
+        QCOMPARE(QFileInfo(dataDir + u"/redis"_s).permissions() & 0x0077, QFileDevice::Permissions{});
+        const EmbeddedRedisStatus st = embedded.status();
+        QVERIFY(st.running);
+        QVERIFY(st.pid > 0);
+        {
+            Gate gate(*url);
+            QCOMPARE(*gate.load(u"E"_s, 3, false), 3);
+            RedisConnection c(*url);
+            QCOMPARE(c.command({"CONFIG", "GET", "appendonly"})->elements.value(1).str, "yes");
+            QCOMPARE(c.command({"CONFIG", "GET", "port"})->elements.value(1).str, "0");
+        }
+        EmbeddedRedis again(dataDir);
+        QVERIFY(again.start().has_value());
+        QVERIFY(again.wasReused());
+        QCOMPARE(again.status().pid, st.pid);
+        QCOMPARE(*again.stop(), true);
+        QVERIFY(!embedded.status().running);
+        QCOMPARE(*embedded.stop(), false);
+        // Append-only file on: a restart keeps the gate's keys.
+        QVERIFY(embedded.start().has_value());
+        QCOMPARE(*Gate(embedded.url()).available(u"E"_s), 3);
+        QVERIFY(embedded.stop().has_value());
+
+        const QByteArray path = qgetenv("PATH");
+        qputenv("PATH", "/nonexistent");
+        auto missing = EmbeddedRedis(tmp.path() + u"/other"_s).start();
+        qputenv("PATH", path);
+        QVERIFY(!missing);
+        QCOMPARE(missing.error().code, ErrorCode::Unavailable);
+        QVERIFY2(missing.error().message.contains(u"redis-server is not installed"_s),
+                 qPrintable(missing.error().message));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGateConnection)
+#include "tst_gate_connection.moc"
