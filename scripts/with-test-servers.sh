@@ -19,8 +19,13 @@ if [ "$(id -u)" -eq 0 ]; then
   chown postgres "$work"
 fi
 
+# A random port in 20000-49999 that nothing answers on (bash's /dev/tcp, no extra tools).
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+  local port
+  while :; do
+    port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 30000 ))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+  done
 }
 
 pg_port=$(free_port)

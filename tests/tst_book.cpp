@@ -4,6 +4,7 @@
 #include "store/Database.h"
 #include "store/NaiveDeduct.h"
 #include "support/BookFixture.h"
+#include "support/EngineHelpers.h"
 
 #include <QTest>
 
@@ -17,29 +18,6 @@ using namespace Qt::StringLiterals;
 using namespace flashstock;
 
 namespace {
-
-std::unique_ptr<Engine> openEngine(const DbUrl &url, const QString &source = u"test"_s)
-{
-    auto engine = Engine::open(EngineOptions{url, std::nullopt, Actor{u"tester"_s, source}});
-    if (!engine) {
-        qWarning("open failed: %s", qPrintable(engine.error().message));
-        return nullptr;
-    }
-    return std::move(*engine);
-}
-
-/// I1-I4 and I6 over the whole book; prints every problem.
-bool bookHolds(Engine &engine)
-{
-    auto check = engine.book().check();
-    if (!check) {
-        qWarning("check failed: %s", qPrintable(check.error().message));
-        return false;
-    }
-    for (const QString &p : check->problems)
-        qWarning("%s", qPrintable(p));
-    return check->ok();
-}
 
 qint64 ledgerRows(Engine &engine, const QString &operation = {})
 {
@@ -97,7 +75,7 @@ void TestBook::concurrentReserves()
     QFETCH(int, threads);
     QFETCH(int, perThread);
     FS_FRESH_BOOK(fresh, backend);
-    auto engine = openEngine(fresh.url());
+    auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, stock).has_value());
 
@@ -106,7 +84,7 @@ void TestBook::concurrentReserves()
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
         workers.emplace_back([&, t] {
-            auto mine = openEngine(fresh.url());
+            auto mine = test::openEngine(fresh.url());
             start.arrive_and_wait();
             for (int i = 0; mine && i < perThread; ++i) {
                 auto r = mine->reserve(u"t%1-o%2"_s.arg(t).arg(i), u"u%1"_s.arg(t), {{u"A"_s, 1, {}}});
@@ -134,7 +112,7 @@ void TestBook::concurrentReserves()
     QCOMPARE(levels->available, 0);
     QCOMPARE(levels->locked, stock);
     QCOMPARE(ledgerRows(*engine, u"RESERVE"_s), stock);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestBook::naiveDeductOversells_data()
@@ -148,7 +126,7 @@ void TestBook::naiveDeductOversells()
     // more units than there are.
     QFETCH(QString, backend);
     FS_FRESH_BOOK(fresh, backend);
-    auto engine = openEngine(fresh.url());
+    auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     const int stock = 200, threads = 32, perThread = 25;
     QVERIFY(engine->addSku(u"A"_s, stock).has_value());
@@ -181,7 +159,7 @@ void TestBook::confirmReleaseRace()
 {
     QFETCH(QString, backend);
     FS_FRESH_BOOK(fresh, backend);
-    auto engine = openEngine(fresh.url());
+    auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     const int orders = 500;
     QVERIFY(engine->addSku(u"A"_s, orders).has_value());
@@ -194,7 +172,7 @@ void TestBook::confirmReleaseRace()
     std::vector<Outcome> confirms(orders), releases(orders);
     std::atomic<int> errors{0};
     std::thread payer([&] {
-        auto mine = openEngine(fresh.url());
+        auto mine = test::openEngine(fresh.url());
         for (int i = 0; i < orders; ++i) {
             sync.arrive_and_wait();
             auto r = mine ? mine->confirm(u"o%1"_s.arg(i), u"pay-%1"_s.arg(i)) : Result<OrderChange>();
@@ -206,7 +184,7 @@ void TestBook::confirmReleaseRace()
         }
     });
     std::thread closer([&] {
-        auto mine = openEngine(fresh.url());
+        auto mine = test::openEngine(fresh.url());
         for (int i = 0; i < orders; ++i) {
             sync.arrive_and_wait();
             auto r = mine ? mine->release(u"o%1"_s.arg(i), u"timeout"_s) : Result<OrderChange>();
@@ -239,14 +217,14 @@ void TestBook::confirmReleaseRace()
     QCOMPARE(levels->available, released);
     QCOMPARE(levels->locked, 0);
     QCOMPARE(ledgerRows(*engine), 1 + orders * 2);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestBook::repeatedDeliveries()
 {
     QFETCH(QString, backend);
     FS_FRESH_BOOK(fresh, backend);
-    auto engine = openEngine(fresh.url());
+    auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
 
@@ -277,7 +255,7 @@ void TestBook::repeatedDeliveries()
         std::atomic<int> failures{0};
         for (int t = 0; t < 3; ++t)
             ts.emplace_back([&] {
-                auto mine = openEngine(fresh.url());
+                auto mine = test::openEngine(fresh.url());
                 start.arrive_and_wait();
                 if (!mine || !call(*mine))
                     ++failures;
@@ -317,14 +295,14 @@ void TestBook::repeatedDeliveries()
     QVERIFY(levels.has_value());
     QCOMPARE(levels->sold, 3);
     QCOMPARE(levels->available, 7);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestBook::multiLineAllOrNothing()
 {
     QFETCH(QString, backend);
     FS_FRESH_BOOK(fresh, backend);
-    auto engine = openEngine(fresh.url());
+    auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 5).has_value());
     QVERIFY(engine->addSku(u"B"_s, 2).has_value());
@@ -340,21 +318,21 @@ void TestBook::multiLineAllOrNothing()
     QCOMPARE(engine->book().levels(u"B"_s)->available, 2);
     auto status = engine->book().orderStatus(u"m1"_s);
     QVERIFY(status && !status->has_value());
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestBook::multiLineOppositeOrders()
 {
     QFETCH(QString, backend);
     FS_FRESH_BOOK(fresh, backend);
-    auto engine = openEngine(fresh.url());
+    auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 100).has_value());
     QVERIFY(engine->addSku(u"B"_s, 100).has_value());
     std::atomic<int> reserved{0}, failures{0};
     std::latch start(2);
     auto run = [&](bool abFirst) {
-        auto mine = openEngine(fresh.url());
+        auto mine = test::openEngine(fresh.url());
         start.arrive_and_wait();
         for (int i = 0; mine && i < 50; ++i) {
             const QList<OrderLine> lines = abFirst ? QList<OrderLine>{{u"A"_s, 1, {}}, {u"B"_s, 1, {}}}
@@ -375,14 +353,14 @@ void TestBook::multiLineOppositeOrders()
     QCOMPARE(reserved.load(), 100);
     QCOMPARE(engine->book().levels(u"A"_s)->locked, 100);
     QCOMPARE(engine->book().levels(u"B"_s)->locked, 100);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestBook::expiryUsesDatabaseClock()
 {
     QFETCH(QString, backend);
     FS_FRESH_BOOK(fresh, backend);
-    auto engine = openEngine(fresh.url());
+    auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     QVERIFY(engine->reserve(u"short"_s, {}, {{u"A"_s, 1, {}}}, 1).has_value());
@@ -405,14 +383,14 @@ void TestBook::expiryUsesDatabaseClock()
     QVERIFY(forced.has_value());
     QCOMPARE(forced->size(), 1);
     QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestBook::bucketsBorrow()
 {
     QFETCH(QString, backend);
     FS_FRESH_BOOK(fresh, backend);
-    auto engine = openEngine(fresh.url());
+    auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 3, 3).has_value());
     // Three orders that all prefer bucket 0: two of them must borrow from another bucket.
@@ -425,7 +403,7 @@ void TestBook::bucketsBorrow()
     std::vector<std::thread> ts;
     for (int t = 0; t < 3; ++t)
         ts.emplace_back([&, t] {
-            auto mine = openEngine(fresh.url());
+            auto mine = test::openEngine(fresh.url());
             start.arrive_and_wait();
             auto r = mine ? mine->reserve(orders.at(t), {}, {{u"A"_s, 1, {}}}) : Result<ReserveResult>();
             reserved += r && r->outcome == Outcome::Reserved;
@@ -434,14 +412,14 @@ void TestBook::bucketsBorrow()
         t.join();
     QCOMPARE(reserved.load(), 3);
     QCOMPARE(engine->book().levels(u"A"_s)->available, 0);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestBook::paymentsOnPaidOrder()
 {
     QFETCH(QString, backend);
     FS_FRESH_BOOK(fresh, backend);
-    auto engine = openEngine(fresh.url());
+    auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 1).has_value());
     QVERIFY(engine->reserve(u"o"_s, {}, {{u"A"_s, 1, {}}}).has_value());
@@ -451,7 +429,7 @@ void TestBook::paymentsOnPaidOrder()
     QCOMPARE(engine->confirm(u"o"_s, u"p2"_s)->outcome, Outcome::RefundRequired);
     QCOMPARE(*engine->book().refundCount(u"o"_s), 1);
     QCOMPARE(engine->book().levels(u"A"_s)->sold, 1);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 QTEST_GUILESS_MAIN(TestBook)

@@ -6,6 +6,7 @@
 #include "gate/GateKeys.h"
 #include "store/Database.h"
 #include "support/BookFixture.h"
+#include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
 
 #include <QElapsedTimer>
@@ -21,26 +22,6 @@ using namespace Qt::StringLiterals;
 using namespace flashstock;
 
 namespace {
-
-std::unique_ptr<Engine> openEngine(const DbUrl &db, const RedisUrl &redis)
-{
-    auto engine = Engine::open(EngineOptions{db, redis, Actor{u"tester"_s, u"test"_s}});
-    if (!engine) {
-        qWarning("open failed: %s", qPrintable(engine.error().message));
-        return nullptr;
-    }
-    return std::move(*engine);
-}
-
-bool bookHolds(Engine &engine)
-{
-    auto check = engine.book().check();
-    if (!check)
-        return false;
-    for (const QString &p : check->problems)
-        qWarning("%s", qPrintable(p));
-    return check->ok();
-}
 
 qint64 gateAvailable(Engine &engine, const QString &sku)
 {
@@ -87,7 +68,7 @@ void TestEngineGate::crowdThroughGate()
     FS_FRESH_BOOK(fresh, backend);
     RedisFixture redis;
     QVERIFY2(redis.start(), qPrintable(redis.errorString()));
-    auto engine = openEngine(fresh.url(), redis.url());
+    auto engine = test::openEngine(fresh.url(), redis.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 1000).has_value());
     QCOMPARE(gateAvailable(*engine, u"A"_s), 1000);
@@ -98,7 +79,7 @@ void TestEngineGate::crowdThroughGate()
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t)
         workers.emplace_back([&, t] {
-            auto mine = openEngine(fresh.url(), redis.url());
+            auto mine = test::openEngine(fresh.url(), redis.url());
             start.arrive_and_wait();
             for (int i = 0; mine && i < perThread; ++i) {
                 auto r = mine->reserve(u"t%1-o%2"_s.arg(t).arg(i), u"u%1"_s.arg(t), {{u"A"_s, 1, {}}});
@@ -143,7 +124,7 @@ void TestEngineGate::crowdThroughGate()
         QVERIFY2(!row.token.isEmpty(), qPrintable(row.order));
     }
     QCOMPARE(reserves, 1000);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestEngineGate::sameOrderFiveTimes()
@@ -153,7 +134,7 @@ void TestEngineGate::sameOrderFiveTimes()
     FS_FRESH_BOOK(fresh, backend);
     RedisFixture redis;
     QVERIFY(redis.start());
-    auto engine = openEngine(fresh.url(), redis.url());
+    auto engine = test::openEngine(fresh.url(), redis.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     for (int i = 0; i < 5; ++i)
@@ -165,7 +146,7 @@ void TestEngineGate::sameOrderFiveTimes()
     std::atomic<int> reserved{0};
     for (int t = 0; t < 5; ++t)
         ts.emplace_back([&] {
-            auto mine = openEngine(fresh.url(), redis.url());
+            auto mine = test::openEngine(fresh.url(), redis.url());
             start.arrive_and_wait();
             auto r = mine ? mine->reserve(u"par"_s, u"u"_s, {{u"A"_s, 3, {}}}) : Result<ReserveResult>();
             if (r && r->outcome == Outcome::Reserved) {
@@ -180,7 +161,7 @@ void TestEngineGate::sameOrderFiveTimes()
     QCOMPARE(tokens.size(), 1);
     QCOMPARE(engine->book().levels(u"A"_s)->available, 5);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 5);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestEngineGate::perUserLimit()
@@ -190,7 +171,7 @@ void TestEngineGate::perUserLimit()
     FS_FRESH_BOOK(fresh, backend);
     RedisFixture redis;
     QVERIFY(redis.start());
-    auto engine = openEngine(fresh.url(), redis.url());
+    auto engine = test::openEngine(fresh.url(), redis.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     auto sale = engine->createSale(u"A"_s, 0, 0, 60, 2);
@@ -210,7 +191,7 @@ void TestEngineGate::perUserLimit()
     QCOMPARE(engine->reserve(u"o4"_s, u"bob"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
     QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Stopped).has_value());
     QCOMPARE(engine->reserve(u"o5"_s, u"carol"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestEngineGate::bookRefusalCompensatesGate()
@@ -220,7 +201,7 @@ void TestEngineGate::bookRefusalCompensatesGate()
     FS_FRESH_BOOK(fresh, backend);
     RedisFixture redis;
     QVERIFY(redis.start());
-    auto engine = openEngine(fresh.url(), redis.url());
+    auto engine = test::openEngine(fresh.url(), redis.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 5).has_value());
     // The book holds fewer units than the gate believes (a stocktake behind the gate's back).
@@ -243,7 +224,7 @@ void TestEngineGate::missingStockKeyReloads()
     FS_FRESH_BOOK(fresh, backend);
     RedisFixture redis;
     QVERIFY(redis.start());
-    auto engine = openEngine(fresh.url(), redis.url());
+    auto engine = test::openEngine(fresh.url(), redis.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 4).has_value());
     QCOMPARE(engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
@@ -262,7 +243,7 @@ void TestEngineGate::idleConnectionClosedByServer()
     FS_FRESH_BOOK(fresh, u"sqlite"_s);
     RedisFixture redis;
     QVERIFY(redis.start());
-    auto engine = openEngine(fresh.url(), redis.url());
+    auto engine = test::openEngine(fresh.url(), redis.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 4).has_value());
     QVERIFY(redis.command({"CONFIG", "SET", "timeout", "1"}).has_value());
@@ -278,7 +259,7 @@ void TestEngineGate::redisKilledAndRestarted()
     FS_FRESH_BOOK(fresh, u"sqlite"_s);
     RedisFixture redis;
     QVERIFY(redis.start());
-    auto engine = openEngine(fresh.url(), redis.url(300));
+    auto engine = test::openEngine(fresh.url(), redis.url(300));
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 100).has_value());
     for (int i = 0; i < 10; ++i)
@@ -307,7 +288,7 @@ void TestEngineGate::redisKilledAndRestarted()
     QVERIFY(rebuilt.has_value());
     QCOMPARE(*rebuilt, 89);
     QCOMPARE(gateAvailable(*engine, u"A"_s), engine->book().levels(u"A"_s)->available);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestEngineGate::bookOnlyWhileGateIsDown()
@@ -316,7 +297,7 @@ void TestEngineGate::bookOnlyWhileGateIsDown()
     FS_FRESH_BOOK(fresh, u"sqlite"_s);
     RedisFixture redis;
     QVERIFY(redis.start());
-    auto engine = openEngine(fresh.url(), redis.url(300));
+    auto engine = test::openEngine(fresh.url(), redis.url(300));
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     auto sale = engine->createSale(u"A"_s, 0, 0, 60, 3);
@@ -339,7 +320,7 @@ void TestEngineGate::bookOnlyWhileGateIsDown()
     QTest::qWait(1100);
     QCOMPARE(engine->reserve(u"o4"_s, u"bob"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 6);
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestEngineGate::releaseAndConfirmTellTheGate()
@@ -348,7 +329,7 @@ void TestEngineGate::releaseAndConfirmTellTheGate()
     FS_FRESH_BOOK(fresh, u"sqlite"_s);
     RedisFixture redis;
     QVERIFY(redis.start());
-    auto engine = openEngine(fresh.url(), redis.url());
+    auto engine = test::openEngine(fresh.url(), redis.url());
     QVERIFY(engine);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     QCOMPARE(engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 3, {}}})->outcome, Outcome::Reserved);
@@ -366,7 +347,7 @@ void TestEngineGate::releaseAndConfirmTellTheGate()
     auto open = engine->gate()->openTokens(u"A"_s);
     QVERIFY(open.has_value());
     QVERIFY(open->isEmpty());
-    QVERIFY(bookHolds(*engine));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 QTEST_GUILESS_MAIN(TestEngineGate)
