@@ -5,30 +5,53 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QDir>
+#include <QTimer>
+
+#include <csignal>
+
+using namespace Qt::StringLiterals;
 
 int main(int argc, char **argv)
 {
+    std::signal(SIGPIPE, SIG_IGN); // a Redis socket closed under us must not kill the console
     QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("flashstock"));
+    QApplication::setApplicationName(u"flashstock"_s);
     QApplication::setApplicationVersion(QStringLiteral(FLASHSTOCK_VERSION));
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("FlashStock operations console"));
+    parser.setApplicationDescription(u"FlashStock operations console"_s);
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption dataDir(QStringLiteral("data-dir"), QStringLiteral("Where the embedded defaults live."),
-                                     QStringLiteral("DIR"));
-    const QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Book of record URL."), QStringLiteral("URL"));
-    parser.addOptions({dataDir, db});
+    const QCommandLineOption dataDir(u"data-dir"_s, u"Where the embedded defaults live (else FLASHSTOCK_DATA_DIR, else XDG)."_s,
+                                     u"DIR"_s);
+    const QCommandLineOption db(u"db"_s, u"Book of record URL (default: SQLite flashstock.db in the data dir)."_s, u"URL"_s);
+    const QCommandLineOption redis(u"redis"_s, u"Gate URL, or none for book-only (default: the data dir's redis-server)."_s,
+                                   u"URL"_s);
+    const QCommandLineOption op(u"operator"_s, u"Operator name on ledger rows and approvals (default: the OS user)."_s,
+                                u"NAME"_s);
+    const QCommandLineOption shots(u"screenshot"_s, u"Render each view into DIR once data arrived, then exit."_s, u"DIR"_s);
+    parser.addOptions({dataDir, db, redis, op, shots});
     parser.process(app);
-    QString dir = parser.value(dataDir);
-    if (dir.isEmpty())
-        dir = qEnvironmentVariable("FLASHSTOCK_DATA_DIR");
-    if (dir.isEmpty())
-        dir = flashstock::CliContext::defaultDataDir();
-    const QString book = parser.isSet(db) ? parser.value(db)
-                                          : QStringLiteral("sqlite:///") + QDir(dir).absoluteFilePath(QStringLiteral("flashstock.db"));
-    flashstock::MainWindow window(book);
+
+    flashstock::ConnectionProfile profile;
+    profile.dataDir = parser.value(dataDir);
+    if (profile.dataDir.isEmpty())
+        profile.dataDir = qEnvironmentVariable("FLASHSTOCK_DATA_DIR");
+    if (profile.dataDir.isEmpty())
+        profile.dataDir = flashstock::CliContext::defaultDataDir();
+    profile.dbUrl = parser.value(db);
+    profile.redisUrl = parser.value(redis);
+    profile.operatorName = parser.isSet(op) ? parser.value(op) : flashstock::CliContext::osUserName();
+
+    flashstock::MainWindow window(profile);
+    if (parser.isSet(shots)) {
+        window.takeScreenshots(parser.value(shots));
+        QObject::connect(&window, &flashstock::MainWindow::screenshotsDone, &app,
+                         [](bool ok) { QApplication::exit(ok ? 0 : 1); });
+        QTimer::singleShot(60000, &app, [] {
+            qWarning("screenshot: no data within 60 s");
+            QApplication::exit(1);
+        });
+    }
     window.show();
     return app.exec();
 }

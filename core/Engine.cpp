@@ -3,6 +3,7 @@
 #include "Identifiers.h"
 #include "gate/Gate.h"
 #include "store/Database.h"
+#include "store/DiscrepancyStore.h"
 #include "store/SaleStore.h"
 
 #include <QSet>
@@ -92,6 +93,20 @@ Result<std::optional<Sale>> Engine::saleOf(const QString &sku)
     cached.age.start();
     m_saleCache.insert(sku, cached);
     return *sale;
+}
+
+Result<bool> Engine::pausedInBook(const QString &sku)
+{
+    auto it = m_pauseCache.find(sku);
+    if (it != m_pauseCache.end() && it->age.elapsed() < kSaleCacheMs)
+        return it->paused;
+    auto paused = DiscrepancyStore(*m_db).isPaused(sku);
+    if (!paused)
+        return std::unexpected(paused.error());
+    CachedPause cached{*paused, {}};
+    cached.age.start();
+    m_pauseCache.insert(sku, cached);
+    return *paused;
 }
 
 Result<void> Engine::pushSaleToGate(const Sale &sale)
@@ -248,6 +263,15 @@ Result<ReserveResult> Engine::reserve(const QString &order, const QString &user,
 Result<ReserveResult> Engine::reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
                                             qint64 holdSeconds, const QHash<QString, Sale> &sales)
 {
+    // Without the gate's pause key, a pending discrepancy pauses the SKU here (an indexed
+    // lookup, cached like the sale for at most a second).
+    for (const OrderLine &line : lines) {
+        auto paused = pausedInBook(line.sku);
+        if (!paused)
+            return std::unexpected(paused.error());
+        if (*paused)
+            return ReserveResult{Outcome::Paused, order, lines, line.sku, 0};
+    }
     if (!sales.isEmpty()) {
         // Without the gate the engine enforces the sale itself, by the database clock.
         auto now = m_db->nowMs();
@@ -311,13 +335,20 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
             created << line;
             break;
         case GateCode::Existing:
-            if (g->state == TokenState::Released || g->state == TokenState::Sold) {
+            // A held token is a first attempt that never reached the book: this call
+            // completes it. A token past held whose order the book does not know was given
+            // back or belongs to another book: its units are not the gate's to use again.
+            if (g->state != TokenState::Held) {
                 auto status = m_book->orderStatus(order);
-                if (status && !status->has_value()) {
+                if (!status) {
+                    releaseTokens(created, u"reserve failed"_s);
+                    return std::unexpected(status.error());
+                }
+                if (!status->has_value()) {
                     releaseTokens(created, u"reserve refused"_s);
                     return fail(ErrorCode::Conflict,
-                                u"order %1 was given up earlier and its units given back; use a new order id"_s.arg(
-                                    order),
+                                u"order %1 already has gate token %2 (%3) but no order in the book; use a new "
+                                u"order id"_s.arg(order, g->token, tokenStateName(g->state)),
                                 u"order"_s);
                 }
             }

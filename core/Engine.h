@@ -95,6 +95,8 @@ public:
 private:
     Engine() = default;
     Result<std::optional<Sale>> saleOf(const QString &sku);
+    /// A pending discrepancy pauses the SKU (book-only reserves; the gate has its own key).
+    Result<bool> pausedInBook(const QString &sku);
     Result<ReserveResult> reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
                                              qint64 holdSeconds);
     Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
@@ -113,6 +115,11 @@ private:
         QElapsedTimer age;
     };
     QHash<QString, CachedSale> m_saleCache;
+    struct CachedPause {
+        bool paused = false;
+        QElapsedTimer age;
+    };
+    QHash<QString, CachedPause> m_pauseCache;
 };
 
 } // namespace flashstock

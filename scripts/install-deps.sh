@@ -9,7 +9,7 @@ packages=(
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev
   libqt6sql6-sqlite libqt6sql6-psql
   libhiredis-dev redis-server postgresql-15
-  xvfb xauth imagemagick fonts-dejavu-core
+  xvfb xauth imagemagick fonts-dejavu-core sqlite3
 )
 
 missing=()

@@ -5,6 +5,8 @@
 #   FLASHSTOCK_TEST_PG_URL     postgresql://flashstock:...@127.0.0.1:PORT/postgres (a superuser)
 #   FLASHSTOCK_TEST_REDIS_URL  redis://127.0.0.1:PORT
 # Usage: scripts/with-test-servers.sh COMMAND [ARGS...]
+# DURABLE=1 keeps PostgreSQL's durable commits (fsync, synchronous_commit) for benchmarks;
+# by default the tests trade them for speed.
 set -euo pipefail
 
 pgbin=/usr/lib/postgresql/15/bin
@@ -40,13 +42,15 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+pg_speed="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+[ "${DURABLE:-0}" = 1 ] && pg_speed=""
 echo "$password" > "$work/pwfile"
 chmod 644 "$work/pwfile"
 "${as_pg[@]}" "$pgbin/initdb" -D "$work/pg" -U flashstock --pwfile="$work/pwfile" \
   --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$work/initdb.log" 2>&1 \
   || { cat "$work/initdb.log" >&2; exit 1; }
 "${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
-  -o "-k $work -c listen_addresses=127.0.0.1 -p $pg_port -c max_connections=200 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+  -o "-k $work -c listen_addresses=127.0.0.1 -p $pg_port -c max_connections=200 $pg_speed" \
   start >/dev/null || { cat "$work/pg.log" >&2; exit 1; }
 
 redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \

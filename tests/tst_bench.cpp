@@ -81,6 +81,10 @@ QString checkReport(const QJsonObject &json, const QStringList &backends)
         for (const QJsonValue &r : ratios)
             if (!r.isDouble() || r.toDouble() <= 0)
                 return backend + u": a guarded_vs_bare ratio is not positive"_s;
+        const QJsonValue spread =
+            json.value(u"ratios"_s).toObject().value(u"buckets16_vs_row_32"_s).toObject().value(backend);
+        if (!spread.isDouble() || spread.toDouble() <= 0)
+            return backend + u": buckets16_vs_row_32 is not a positive ratio"_s;
     }
     return {};
 }

@@ -54,6 +54,12 @@ private slots:
     void bucketsBorrow();
     void paymentsOnPaidOrder_data() { test::addBackendRows(); }
     void paymentsOnPaidOrder();
+    void lineSplitAcrossBuckets_data() { test::addBackendRows(); }
+    void lineSplitAcrossBuckets();
+    void noFalseSoldOut_data() { test::addBackendRows(); }
+    void noFalseSoldOut();
+    void rebalanceUnderConcurrentReserves_data() { test::addBackendRows(); }
+    void rebalanceUnderConcurrentReserves();
 };
 
 void TestBook::concurrentReserves_data()
@@ -429,6 +435,98 @@ void TestBook::paymentsOnPaidOrder()
     QCOMPARE(engine->confirm(u"o"_s, u"p2"_s)->outcome, Outcome::RefundRequired);
     QCOMPARE(*engine->book().refundCount(u"o"_s), 1);
     QCOMPARE(engine->book().levels(u"A"_s)->sold, 1);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestBook::lineSplitAcrossBuckets()
+{
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 3, 3).has_value()); // 1 unit in each of 3 buckets
+    auto r = engine->reserve(u"two"_s, {}, {{u"A"_s, 2, {}}});
+    QVERIFY(r.has_value());
+    QCOMPARE(r->outcome, Outcome::Reserved);
+    auto rows = engine->book().ledgerOfOrder(u"two"_s);
+    QVERIFY(rows.has_value());
+    QCOMPARE(rows->size(), 2); // one RESERVE row per bucket it took from
+    QCOMPARE(engine->book().levels(u"A"_s)->locked, 2);
+    // The same order again: answered from the book, nothing moves.
+    QCOMPARE(engine->reserve(u"two"_s, {}, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(engine->reserve(u"more"_s, {}, {{u"A"_s, 2, {}}})->outcome, Outcome::OutOfStock);
+    QCOMPARE(engine->confirm(u"two"_s, u"p"_s)->outcome, Outcome::Paid);
+    QCOMPARE(engine->book().levels(u"A"_s)->sold, 2);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestBook::noFalseSoldOut()
+{
+    // A SKU never answers out_of_stock while its buckets together could serve the line.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 37, 4).has_value());
+    qint64 left = 37;
+    int i = 0;
+    for (qint64 qty : {5, 1, 9, 2, 7, 3, 8, 1, 1}) {
+        auto r = engine->reserve(u"o%1"_s.arg(i++), {}, {{u"A"_s, qty, {}}});
+        QVERIFY(r.has_value());
+        QCOMPARE(r->outcome, qty <= left ? Outcome::Reserved : Outcome::OutOfStock);
+        if (qty <= left)
+            left -= qty;
+    }
+    QCOMPARE(engine->book().levels(u"A"_s)->available, left);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestBook::rebalanceUnderConcurrentReserves()
+{
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    const int stock = 300;
+    QVERIFY(engine->addSku(u"A"_s, stock, 4).has_value());
+    std::atomic<int> reserved{0}, errors{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> buyers;
+    for (int t = 0; t < 6; ++t)
+        buyers.emplace_back([&, t] {
+            auto mine = test::openEngine(fresh.url());
+            for (int i = 0; mine && i < 60; ++i) {
+                auto r = mine->reserve(u"t%1-%2"_s.arg(t).arg(i), {}, {{u"A"_s, 1 + i % 3, {}}});
+                if (!r) {
+                    qWarning("%s", qPrintable(r.error().message));
+                    ++errors;
+                } else if (r->outcome == Outcome::Reserved) {
+                    reserved += 1 + i % 3;
+                }
+            }
+        });
+    std::thread mover([&] {
+        auto mine = test::openEngine(fresh.url());
+        for (int i = 0; mine && !stop; ++i) {
+            if (i % 5 == 4) {
+                if (auto r = mine->book().setBucketCount(u"A"_s, 2 + i % 7); !r)
+                    ++errors;
+            } else if (auto r = mine->book().rebalance(u"A"_s, i % 2, 1 - i % 2, 1); !r && r.error().field != u"qty"_s) {
+                qWarning("%s", qPrintable(r.error().message));
+                ++errors;
+            }
+        }
+    });
+    for (auto &b : buyers)
+        b.join();
+    stop = true;
+    mover.join();
+    QCOMPARE(errors.load(), 0);
+    auto levels = engine->book().levels(u"A"_s);
+    QVERIFY(levels.has_value());
+    QCOMPARE(levels->locked, reserved.load());
+    QCOMPARE(levels->total, stock);
+    QCOMPARE(levels->available, stock - reserved.load());
     QVERIFY(test::bookHolds(*engine));
 }
 

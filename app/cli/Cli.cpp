@@ -2,9 +2,11 @@
 
 #include "CliContext.h"
 #include "commands/BenchCommand.h"
+#include "commands/DrillCommand.h"
 #include "commands/GateCommands.h"
 #include "commands/LedgerCommand.h"
 #include "commands/OrderCommands.h"
+#include "commands/ReconcileCommands.h"
 #include "commands/SaleCommands.h"
 #include "commands/SkuCommands.h"
 
@@ -83,6 +85,8 @@ Cli::Cli()
     m_commands.push_back(std::make_unique<SkuAddCommand>());
     m_commands.push_back(std::make_unique<SkuShowCommand>());
     m_commands.push_back(std::make_unique<SkuRestockCommand>());
+    m_commands.push_back(std::make_unique<SkuRebalanceCommand>());
+    m_commands.push_back(std::make_unique<SkuBucketsCommand>());
     m_commands.push_back(std::make_unique<ReserveCommand>());
     m_commands.push_back(std::make_unique<ConfirmCommand>());
     m_commands.push_back(std::make_unique<ReleaseCommand>());
@@ -97,6 +101,12 @@ Cli::Cli()
     m_commands.push_back(std::make_unique<EmbeddedCommand>(false));
     m_commands.push_back(std::make_unique<EmbeddedCommand>(true));
     m_commands.push_back(std::make_unique<BenchCommand>());
+    m_commands.push_back(std::make_unique<DrillCommand>());
+    m_commands.push_back(std::make_unique<ReconcileCommand>());
+    m_commands.push_back(std::make_unique<DiscrepancyListCommand>());
+    m_commands.push_back(std::make_unique<DiscrepancyShowCommand>());
+    m_commands.push_back(std::make_unique<DiscrepancyDecideCommand>(true));
+    m_commands.push_back(std::make_unique<DiscrepancyDecideCommand>(false));
 }
 
 Cli::~Cli() = default;
@@ -172,7 +182,7 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
     }
     for (const QString &name : {u"data-dir"_s, u"db"_s, u"redis"_s, u"operator"_s, u"stock"_s, u"qty"_s, u"order"_s,
                                 u"sku"_s, u"payment"_s, u"reason"_s, u"user"_s, u"buckets"_s, u"limit"_s, u"start"_s,
-                                u"end"_s, u"hold-seconds"_s, u"per-user-limit"_s}) {
+                                u"end"_s, u"hold-seconds"_s, u"per-user-limit"_s, u"from"_s, u"to"_s, u"count"_s}) {
         if (seen.contains(name) && parser.values(name).size() > 1)
             return usageError(name, u"given more than once"_s);
     }

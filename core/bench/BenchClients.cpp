@@ -36,7 +36,9 @@ class GuardedClient : public BenchClient {
 public:
     static Result<std::unique_ptr<BenchClient>> open(const BenchClientSpec &spec)
     {
-        auto engine = Engine::open(benchEngineOptions(spec.url));
+        EngineOptions options = benchEngineOptions(spec.url);
+        options.redis = spec.redis;
+        auto engine = Engine::open(options);
         if (!engine)
             return std::unexpected(engine.error());
         auto client = std::make_unique<GuardedClient>();
@@ -234,6 +236,13 @@ Result<std::unique_ptr<BenchClient>> openBareClient(const BenchClientSpec &spec)
 Result<std::unique_ptr<BenchClient>> openNaiveClient(const BenchClientSpec &spec)
 {
     return NaiveClient::open(spec);
+}
+
+Result<std::unique_ptr<BenchClient>> openGateClient(const BenchClientSpec &spec)
+{
+    if (!spec.redis)
+        return fail(ErrorCode::InvalidArgument, u"redis: gate_book needs a gate"_s, u"redis"_s);
+    return GuardedClient::open(spec);
 }
 
 } // namespace flashstock

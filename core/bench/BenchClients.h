@@ -2,11 +2,13 @@
 
 #include "Engine.h"
 #include "Result.h"
+#include "gate/RedisUrl.h"
 #include "store/DbUrl.h"
 
 #include <QString>
 
 #include <memory>
+#include <optional>
 
 namespace flashstock {
 
@@ -23,6 +25,7 @@ struct BenchClientSpec {
     QString orderPrefix; ///< unique per case and client; the client appends a sequence number
     QString user;        ///< the buyer named on each order
     QString now;         ///< Database::nowMsExpr() of the backend (bare SQL needs the text)
+    std::optional<RedisUrl> redis; ///< the gate, for gate_book (the benchmark's private redis-server)
 };
 
 /// One benchmark client: created, used and destroyed on one thread; owns its connection.
@@ -42,6 +45,9 @@ using BenchClientFactory = Result<std::unique_ptr<BenchClient>> (*)(const BenchC
 /// bare_sql: Book::reserve's statements (core/store/BookSql.h), binds and round trips,
 /// through plain prepared QSqlQuery on its own QSqlDatabase, with nothing around them.
 [[nodiscard]] Result<std::unique_ptr<BenchClient>> openBareClient(const BenchClientSpec &spec);
+/// gate_book: Engine::reserve with the Redis gate in front (the full reserve path);
+/// InvalidArgument without `spec.redis`.
+[[nodiscard]] Result<std::unique_ptr<BenchClient>> openGateClient(const BenchClientSpec &spec);
 /// naive: NaiveDeduct, the read-check-write counterexample (oversells under concurrency).
 [[nodiscard]] Result<std::unique_ptr<BenchClient>> openNaiveClient(const BenchClientSpec &spec);
 

@@ -49,13 +49,17 @@ struct CaseDef {
     QString name;
     int buckets = 1;
     BenchClientFactory open = nullptr;
+    bool gate = false; ///< needs BenchOptions::redis
 };
 
 const QList<CaseDef> &caseDefs()
 {
     static const QList<CaseDef> defs{{u"guarded_row"_s, 1, &openGuardedClient},
                                      {u"bare_sql"_s, 1, &openBareClient},
-                                     {u"naive"_s, 1, &openNaiveClient}};
+                                     {u"naive"_s, 1, &openNaiveClient},
+                                     {u"buckets4"_s, 4, &openGuardedClient},
+                                     {u"buckets16"_s, 16, &openGuardedClient},
+                                     {u"gate_book"_s, 1, &openGateClient, true}};
     return defs;
 }
 
@@ -315,7 +319,29 @@ QJsonObject BenchReport::toJson() const
                                      {u"unaccounted"_s, c.unaccounted},
                                      {u"seconds"_s, rounded(c.seconds, 1000)}});
     }
-    QJsonObject guardedVsBare;
+    QJsonObject guardedVsBare, buckets16VsRow, crowdTime, crowdTxn;
+    QJsonArray crowdArray;
+    for (const CrowdResult &c : crowd) {
+        crowdArray.append(QJsonObject{{u"backend"_s, c.backend}, {u"path"_s, c.path}, {u"buyers"_s, c.buyers},
+                                      {u"units"_s, c.units}, {u"clients"_s, c.clients},
+                                      {u"seconds"_s, rounded(c.seconds, 1000)}, {u"sold"_s, c.sold},
+                                      {u"oversold"_s, c.oversold}, {u"errors"_s, c.errors},
+                                      {u"book_transactions"_s, c.bookTransactions < 0 ? QJsonValue()
+                                                                                      : QJsonValue(c.bookTransactions)}});
+    }
+    for (const CrowdResult &row : crowd) {
+        if (row.path != u"guarded_row"_s)
+            continue;
+        for (const CrowdResult &gate : crowd) {
+            if (gate.path != u"gate_book"_s || gate.backend != row.backend)
+                continue;
+            crowdTime.insert(row.backend, gate.seconds > 0 ? QJsonValue(rounded(row.seconds / gate.seconds, 100))
+                                                           : QJsonValue());
+            crowdTxn.insert(row.backend, gate.bookTransactions >= 0 && gate.sold > 0
+                                             ? QJsonValue(rounded(double(gate.bookTransactions) / double(gate.sold), 100))
+                                             : QJsonValue());
+        }
+    }
     QJsonArray backendArray;
     for (const BenchBackendStatus &b : backends) {
         backendArray.append(QJsonObject{{u"backend"_s, b.backend},
@@ -329,6 +355,13 @@ QJsonObject BenchReport::toJson() const
         for (const auto &r : ratios(u"guarded_row"_s, u"bare_sql"_s, b.backend))
             values.append(jsonRatio(r));
         guardedVsBare.insert(b.backend, values);
+        // 16 buckets against one row at the highest client count (32 by default).
+        const int most = clients.isEmpty() ? 0 : *std::max_element(clients.cbegin(), clients.cend());
+        const BenchCaseResult *spread = find(u"buckets16"_s, b.backend, most);
+        const BenchCaseResult *row = find(u"guarded_row"_s, b.backend, most);
+        buckets16VsRow.insert(b.backend, spread && row && row->opsPerSecond > 0
+                                             ? QJsonValue(rounded(spread->opsPerSecond / row->opsPerSecond, 100))
+                                             : QJsonValue());
     }
     QJsonArray clientArray;
     for (int n : clients)
@@ -339,7 +372,11 @@ QJsonObject BenchReport::toJson() const
                        {u"clients"_s, clientArray},
                        {u"machine"_s, QJsonObject{{u"cpus"_s, cpus}, {u"load_at_start"_s, loadAtStart}}},
                        {u"cases"_s, caseArray},
-                       {u"ratios"_s, QJsonObject{{u"guarded_vs_bare"_s, guardedVsBare}}},
+                       {u"ratios"_s, QJsonObject{{u"guarded_vs_bare"_s, guardedVsBare},
+                                                 {u"buckets16_vs_row_32"_s, buckets16VsRow},
+                                                 {u"crowd_time_row_vs_gate"_s, crowdTime},
+                                                 {u"crowd_book_txn_per_unit"_s, crowdTxn}}},
+                       {u"crowd"_s, crowdArray},
                        {u"backends"_s, backendArray},
                        {u"notes"_s, QJsonArray::fromStringList(notes())}};
 }
@@ -461,9 +498,15 @@ Result<void> BookBench::runBackend(const DbUrl &url, const QString &backend, Ben
         for (const CaseDef &def : caseDefs()) {
             if (!m_options.cases.isEmpty() && !m_options.cases.contains(def.name))
                 continue;
+            if (def.gate && !m_options.redis)
+                continue;
             BenchClientSpec spec;
             spec.url = url;
-            spec.sku = u"bench.%1.c%2"_s.arg(def.name).arg(clients);
+            if (def.gate)
+                spec.redis = m_options.redis;
+            // The backend in the SKU: the gate's keys (one redis-server for the whole run)
+            // must not meet the other backend's orders.
+            spec.sku = u"bench.%1.%2.c%3"_s.arg(backend, def.name).arg(clients);
             spec.orderPrefix = u"%1-c%2-"_s.arg(def.name).arg(clients);
             spec.now = engine.database().nowMsExpr();
             if (auto r = engine.addSku(spec.sku, kStock, def.buckets); !r)
@@ -500,6 +543,23 @@ Result<void> BookBench::runBackend(const DbUrl &url, const QString &backend, Ben
                 line += u", %1 errors (first: %2)"_s.arg(r.errors).arg(r.firstError);
             say(line);
             report.cases << r;
+        }
+    }
+    if (m_options.crowdBuyers > 0) {
+        // The crowd: every buyer through the book alone, then through the gate in front.
+        QList<std::optional<RedisUrl>> paths{std::nullopt};
+        if (m_options.redis)
+            paths << m_options.redis;
+        for (const auto &gate : paths) {
+            const QString sku = u"bench.%1.crowd.%2"_s.arg(backend, gate ? u"gate"_s : u"row"_s);
+            auto crowd = runCrowd(url, gate, sku, m_options.crowdBuyers, m_options.crowdUnits, m_options.crowdClients);
+            if (!crowd)
+                return fail(crowd.error().code, u"%1: %2"_s.arg(backend, crowd.error().message));
+            say(u"%1 crowd %2: %3 buyers for %4 units answered in %5 s, %6 sold, oversold %7, book transactions %8"_s
+                    .arg(backend, crowd->path).arg(crowd->buyers).arg(crowd->units).arg(crowd->seconds, 0, 'f', 2)
+                    .arg(crowd->sold).arg(crowd->oversold)
+                    .arg(crowd->bookTransactions < 0 ? u"n/a"_s : QString::number(crowd->bookTransactions)));
+            report.crowd << *crowd;
         }
     }
     return {};

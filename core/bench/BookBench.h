@@ -1,6 +1,8 @@
 #pragma once
 
 #include "Result.h"
+#include "bench/CrowdBench.h"
+#include "gate/RedisUrl.h"
 #include "store/DbUrl.h"
 
 #include <QJsonObject>
@@ -26,6 +28,12 @@ struct BenchOptions {
     std::optional<DbUrl> postgres;
     QString scratchDir;            ///< where the SQLite scratch directory goes (empty: system temp)
     QStringList cases;             ///< case names to run, in BookBench::caseNames() (empty: all)
+    /// The gate for gate_book and the crowd's gate path (the benchmark's own redis-server);
+    /// without it those are skipped with a note.
+    std::optional<RedisUrl> redis;
+    int crowdBuyers = 0;           ///< buyers of the crowd (0: no crowd)
+    qint64 crowdUnits = 1000;      ///< units the crowd races for
+    int crowdClients = 32;         ///< concurrent client threads of the crowd
     /// Receives one line per step, for people (stderr); called on the thread that runs run().
     std::function<void(const QString &)> progress;
 };
@@ -66,6 +74,8 @@ struct BenchReport {
     int rounds = 0;
     QList<BenchCaseResult> cases;         ///< by backend, then case, then clients
     QList<BenchBackendStatus> backends;   ///< sqlite first, then postgresql
+    QList<CrowdResult> crowd;             ///< by backend: guarded_row, then gate_book
+    bool gate = false;                    ///< gate_book and the crowd's gate path ran
     int cpus = 0;                         ///< logical CPUs of this machine
     QString loadAtStart;                  ///< 1/5/15-minute load average as the run began (Linux)
 
@@ -84,7 +94,7 @@ struct BenchReport {
     QStringList notes() const;
 };
 
-/// The book benchmark: the guarded single-row reserve (Engine::reserve of 1 unit), the same
+/// The book benchmark (issues 2 and 7): the guarded single-row reserve (Engine::reserve of 1 unit), the same
 /// statements sent bare through QSqlQuery (core/store/BookSql.h, no engine code around
 /// them), and the naive read-check-write (NaiveDeduct), at each client count, on a SQLite
 /// scratch file and, when a server is given, a PostgreSQL scratch database. It never opens

@@ -6,11 +6,14 @@
 #include <QString>
 #include <QStringList>
 
+#include <memory>
 #include <optional>
 
 namespace flashstock {
 
 class Engine;
+class DiscrepancyStore;
+struct DiscrepancyRow;
 
 /// The kinds of discrepancy one reconcile pass can find (DESIGN.md, reconciliation).
 enum class DiscrepancyKind {
@@ -27,11 +30,15 @@ enum class DiscrepancyKind {
 /// `orphan_pre_deduct`, `stale_hold`, `gate_shortfall`, `gate_excess`, `broken_bucket`,
 /// `ledger_mismatch`, `order_ledger_mismatch`, `unrefunded_payment`.
 QString discrepancyKindName(DiscrepancyKind kind);
+/// The kind named `name` (as discrepancyKindName), or nullopt.
+std::optional<DiscrepancyKind> discrepancyKindFromName(const QString &name);
 
 /// `auto_fixed` (the gate was healed), `pending_approval` (the book waits for a person),
 /// `approved`, `rejected`.
 enum class DiscrepancyStatus { AutoFixed, PendingApproval, Approved, Rejected };
 QString discrepancyStatusName(DiscrepancyStatus status);
+/// The status named `name` (as discrepancyStatusName), or nullopt.
+std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name);
 
 /// One discrepancy as recorded in the book (table `discrepancies`).
 struct Discrepancy {
@@ -47,6 +54,9 @@ struct Discrepancy {
     qint64 bookValue = -1;    ///< units the book showed (-1 n/a)
     qint64 ledgerValue = -1;  ///< units the ledger explains (-1 n/a)
     QString proposal;         ///< pending: what approval will change, for people
+    QString correction;       ///< the proposed correction: `restore` (to what the ledger explains),
+                              ///< `stocktake` (accept the counted figure), `order_status:FROM->TO`,
+                              ///< `refund:PAYMENT`; empty for gate heals
     QString detail;           ///< what was found and what was done
     qint64 detectedAtMs = 0;
     QString resolvedBy;       ///< approver (approved or rejected)
@@ -59,6 +69,7 @@ struct ReconcileReport {
     int autoFixed = 0;
     int pendingApproval = 0;          ///< new this pass
     int stillPending = 0;             ///< all discrepancies waiting for a person after the pass
+    QStringList warnings;             ///< trouble that did not stop the pass (e.g. gate unreachable)
 };
 
 /// The reconciler: compares gate, book, ledger and orders, heals the gate by itself and
@@ -85,8 +96,19 @@ public:
     [[nodiscard]] Result<Discrepancy> reject(qint64 id, const QString &approver, const QString &reason,
                                              const QStringList &approvers);
 
+    /// Ledger rows younger than this (ms, database clock) stay in the window of the next pass
+    /// too, so a slow transaction that got a lower id is never skipped. Default 5000.
+    void setWatermarkLagMs(qint64 lagMs) { m_lagMs = lagMs; }
+
 private:
+    void healGate(const QString &sku, qint64 nowMs, qint64 graceMs, bool paused, ReconcileReport &report);
+    void checkBook(ReconcileReport &report, QList<Error> &errors);
+    bool record(const DiscrepancyRow &row, ReconcileReport &report);
+    void afterResolve(const Discrepancy &d);
+
     Engine &m_engine;
+    std::unique_ptr<DiscrepancyStore> m_store;
+    qint64 m_lagMs = 5000;
 };
 
 } // namespace flashstock

@@ -5,6 +5,7 @@
 #include "store/Database.h"
 
 #include <QMap>
+#include <QThread>
 
 #include <algorithm>
 
@@ -248,6 +249,19 @@ Result<ReserveResult> Book::reserve(const QString &order, const QString &user, Q
     }
 
     const QString now = m_db.nowMsExpr();
+    // setNaiveReserveForTesting(): the figure read outside the transaction is written back
+    // later, so two reserves that read the same figure both "succeed" (the bug under test).
+    QHash<QString, qint64> naiveRead;
+    if (m_naiveReserve) {
+        for (const OrderLine &line : wanted) {
+            auto read = m_db.exec(u"SELECT available FROM buckets WHERE sku = ? AND bucket = ?"_s,
+                                  {line.sku, preferredBucket(order, m_bucketCounts.value(line.sku, 1))});
+            if (!read)
+                return std::unexpected(read.error());
+            naiveRead.insert(line.sku, read->isEmpty() ? 0 : i64(read->first().at(0)));
+        }
+        QThread::yieldCurrentThread();
+    }
     bool fenced = false;
     auto result = m_db.write<ReserveResult>([&](Transaction &tx) -> Result<ReserveResult> {
         fenced = false;
@@ -302,6 +316,24 @@ Result<ReserveResult> Book::reserve(const QString &order, const QString &user, Q
             int taken = -1;
             for (int attempt = 0; attempt < candidates.size() && !after; ++attempt) {
                 const int b = candidates.at(attempt);
+                if (m_naiveReserve) {
+                    const qint64 seen = naiveRead.value(line.sku);
+                    if (seen < line.qty)
+                        break;
+                    // Total follows the figures it wrote (the row's CHECK would refuse them
+                    // otherwise): each lost update creates a unit out of nothing.
+                    auto upd = m_db.exec(u"UPDATE buckets SET available = ?, locked = locked + ?, "
+                                         u"total = ? + locked + sold WHERE sku = ? "
+                                         u"AND bucket = ? RETURNING available, locked, sold, total"_s,
+                                         {seen - line.qty, line.qty, seen, line.sku, b});
+                    if (!upd)
+                        return std::unexpected(upd.error());
+                    if (!upd->isEmpty()) {
+                        after = levelsFrom(upd->first(), b);
+                        taken = b;
+                    }
+                    break;
+                }
                 auto upd = m_db.exec(sql::reserveBucket(), {line.qty, line.qty, line.sku, b, line.qty});
                 if (!upd)
                     return std::unexpected(upd.error());
@@ -311,28 +343,41 @@ Result<ReserveResult> Book::reserve(const QString &order, const QString &user, Q
                 } else if (attempt == 0 && n > 1) {
                     // Borrow: the preferred bucket is short, try any bucket that has enough.
                     auto more = m_db.exec(u"SELECT bucket FROM buckets WHERE sku = ? AND bucket <> ? "
-                                          u"AND available >= ? ORDER BY bucket"_s,
-                                          {line.sku, b, line.qty});
+                                          u"AND bucket < ? AND available >= ? ORDER BY bucket"_s,
+                                          {line.sku, b, n, line.qty});
                     if (!more)
                         return std::unexpected(more.error());
                     for (const QVariantList &row : more->rows)
                         candidates << row.at(0).toInt();
                 }
             }
-            if (!after) {
+            QList<BucketTake> parts;
+            if (after) {
+                parts << BucketTake{taken, line.qty, *after};
+            } else if (n > 1 && !m_naiveReserve) {
+                // No single bucket holds the line, the buckets together may: split it.
+                auto split = takeSplit(line.sku, line.qty);
+                if (!split)
+                    return std::unexpected(split.error());
+                parts = *split;
+            }
+            if (parts.isEmpty()) {
                 tx.rollbackOnly();
                 out.outcome = Outcome::OutOfStock;
                 out.shortSku = line.sku;
                 out.lines = wanted;
                 return out;
             }
-            auto ol = m_db.exec(sql::insertOrderLine(),
-                                {order, line.sku, taken, line.qty, nullable(line.token)});
-            if (!ol)
-                return std::unexpected(ol.error());
-            if (auto r = appendLedger(order, u"RESERVE"_s, line.sku, taken, line.token, -line.qty, line.qty, 0, *after);
-                !r)
-                return std::unexpected(r.error());
+            for (const BucketTake &part : parts) {
+                auto ol = m_db.exec(sql::insertOrderLine(),
+                                    {order, line.sku, part.bucket, part.qty, nullable(line.token)});
+                if (!ol)
+                    return std::unexpected(ol.error());
+                if (auto r = appendLedger(order, u"RESERVE"_s, line.sku, part.bucket, line.token, -part.qty, part.qty, 0,
+                                          part.after);
+                    !r)
+                    return std::unexpected(r.error());
+            }
         }
         out.outcome = Outcome::Reserved;
         out.lines = wanted;

@@ -94,6 +94,26 @@ public:
     /// Checks I1-I4 and I6 over the whole book with SQL aggregates.
     [[nodiscard]] Result<BookCheck> check();
 
+    /// TEST HOOK, BREAKS THE BOOK ON PURPOSE (tests and the drill's broken-engine test only;
+    /// nothing in the product sets it): reserve() reads each bucket's available level before
+    /// its transaction and writes back the figure it computed (`available = read - qty`,
+    /// `locked = locked + qty`, total recomputed from them so the row's CHECK passes; no guard
+    /// in the WHERE clause), the read-check-write mistake of NaiveDeduct. Concurrent reserves
+    /// then lose updates, units appear out of nothing and sold passes the stock: oversell
+    /// that the drill must catch.
+    void setNaiveReserveForTesting(bool on) { m_naiveReserve = on; }
+
+    /// Moves `qty` available units of `sku` from bucket `from` to bucket `to` (a ledgered
+    /// adjustment of kind `rebalance`: one ADJUST row on each bucket, totals follow).
+    /// InvalidArgument if a bucket is unknown, they are the same, or `from` has fewer
+    /// than `qty` available units.
+    [[nodiscard]] Result<Adjustment> rebalance(const QString &sku, int from, int to, qint64 qty);
+    /// Changes the number of buckets of `sku` to `count` (1..1024) and spreads the available
+    /// units evenly over them, as one ledgered `rebalance` adjustment. Buckets are only
+    /// added or emptied of available units, never deleted: a bucket beyond `count` keeps
+    /// its locked and sold units (and history) until its orders end, but takes no reserve.
+    [[nodiscard]] Result<Adjustment> setBucketCount(const QString &sku, int count);
+
     /// Validates lines (SKU ids, quantities 1..2^31-1), merges lines of the same SKU and sorts
     /// them by SKU, the lock order. InvalidArgument naming `line`, `sku` or `qty`.
     [[nodiscard]] static Result<QList<OrderLine>> normalizeLines(QList<OrderLine> lines);
@@ -103,6 +123,16 @@ public:
     static int preferredBucket(const QString &order, int bucketCount);
 
 private:
+    /// One bucket's share of a reserved line.
+    struct BucketTake {
+        int bucket = 0;
+        qint64 qty = 0;
+        BucketLevels after;
+    };
+    /// Takes `qty` units of `sku` from several buckets, in bucket order (inside the caller's
+    /// transaction). Empty if the buckets together hold fewer than `qty`.
+    Result<QList<BucketTake>> takeSplit(const QString &sku, qint64 qty);
+
     Result<int> bucketCount(const QString &sku);
     Result<OrderChange> finishOrder(const QString &order, bool pay, const QString &detail);
     Result<QList<OrderLine>> linesOf(const QString &order);
@@ -113,6 +143,7 @@ private:
     Database &m_db;
     Actor m_actor;
     QHash<QString, int> m_bucketCounts;
+    bool m_naiveReserve = false; ///< setNaiveReserveForTesting(): the broken read-check-write reserve
 };
 
 } // namespace flashstock

@@ -196,6 +196,12 @@ Error Database::classify(const QSqlError &error, const QString &sql)
 Result<SqlRows> Database::exec(const QString &sql, const QVariantList &binds)
 {
     m_lastUnique = false;
+    if (m_writeStatements >= 0 && m_injectFailure && m_writeStatements++ >= 1) {
+        // injectFailureOnce(): the drill's db-error fault, after the transaction's first statement.
+        m_injectFailure = false;
+        return fail(ErrorCode::Unavailable,
+                    u"injected failure (drill db-error): the book transaction failed after its first statement"_s);
+    }
     QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
     if (!db.isOpen()) {
         if (auto r = connectNow(); !r)
@@ -204,6 +210,12 @@ Result<SqlRows> Database::exec(const QString &sql, const QVariantList &binds)
     }
     QSqlQuery *q = m_statements.value(sql);
     if (!q) {
+        // Statements whose text varies (a literal window bound) must not grow the cache
+        // without end in a long-running loop: past the bound, start it afresh.
+        if (m_statements.size() >= kMaxCachedStatements) {
+            qDeleteAll(m_statements);
+            m_statements.clear();
+        }
         q = new QSqlQuery(db);
         q->setForwardOnly(true);
         if (!q->prepare(sql)) {
@@ -262,7 +274,9 @@ Result<void> Database::runWrite(const std::function<Result<void>(Transaction &)>
                 continue;
             return std::unexpected(last);
         }
+        m_writeStatements = 0;
         const Result<void> r = body(tx);
+        m_writeStatements = -1;
         if (r && !tx.isRollbackOnly()) {
             if (auto c = directExec(u"COMMIT"_s); c)
                 return {};

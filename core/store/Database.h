@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <utility>
 
 namespace flashstock {
 
@@ -61,6 +62,10 @@ public:
     Dialect dialect() const { return m_url.dialect; }
     const DbUrl &url() const { return m_url; }
 
+    /// Refreshes the planner's statistics (ANALYZE), as autovacuum does on a live server;
+    /// for bulk loads and benchmarks. Errors as exec().
+    [[nodiscard]] Result<void> analyze() { return directExec(QStringLiteral("ANALYZE")); }
+
     /// The database clock now, ms since the epoch.
     [[nodiscard]] Result<qint64> nowMs();
 
@@ -96,6 +101,17 @@ public:
 
     /// Attempts per write transaction before giving up with Conflict.
     static constexpr int kMaxAttempts = 12;
+    /// Prepared statements kept per connection before the cache is emptied.
+    static constexpr int kMaxCachedStatements = 256;
+
+    /// FAULT HOOK for the drill and tests only (never called by the engine): the next write
+    /// transaction of this connection fails with ErrorCode::Unavailable after its first
+    /// statement (the second exec() inside it fails without reaching the server) and is
+    /// rolled back, as if the connection dropped mid-transaction; the caller's compensation
+    /// path runs. The connection itself stays usable. Fires once, then disarms.
+    void injectFailureOnce() { m_injectFailure = true; }
+    /// Disarms an injected failure that has not fired yet. Returns true if one was pending.
+    bool disarmInjectedFailure() { return std::exchange(m_injectFailure, false); }
 
 private:
     explicit Database(DbUrl url);
@@ -109,6 +125,8 @@ private:
     QString m_connectionName;
     QHash<QString, QSqlQuery *> m_statements;
     bool m_lastUnique = false;
+    bool m_injectFailure = false;  ///< injectFailureOnce() armed, not fired yet
+    int m_writeStatements = -1;    ///< statements run by the current write transaction; -1 outside one
 };
 
 } // namespace flashstock

@@ -3,9 +3,11 @@
 #include "CliContext.h"
 #include "Identifiers.h"
 #include "bench/BookBench.h"
+#include "gate/EmbeddedRedis.h"
 
 #include <QCommandLineParser>
 #include <QJsonArray>
+#include <QTemporaryDir>
 
 #include <cstdio>
 
@@ -17,6 +19,11 @@ namespace {
 
 constexpr double kFullSeconds = 3.0;
 constexpr double kQuickSeconds = 0.3;
+/// The crowd of issue 7: 100 000 buyers for 1 000 units (by hand), a small one in CI.
+constexpr int kFullCrowdBuyers = 100'000;
+constexpr qint64 kFullCrowdUnits = 1000;
+constexpr int kQuickCrowdBuyers = 2000;
+constexpr qint64 kQuickCrowdUnits = 100;
 constexpr int kFullRounds = 3;
 
 const QStringList &suites()
@@ -104,6 +111,24 @@ QString table(const BenchReport &report)
             text += u"  %1 clients: %2"_s.arg(report.clients.at(i)).arg(ratioText(ratios.at(i)));
         text += u'\n';
     }
+    text += u"\nbuckets16_vs_row (16 buckets reserves/s / one row reserves/s, same clients):\n"_s;
+    for (const BenchBackendStatus &b : report.backends) {
+        if (!b.ran)
+            continue;
+        text += u"  %1"_s.arg(b.backend, -11);
+        const auto ratios = report.ratios(u"buckets16"_s, u"guarded_row"_s, b.backend);
+        for (int i = 0; i < ratios.size(); ++i)
+            text += u"  %1 clients: %2"_s.arg(report.clients.at(i)).arg(ratioText(ratios.at(i)));
+        text += u'\n';
+    }
+    if (!report.crowd.isEmpty()) {
+        text += u"\ncrowd (every buyer wants 1 unit; time until all have an answer):\n"_s;
+        for (const CrowdResult &c : report.crowd)
+            text += u"  %1 %2 %3 buyers for %4 units: %5 s, sold %6, oversold %7, book transactions %8\n"_s
+                        .arg(c.backend, -11).arg(c.path, -12).arg(c.buyers).arg(c.units).arg(c.seconds, 0, 'f', 2)
+                        .arg(c.sold).arg(c.oversold)
+                        .arg(c.bookTransactions < 0 ? u"n/a (no server counters)"_s : QString::number(c.bookTransactions));
+    }
     for (const QString &note : report.notes())
         text += note + u'\n';
     return text;
@@ -113,6 +138,10 @@ QString table(const BenchReport &report)
 QStringList failures(const BenchReport &report)
 {
     QStringList out;
+    for (const CrowdResult &c : report.crowd) {
+        if (c.oversold > 0 || c.errors > 0)
+            out << u"%1 crowd %2: oversold %3, %4 errors"_s.arg(c.backend, c.path).arg(c.oversold).arg(c.errors);
+    }
     for (const BenchCaseResult &c : report.cases) {
         if (c.name == u"naive"_s)
             continue;
@@ -131,11 +160,12 @@ QStringList failures(const BenchReport &report)
 QStringList BenchCommand::words() const { return {u"bench"_s}; }
 QString BenchCommand::synopsis() const
 {
-    return u"bench [book] [--quick] [--seconds S] [--clients 1,8,32] [--cases LIST] [--bench-pg URL]"_s;
+    return u"bench [book] [--quick] [--seconds S] [--clients 1,8,32] [--cases LIST] [--crowd BUYERS] [--bench-pg URL]"_s;
 }
 QString BenchCommand::summary() const
 {
-    return u"benchmark the book (guarded_row, bare_sql, naive) on scratch SQLite and PostgreSQL databases"_s;
+    return u"benchmark reserve paths (guarded row, bare SQL, naive, buckets, gate + book, crowd) on scratch "
+           u"SQLite and PostgreSQL databases"_s;
 }
 QList<QCommandLineOption> BenchCommand::options() const
 {
@@ -143,6 +173,8 @@ QList<QCommandLineOption> BenchCommand::options() const
             {u"seconds"_s, u"Seconds per case (0.05 to 600)."_s, u"S"_s},
             {u"clients"_s, u"Client counts, comma-separated (default 1,8,32)."_s, u"LIST"_s},
             {u"cases"_s, u"Cases to run, comma-separated (default: all)."_s, u"LIST"_s},
+            {u"crowd"_s, u"Buyers of the crowd case, racing for 1% as many units (default 100000; "
+                         u"--quick 2000)."_s, u"BUYERS"_s},
             {u"bench-pg"_s, u"PostgreSQL server for a scratch database (role needs CREATEDB); "
                             u"default: --db if it is postgresql://."_s, u"URL"_s}};
 }
@@ -184,7 +216,42 @@ CommandOutput BenchCommand::execute(CliContext &ctx, const QCommandLineParser &p
     if (!ctx.dbUrl.isEmpty() && !options.postgres)
         options.progress(u"the --db book is not touched: SQLite runs on a scratch file"_s);
 
+    // The gate: --redis URL, none (skip the gate cases), or by default a private
+    // redis-server in a scratch dir for this run only (never the operator's gate).
+    QTemporaryDir gateDir;
+    std::optional<EmbeddedRedis> privateGate;
+    if (ctx.redisUrl == u"none"_s) {
+        options.progress(u"gate: --redis none, gate_book and the crowd's gate path are skipped"_s);
+    } else if (!ctx.redisUrl.isEmpty()) {
+        auto url = RedisUrl::parse(ctx.redisUrl);
+        if (!url)
+            return errorOutput(url.error());
+        options.redis = *url;
+    } else if (EmbeddedRedis::findServer()) {
+        privateGate.emplace(gateDir.path());
+        auto url = privateGate->start();
+        if (!url)
+            return errorOutput(url.error());
+        options.redis = *url;
+        options.progress(u"gate: a private redis-server for this run at "_s + privateGate->socketPath());
+    } else {
+        options.progress(u"gate: redis-server is not installed, gate_book and the crowd's gate path are skipped"_s);
+    }
+    const bool quick = parser.isSet(u"quick"_s);
+    options.crowdBuyers = quick ? kQuickCrowdBuyers : kFullCrowdBuyers;
+    options.crowdUnits = quick ? kQuickCrowdUnits : kFullCrowdUnits;
+    options.crowdClients = quick ? 8 : 32;
+    if (parser.isSet(u"crowd"_s)) {
+        auto buyers = parseQuantity(parser.value(u"crowd"_s), u"crowd"_s);
+        if (!buyers)
+            return errorOutput(buyers.error());
+        options.crowdBuyers = int(std::min<qint64>(*buyers, 10'000'000));
+        options.crowdUnits = std::max<qint64>(1, options.crowdBuyers / 100);
+    }
+
     auto report = BookBench(options).run();
+    if (privateGate)
+        (void)privateGate->stop();
     if (!report)
         return errorOutput(report.error());
 

@@ -4,7 +4,11 @@
 #include "Format.h"
 #include "Identifiers.h"
 
+#include "StopSignal.h"
+
 #include <QCommandLineParser>
+#include <QJsonDocument>
+#include <QTextStream>
 
 using namespace Qt::StringLiterals;
 
@@ -191,30 +195,66 @@ CommandOutput ReleaseCommand::execute(CliContext &ctx, const QCommandLineParser 
 }
 
 QStringList ExpireCommand::words() const { return {u"expire"_s}; }
-QString ExpireCommand::synopsis() const { return u"expire"_s; }
+QString ExpireCommand::synopsis() const { return u"expire [--every SECONDS]"_s; }
 QString ExpireCommand::summary() const { return u"release every hold past its expiry (database clock)"_s; }
+QList<QCommandLineOption> ExpireCommand::options() const
+{
+    return {{u"every"_s, u"Run again every SECONDS until SIGINT/SIGTERM."_s, u"SECONDS"_s}};
+}
 
-CommandOutput ExpireCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+CommandOutput ExpireCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
+    qint64 every = 0;
+    if (parser.isSet(u"every"_s)) {
+        bool ok = false;
+        every = parser.value(u"every"_s).toLongLong(&ok);
+        if (!ok || every < 1 || every > 86400 * 365)
+            return errorOutput(usage(u"every"_s, u"must be a whole number of seconds from 1"_s).error());
+    }
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
-    auto released = (*engine)->expire();
-    if (!released)
-        return errorOutput(released.error());
-    CommandOutput out;
-    QJsonArray orders;
-    qint64 units = 0;
-    for (const OrderChange &c : *released) {
-        orders.append(c.order);
-        for (const OrderLine &l : c.lines)
-            units += l.qty;
+    auto once = [&]() -> CommandOutput {
+        auto released = (*engine)->expire();
+        if (!released)
+            return errorOutput(released.error());
+        CommandOutput out;
+        QJsonArray orders;
+        qint64 units = 0;
+        for (const OrderChange &c : *released) {
+            orders.append(c.order);
+            for (const OrderLine &l : c.lines)
+                units += l.qty;
+        }
+        out.json = {{u"released"_s, orders.size()}, {u"units"_s, units}, {u"orders"_s, orders}};
+        out.text = u"expired %1 holds (%2 units back to available)\n"_s.arg(orders.size()).arg(units);
+        return out;
+    };
+    if (every == 0)
+        return once();
+    StopSignal::install();
+    QTextStream out(stdout);
+    QTextStream err(stderr);
+    int runs = 0;
+    while (!StopSignal::requested()) {
+        const CommandOutput run = once();
+        ++runs;
+        if (ctx.json)
+            out << QString::fromUtf8(QJsonDocument(run.json).toJson(QJsonDocument::Compact)) << '\n';
+        else
+            (run.exitCode == ExitOk ? out : err) << run.text;
+        out.flush();
+        for (const QString &note : ctx.takeNotes())
+            err << note << '\n';
+        err.flush();
+        StopSignal::wait(every * 1000);
     }
-    out.json = {{u"released"_s, orders.size()}, {u"units"_s, units}, {u"orders"_s, orders}};
-    out.text = u"expired %1 holds (%2 units back to available)\n"_s.arg(orders.size()).arg(units);
-    return out;
+    CommandOutput done;
+    done.json = {{u"stopped"_s, true}, {u"runs"_s, runs}};
+    done.text = u"expire stopped after %1 runs\n"_s.arg(runs);
+    return done;
 }
 
 } // namespace flashstock

@@ -35,12 +35,14 @@ public:
     CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
 };
 
-/// `expire`: releases every hold that is due, by the database clock.
+/// `expire [--every SECONDS]`: releases every hold that is due, by the database clock; with
+/// `--every`, again every SECONDS until SIGINT/SIGTERM (one line per run).
 class ExpireCommand : public Command {
 public:
     QStringList words() const override;
     QString synopsis() const override;
     QString summary() const override;
+    QList<QCommandLineOption> options() const override;
     CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
 };
 

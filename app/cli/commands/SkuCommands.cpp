@@ -149,4 +149,99 @@ CommandOutput SkuRestockCommand::execute(CliContext &ctx, const QCommandLinePars
     return out;
 }
 
+namespace {
+
+/// A bucket number option (0..1023).
+Result<int> bucketOption(const QCommandLineParser &parser, const QString &name)
+{
+    if (!parser.isSet(name))
+        return fail(ErrorCode::InvalidArgument, u"%1: --%1 B is required"_s.arg(name), name);
+    bool ok = false;
+    const int b = parser.value(name).trimmed().toInt(&ok);
+    if (!ok || b < 0 || b > 1023)
+        return fail(ErrorCode::InvalidArgument,
+                    u"%1 must be a bucket number from 0 to 1023, got %2"_s.arg(name, quoteForMessage(parser.value(name))),
+                    name);
+    return b;
+}
+
+} // namespace
+
+QStringList SkuRebalanceCommand::words() const { return {u"sku"_s, u"rebalance"_s}; }
+QString SkuRebalanceCommand::synopsis() const { return u"sku rebalance SKU --from B --to B --qty N"_s; }
+QString SkuRebalanceCommand::summary() const { return u"move available units between two buckets (ledgered)"_s; }
+QList<QCommandLineOption> SkuRebalanceCommand::options() const
+{
+    return {{u"from"_s, u"Bucket to take available units from."_s, u"B"_s},
+            {u"to"_s, u"Bucket to give them to."_s, u"B"_s},
+            {u"qty"_s, u"Units to move."_s, u"N"_s}};
+}
+
+CommandOutput SkuRebalanceCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    auto sku = skuArgument(args, synopsis());
+    if (!sku)
+        return errorOutput(sku.error());
+    auto from = bucketOption(parser, u"from"_s);
+    if (!from)
+        return errorOutput(from.error());
+    auto to = bucketOption(parser, u"to"_s);
+    if (!to)
+        return errorOutput(to.error());
+    if (!parser.isSet(u"qty"_s))
+        return errorOutput({ErrorCode::InvalidArgument, u"qty: --qty N is required"_s, u"qty"_s});
+    auto qty = parseQuantity(parser.value(u"qty"_s));
+    if (!qty)
+        return errorOutput(qty.error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto moved = (*engine)->book().rebalance(*sku, *from, *to, *qty);
+    if (!moved)
+        return errorOutput(moved.error());
+    auto levels = (*engine)->book().levels(*sku);
+    if (!levels)
+        return errorOutput(levels.error());
+    CommandOutput out = showLevels(**engine, *levels, u"moved %1 units of %2 from bucket %3 to bucket %4 (adj:%5)"_s
+                                                            .arg(*qty).arg(*sku).arg(*from).arg(*to).arg(moved->id));
+    out.json.insert(u"adjustment"_s, u"adj:%1"_s.arg(moved->id));
+    return out;
+}
+
+QStringList SkuBucketsCommand::words() const { return {u"sku"_s, u"buckets"_s}; }
+QString SkuBucketsCommand::synopsis() const { return u"sku buckets SKU --count N"_s; }
+QString SkuBucketsCommand::summary() const
+{
+    return u"split a hot SKU into N buckets (rows), available units spread evenly (ledgered)"_s;
+}
+QList<QCommandLineOption> SkuBucketsCommand::options() const
+{
+    return {{u"count"_s, u"Number of buckets (1 to 1024)."_s, u"N"_s}};
+}
+
+CommandOutput SkuBucketsCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    auto sku = skuArgument(args, synopsis());
+    if (!sku)
+        return errorOutput(sku.error());
+    if (!parser.isSet(u"count"_s))
+        return errorOutput({ErrorCode::InvalidArgument, u"count: --count N is required"_s, u"count"_s});
+    auto count = parseQuantity(parser.value(u"count"_s), u"count"_s);
+    if (!count)
+        return errorOutput(count.error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto changed = (*engine)->book().setBucketCount(*sku, int(std::min<qint64>(*count, 1 << 20)));
+    if (!changed)
+        return errorOutput(changed.error());
+    auto levels = (*engine)->book().levels(*sku);
+    if (!levels)
+        return errorOutput(levels.error());
+    CommandOutput out = showLevels(**engine, *levels, u"%1 now has %2 buckets (adj:%3)"_s.arg(*sku).arg(*count)
+                                                            .arg(changed->id));
+    out.json.insert(u"adjustment"_s, u"adj:%1"_s.arg(changed->id));
+    return out;
+}
+
 } // namespace flashstock

@@ -33,4 +33,25 @@ public:
     CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
 };
 
+/// `sku rebalance SKU --from B --to B --qty N`: moves available units between buckets (ledgered).
+class SkuRebalanceCommand : public Command {
+public:
+    QStringList words() const override;
+    QString synopsis() const override;
+    QString summary() const override;
+    QList<QCommandLineOption> options() const override;
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
+
+/// `sku buckets SKU --count N`: changes the number of buckets and spreads available units
+/// evenly (ledgered).
+class SkuBucketsCommand : public Command {
+public:
+    QStringList words() const override;
+    QString synopsis() const override;
+    QString summary() const override;
+    QList<QCommandLineOption> options() const override;
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
+
 } // namespace flashstock

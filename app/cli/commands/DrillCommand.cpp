@@ -1,0 +1,159 @@
+#include "DrillCommand.h"
+
+#include "CliContext.h"
+#include "Identifiers.h"
+#include "drill/Drill.h"
+#include "gate/Gate.h"
+#include "store/Database.h"
+
+#include <QCommandLineParser>
+#include <QDateTime>
+
+#include <cstdio>
+#include <unistd.h>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+Error badNumber(const QString &field, const QString &what, const QString &value)
+{
+    return {ErrorCode::InvalidArgument, u"%1 must be %2, got %3"_s.arg(field, what, quoteForMessage(value)), field};
+}
+
+/// The integer value of option `field`, or `fallback` when absent.
+Result<qint64> integerOption(const QCommandLineParser &parser, const QString &field, qint64 fallback)
+{
+    if (!parser.isSet(field))
+        return fallback;
+    bool ok = false;
+    const qint64 v = parser.value(field).trimmed().toLongLong(&ok);
+    if (!ok)
+        return std::unexpected(badNumber(field, u"a whole number"_s, parser.value(field)));
+    return v;
+}
+
+void writeProgress(const DrillProgress &p, bool tty)
+{
+    const QString line = u"drill [%1] %2/%3 buyers answered, %4 units reserved, %5 paid, %6/s, %7 faults, %8 s"_s
+                             .arg(p.phase).arg(p.answered).arg(p.buyers).arg(p.reservedUnits).arg(p.paidUnits)
+                             .arg(p.ratePerS, 0, 'f', 0).arg(p.faults).arg(p.elapsedS, 0, 'f', 1);
+    if (tty)
+        std::fputs(qPrintable(u"\r\x1b[2K"_s + line), stderr);
+    else
+        std::fputs(qPrintable(line + u'\n'), stderr);
+    std::fflush(stderr);
+}
+
+} // namespace
+
+QStringList DrillCommand::words() const { return {u"drill"_s}; }
+
+QString DrillCommand::synopsis() const
+{
+    return u"drill [--sku S] [--stock N] [--buyers M] [--concurrency C] [--pay-ratio R] [--hold-seconds H] "
+           u"[--faults all|none|NAME[=RATE],...] [--seed S]"_s;
+}
+
+QString DrillCommand::summary() const
+{
+    return u"rehearse a flash sale: M buyers race for N units with injected faults, then expiry, reconciliation "
+           u"and the invariants I1-I6 (exit 1 if any fails)"_s;
+}
+
+QList<QCommandLineOption> DrillCommand::options() const
+{
+    return {{u"sku"_s, u"SKU the drill creates (must not exist; default drill-<UTC time>)."_s, u"S"_s},
+            {u"stock"_s, u"Units on sale (default 1000)."_s, u"N"_s},
+            {u"buyers"_s, u"Buyers, one unit each (default 20000)."_s, u"M"_s},
+            {u"concurrency"_s, u"Worker threads, each with its own engine (default 8)."_s, u"C"_s},
+            {u"pay-ratio"_s, u"Share of buyers who pay, 0 to 1 (default 0.7)."_s, u"R"_s},
+            {u"hold-seconds"_s, u"Hold of each reservation in seconds (default 2)."_s, u"H"_s},
+            {u"faults"_s, u"all, none, or NAME[=RATE],... with NAME one of crash-after-gate, lost-callback, "
+                          u"duplicate-callback, late-payment, redis-restart, script-flush, db-error "
+                          u"(RATE: chance per request; default all)."_s, u"LIST"_s},
+            {u"seed"_s, u"Seed of the fault schedule (default 1)."_s, u"S"_s}};
+}
+
+CommandOutput DrillCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    if (!args.isEmpty())
+        return errorOutput({ErrorCode::InvalidArgument,
+                            u"arguments: drill takes no positional arguments, got %1"_s.arg(
+                                quoteForMessage(args.join(u' '))),
+                            u"arguments"_s});
+    for (const QString &name : {u"sku"_s, u"stock"_s, u"buyers"_s, u"concurrency"_s, u"pay-ratio"_s,
+                                u"hold-seconds"_s, u"faults"_s, u"seed"_s}) {
+        if (parser.values(name).size() > 1)
+            return errorOutput({ErrorCode::InvalidArgument, u"%1: given more than once"_s.arg(name), name});
+    }
+    DrillOptions o;
+    o.sku = parser.isSet(u"sku"_s)
+        ? parser.value(u"sku"_s)
+        : u"drill-"_s + QDateTime::currentDateTimeUtc().toString(u"yyyyMMdd-HHmmss-zzz"_s);
+    auto stock = integerOption(parser, u"stock"_s, 1000);
+    auto buyers = integerOption(parser, u"buyers"_s, 20000);
+    auto concurrency = integerOption(parser, u"concurrency"_s, 8);
+    auto hold = integerOption(parser, u"hold-seconds"_s, 2);
+    for (const auto *r : {&stock, &buyers, &concurrency, &hold})
+        if (!*r)
+            return errorOutput(r->error());
+    o.stock = *stock;
+    o.buyers = *buyers;
+    if (*concurrency < 1 || *concurrency > 256)
+        return errorOutput(badNumber(u"concurrency"_s, u"from 1 to 256"_s, parser.value(u"concurrency"_s)));
+    o.concurrency = int(*concurrency);
+    o.holdSeconds = *hold;
+    if (parser.isSet(u"pay-ratio"_s)) {
+        bool ok = false;
+        o.payRatio = parser.value(u"pay-ratio"_s).trimmed().toDouble(&ok);
+        if (!ok)
+            return errorOutput(badNumber(u"pay-ratio"_s, u"a share from 0 to 1"_s, parser.value(u"pay-ratio"_s)));
+    }
+    if (parser.isSet(u"seed"_s)) {
+        bool ok = false;
+        o.seed = parser.value(u"seed"_s).trimmed().toULongLong(&ok);
+        if (!ok)
+            return errorOutput(badNumber(u"seed"_s, u"a whole number from 0 to 18446744073709551615"_s,
+                                         parser.value(u"seed"_s)));
+    }
+    auto faults = parseFaults(parser.isSet(u"faults"_s) ? parser.value(u"faults"_s) : u"all"_s);
+    if (!faults)
+        return errorOutput(faults.error());
+    o.faults = *faults;
+    o.operatorName = ctx.operatorName;
+    const bool bookOnly = ctx.redisUrl.trimmed() == u"none"_s;
+    // Validate before starting any server; the gate is filled in below.
+    if (!bookOnly)
+        o.redis = RedisUrl::unixSocket(u"/validation-only"_s);
+    if (auto v = o.validate(); !v)
+        return errorOutput(v.error());
+
+    auto engine = ctx.engine(!bookOnly);
+    if (!engine)
+        return errorOutput(engine.error());
+    o.db = (*engine)->database().url();
+    o.redis = (*engine)->gate() ? std::optional<RedisUrl>((*engine)->gate()->url()) : std::nullopt;
+    if (o.redis && ctx.redisUrl.isEmpty())
+        o.embeddedDataDir = ctx.dataDir;
+    const bool tty = isatty(STDERR_FILENO) == 1;
+    o.progressIntervalMs = tty ? 200 : 1000;
+    o.progress = [tty](const DrillProgress &p) { writeProgress(p, tty); };
+
+    auto report = Drill(o).run();
+    if (tty) {
+        std::fputs("\n", stderr);
+        std::fflush(stderr);
+    }
+    if (!report)
+        return errorOutput(report.error());
+    CommandOutput out;
+    out.json = report->toJson();
+    out.text = report->toText();
+    out.exitCode = report->passed() ? ExitOk : ExitRuntime;
+    return out;
+}
+
+} // namespace flashstock

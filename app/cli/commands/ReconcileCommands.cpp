@@ -1,0 +1,308 @@
+#include "ReconcileCommands.h"
+
+#include "reconcile/Approvers.h"
+
+#include "AlertSender.h"
+#include "CliContext.h"
+#include "Format.h"
+#include "StopSignal.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSettings>
+#include <QTextStream>
+#include <QUrl>
+
+#include <cstdio>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+std::unexpected<Error> usage(const QString &field, const QString &message)
+{
+    return fail(ErrorCode::InvalidArgument, u"%1: %2"_s.arg(field, message), field);
+}
+
+Result<qint64> seconds(const QCommandLineParser &parser, const QString &name, qint64 fallback, qint64 min)
+{
+    if (!parser.isSet(name))
+        return fallback;
+    bool ok = false;
+    const qint64 v = parser.value(name).toLongLong(&ok);
+    if (!ok || v < min || v > 86400 * 365)
+        return usage(name, u"must be a whole number of seconds from %1, got %2"_s.arg(min).arg(parser.value(name)));
+    return v;
+}
+
+Result<qint64> idArgument(const QStringList &args)
+{
+    if (args.size() != 1)
+        return usage(u"id"_s, u"give exactly one discrepancy id"_s);
+    bool ok = false;
+    const qint64 id = args.first().toLongLong(&ok);
+    if (!ok || id <= 0)
+        return usage(u"id"_s, u"%1 is not a discrepancy id"_s.arg(args.first()));
+    return id;
+}
+
+QString discrepancyLine(const Discrepancy &d)
+{
+    return u"#%1  %2  %3%4  %5  delta %6%7\n"_s.arg(d.id)
+        .arg(discrepancyKindName(d.kind), d.sku, d.bucket >= 0 ? u"/%1"_s.arg(d.bucket) : QString(),
+             discrepancyStatusName(d.status))
+        .arg(d.delta)
+        .arg(d.status == DiscrepancyStatus::PendingApproval ? u"\n    proposal: "_s + d.proposal : u"\n    "_s + d.detail);
+}
+
+CommandOutput reportOutput(const ReconcileReport &report)
+{
+    CommandOutput out;
+    QJsonArray list;
+    for (const Discrepancy &d : report.discrepancies) {
+        list.append(discrepancyJson(d));
+        out.text += discrepancyLine(d);
+    }
+    out.json = {{u"discrepancies"_s, list},
+                {u"auto_fixed"_s, report.autoFixed},
+                {u"pending_approval"_s, report.pendingApproval},
+                {u"still_pending"_s, report.stillPending}};
+    if (!report.warnings.isEmpty())
+        out.json.insert(u"warnings"_s, QJsonArray::fromStringList(report.warnings));
+    out.text += u"reconcile: %1 healed, %2 new for approval, %3 waiting for approval\n"_s.arg(report.autoFixed)
+                    .arg(report.pendingApproval)
+                    .arg(report.stillPending);
+    for (const QString &w : report.warnings)
+        out.text += u"warning: "_s + w + u'\n';
+    out.exitCode = report.stillPending > 0 ? ExitPending : ExitOk;
+    return out;
+}
+
+void alertNew(AlertSender *alerts, const ReconcileReport &report)
+{
+    if (!alerts)
+        return;
+    for (const Discrepancy &d : report.discrepancies)
+        if (d.status == DiscrepancyStatus::PendingApproval)
+            alerts->post({{u"alert"_s, u"discrepancy_pending_approval"_s}, {u"discrepancy"_s, discrepancyJson(d)}});
+}
+
+} // namespace
+
+QJsonObject discrepancyJson(const Discrepancy &d)
+{
+    auto opt = [](qint64 v) { return v < 0 ? QJsonValue() : QJsonValue(v); };
+    auto str = [](const QString &s) { return s.isEmpty() ? QJsonValue() : QJsonValue(s); };
+    return {{u"id"_s, d.id},
+            {u"kind"_s, discrepancyKindName(d.kind)},
+            {u"sku"_s, d.sku},
+            {u"status"_s, discrepancyStatusName(d.status)},
+            {u"delta"_s, d.delta},
+            {u"bucket"_s, opt(d.bucket)},
+            {u"order"_s, str(d.order)},
+            {u"token"_s, str(d.token)},
+            {u"gate"_s, opt(d.gateValue)},
+            {u"book"_s, opt(d.bookValue)},
+            {u"ledger"_s, opt(d.ledgerValue)},
+            {u"correction"_s, str(d.correction)},
+            {u"proposal"_s, str(d.proposal)},
+            {u"detail"_s, d.detail},
+            {u"detected_at"_s, isoTime(d.detectedAtMs)},
+            {u"resolved_by"_s, str(d.resolvedBy)},
+            {u"reason"_s, str(d.reason)}};
+}
+
+// --- reconcile -------------------------------------------------------------------------------
+
+QStringList ReconcileCommand::words() const { return {u"reconcile"_s}; }
+QString ReconcileCommand::synopsis() const
+{
+    return u"reconcile [--every SECONDS] [--grace SECONDS] [--alert-url URL]"_s;
+}
+QString ReconcileCommand::summary() const
+{
+    return u"compare gate, book and ledger; heal the gate, hold book corrections for approval (exit 3 if any wait)"_s;
+}
+QList<QCommandLineOption> ReconcileCommand::options() const
+{
+    return {{u"every"_s, u"Run a pass every SECONDS until SIGINT/SIGTERM."_s, u"SECONDS"_s},
+            {u"grace"_s, u"How old a held token must be (Redis time) to count as orphaned; default 30."_s,
+             u"SECONDS"_s},
+            {u"alert-url"_s, u"POST a JSON alert for each new discrepancy that needs approval."_s, u"URL"_s}};
+}
+
+CommandOutput ReconcileCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+{
+    if (!args.isEmpty())
+        return errorOutput(usage(u"arguments"_s, u"unexpected argument %1"_s.arg(args.first())).error());
+    auto grace = seconds(parser, u"grace"_s, 30, 0);
+    if (!grace)
+        return errorOutput(grace.error());
+    auto every = seconds(parser, u"every"_s, 0, 1);
+    if (!every)
+        return errorOutput(every.error());
+    std::unique_ptr<AlertSender> alerts;
+    if (parser.isSet(u"alert-url"_s)) {
+        const QUrl url(parser.value(u"alert-url"_s), QUrl::StrictMode);
+        if (!url.isValid() || (url.scheme() != u"http"_s && url.scheme() != u"https"_s))
+            return errorOutput(usage(u"alert-url"_s, u"give an http:// or https:// URL"_s).error());
+        alerts = std::make_unique<AlertSender>(url);
+    }
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    Reconciler reconciler(**engine);
+
+    if (!parser.isSet(u"every"_s)) {
+        auto report = reconciler.runPass(*grace * 1000);
+        if (!report)
+            return errorOutput(report.error());
+        alertNew(alerts.get(), *report);
+        if (alerts)
+            alerts->flush(20000); // a one-shot run sends its alerts before it exits
+        return reportOutput(*report);
+    }
+
+    StopSignal::install();
+    QTextStream out(stdout);
+    QTextStream err(stderr);
+    int passes = 0, failures = 0;
+    while (!StopSignal::requested()) {
+        auto report = reconciler.runPass(*grace * 1000);
+        ++passes;
+        if (!report) {
+            ++failures;
+            err << u"reconcile pass %1 failed: %2\n"_s.arg(passes).arg(report.error().message);
+        } else {
+            alertNew(alerts.get(), *report);
+            const CommandOutput pass = reportOutput(*report);
+            if (ctx.json)
+                out << QString::fromUtf8(QJsonDocument(pass.json).toJson(QJsonDocument::Compact)) << '\n';
+            else if (!report->discrepancies.isEmpty() || !report->warnings.isEmpty())
+                out << pass.text;
+        }
+        out.flush();
+        err.flush();
+        for (const QString &note : ctx.takeNotes())
+            err << note << '\n';
+        // Alerts go out while the loop waits; it never waits on them beyond that.
+        StopSignal::wait(*every * 1000);
+    }
+    CommandOutput done;
+    done.json = {{u"stopped"_s, true}, {u"passes"_s, passes}, {u"failed_passes"_s, failures}};
+    done.text = u"reconcile stopped after %1 passes\n"_s.arg(passes);
+    // Printing the summary as one more JSON line keeps stdout one object per line.
+    return done;
+}
+
+// --- discrepancy -----------------------------------------------------------------------------
+
+QStringList DiscrepancyListCommand::words() const { return {u"discrepancy"_s, u"list"_s}; }
+QString DiscrepancyListCommand::synopsis() const { return u"discrepancy list [--status STATUS]"_s; }
+QString DiscrepancyListCommand::summary() const { return u"discrepancies found so far, newest first"_s; }
+QList<QCommandLineOption> DiscrepancyListCommand::options() const
+{
+    return {{u"status"_s, u"Only auto_fixed, pending_approval, approved or rejected."_s, u"STATUS"_s}};
+}
+
+CommandOutput DiscrepancyListCommand::execute(CliContext &ctx, const QCommandLineParser &parser,
+                                              const QStringList &args)
+{
+    if (!args.isEmpty())
+        return errorOutput(usage(u"arguments"_s, u"unexpected argument %1"_s.arg(args.first())).error());
+    std::optional<DiscrepancyStatus> status;
+    if (parser.isSet(u"status"_s)) {
+        status = discrepancyStatusFromName(parser.value(u"status"_s));
+        if (!status)
+            return errorOutput(usage(u"status"_s, u"unknown status %1"_s.arg(parser.value(u"status"_s))).error());
+    }
+    auto engine = ctx.engine(false);
+    if (!engine)
+        return errorOutput(engine.error());
+    Reconciler reconciler(**engine);
+    auto list = reconciler.list(status);
+    if (!list)
+        return errorOutput(list.error());
+    CommandOutput out;
+    QJsonArray arr;
+    for (const Discrepancy &d : *list) {
+        arr.append(discrepancyJson(d));
+        out.text += discrepancyLine(d);
+    }
+    out.json = {{u"discrepancies"_s, arr}};
+    if (list->isEmpty())
+        out.text = u"no discrepancies\n"_s;
+    return out;
+}
+
+QStringList DiscrepancyShowCommand::words() const { return {u"discrepancy"_s, u"show"_s}; }
+QString DiscrepancyShowCommand::synopsis() const { return u"discrepancy show ID"_s; }
+QString DiscrepancyShowCommand::summary() const { return u"one discrepancy in full"_s; }
+
+CommandOutput DiscrepancyShowCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+{
+    auto id = idArgument(args);
+    if (!id)
+        return errorOutput(id.error());
+    auto engine = ctx.engine(false);
+    if (!engine)
+        return errorOutput(engine.error());
+    Reconciler reconciler(**engine);
+    auto d = reconciler.get(*id);
+    if (!d)
+        return errorOutput(d.error());
+    CommandOutput out;
+    out.json = discrepancyJson(*d);
+    for (auto it = out.json.constBegin(); it != out.json.constEnd(); ++it)
+        if (!it.value().isNull())
+            out.text += u"%1: %2\n"_s.arg(it.key(), -12).arg(it.value().toVariant().toString());
+    return out;
+}
+
+QStringList DiscrepancyDecideCommand::words() const
+{
+    return {u"discrepancy"_s, m_approve ? u"approve"_s : u"reject"_s};
+}
+QString DiscrepancyDecideCommand::synopsis() const
+{
+    return u"discrepancy %1 ID --reason TEXT [--operator NAME]"_s.arg(m_approve ? u"approve"_s : u"reject"_s);
+}
+QString DiscrepancyDecideCommand::summary() const
+{
+    return m_approve ? u"apply a proposed correction once, as a ledgered adjustment (approvers only)"_s
+                     : u"close a proposed correction without changing stock (approvers only)"_s;
+}
+QList<QCommandLineOption> DiscrepancyDecideCommand::options() const
+{
+    return {{u"reason"_s, u"Why (required)."_s, u"TEXT"_s}};
+}
+
+CommandOutput DiscrepancyDecideCommand::execute(CliContext &ctx, const QCommandLineParser &parser,
+                                                const QStringList &args)
+{
+    auto id = idArgument(args);
+    if (!id)
+        return errorOutput(id.error());
+    const QString reason = parser.value(u"reason"_s);
+    if (reason.trimmed().isEmpty())
+        return errorOutput(usage(u"reason"_s, u"--reason TEXT is required"_s).error());
+    const QStringList approvers = configuredApprovers(ctx.dataDir);
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    Reconciler reconciler(**engine);
+    auto d = m_approve ? reconciler.approve(*id, ctx.operatorName, reason, approvers)
+                       : reconciler.reject(*id, ctx.operatorName, reason, approvers);
+    if (!d)
+        return errorOutput(d.error());
+    CommandOutput out;
+    out.json = discrepancyJson(*d);
+    out.text = discrepancyLine(*d);
+    return out;
+}
+
+} // namespace flashstock

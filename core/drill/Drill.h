@@ -1,0 +1,52 @@
+#pragma once
+
+#include "Result.h"
+#include "drill/DrillOptions.h"
+#include "drill/DrillReport.h"
+#include "drill/DrillSchedule.h"
+
+namespace flashstock {
+
+/// The rehearsal drill (issue 5, DESIGN.md drill line): M buyers, one unit each, race for N
+/// units through the real gate and book from C worker threads, each with its own Engine;
+/// a share pays, the rest abandon and their holds expire; faults fire on a schedule fixed
+/// by the seed. Then: every due hold expires, late payments arrive, the reconciler runs to
+/// quiescence, and I1-I6 are checked against the book and the gate themselves.
+///
+/// How each fault is injected and when it counts as healed:
+/// - crash-after-gate: Gate::reserve is called and the book never is (the state a worker
+///   killed between the two leaves). Healed: after reconciliation the token is no longer
+///   open in the gate and the order has no RESERVE in the book (absent or abandoned).
+/// - lost-callback: a paying buyer's payment is dropped. Healed: the order ended CLOSED.
+/// - duplicate-callback: the payment is delivered 2-3 times, the extra copies by other
+///   workers at the same time. Healed: one `paid`, the order PAID with exactly one CONFIRM
+///   ledger row, no refund.
+/// - late-payment: the buyer pays only after every hold was closed. Healed: the answer was
+///   `refund_required` and the order has exactly one refund record.
+/// - redis-restart: the embedded server is stopped and started (external: only our own
+///   connections are killed). Healed: the gate answered a reserve sent after it, and I5 holds.
+/// - script-flush: SCRIPT FLUSH. Healed: the gate answered a reserve sent after it (the
+///   scripts were reloaded).
+/// - db-error: Database::injectFailureOnce() before the worker's reserve; the book fails
+///   after its first statement and the engine gives the gate units back. Healed: the order
+///   is not in the book and no gate token of it is open after reconciliation.
+///
+/// run() blocks; call it from one thread. The progress callback runs on that thread.
+class Drill {
+public:
+    explicit Drill(DrillOptions options);
+
+    /// Runs the drill. Errors (the drill could not run: bad options, the SKU exists, a server
+    /// unreachable at the start, the reconciler failed) are Results; a drill that ran but
+    /// found broken invariants returns its report with passed() false.
+    [[nodiscard]] Result<DrillReport> run();
+
+    /// The schedule run() will use (the same for the same options and seed).
+    const DrillSchedule &schedule() const { return m_schedule; }
+
+private:
+    DrillOptions m_options;
+    DrillSchedule m_schedule;
+};
+
+} // namespace flashstock

@@ -1,0 +1,139 @@
+#include "drill/DrillOptions.h"
+
+#include "Identifiers.h"
+
+#include <QStringList>
+
+#include <cmath>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+QList<FaultKind> allFaultKinds()
+{
+    return {FaultKind::CrashAfterGate, FaultKind::LostCallback, FaultKind::DuplicateCallback, FaultKind::LatePayment,
+            FaultKind::RedisRestart,   FaultKind::ScriptFlush,  FaultKind::DbError};
+}
+
+QString faultName(FaultKind kind)
+{
+    switch (kind) {
+    case FaultKind::CrashAfterGate: return u"crash-after-gate"_s;
+    case FaultKind::LostCallback: return u"lost-callback"_s;
+    case FaultKind::DuplicateCallback: return u"duplicate-callback"_s;
+    case FaultKind::LatePayment: return u"late-payment"_s;
+    case FaultKind::RedisRestart: return u"redis-restart"_s;
+    case FaultKind::ScriptFlush: return u"script-flush"_s;
+    case FaultKind::DbError: return u"db-error"_s;
+    }
+    return {};
+}
+
+std::optional<FaultKind> faultFromName(const QString &name)
+{
+    for (FaultKind k : allFaultKinds())
+        if (faultName(k) == name)
+            return k;
+    return std::nullopt;
+}
+
+bool isGlobalFault(FaultKind kind)
+{
+    return kind == FaultKind::RedisRestart || kind == FaultKind::ScriptFlush;
+}
+
+bool needsGate(FaultKind kind)
+{
+    return kind == FaultKind::CrashAfterGate || isGlobalFault(kind);
+}
+
+double defaultFaultRate(FaultKind kind)
+{
+    // Chance per request. The restarts are rare on purpose: each one stalls every worker
+    // for the time the server takes to come back.
+    switch (kind) {
+    case FaultKind::CrashAfterGate: return 0.005;
+    case FaultKind::LostCallback: return 0.02;
+    case FaultKind::DuplicateCallback: return 0.05;
+    case FaultKind::LatePayment: return 0.02;
+    case FaultKind::RedisRestart: return 0.0002;
+    case FaultKind::ScriptFlush: return 0.0005;
+    case FaultKind::DbError: return 0.005;
+    }
+    return 0;
+}
+
+Result<FaultSpec> parseFaults(const QString &text)
+{
+    FaultSpec spec;
+    const QString trimmed = text.trimmed();
+    if (trimmed.isEmpty() || trimmed == u"none"_s)
+        return spec;
+    if (trimmed == u"all"_s) {
+        for (FaultKind k : allFaultKinds())
+            spec.rates.insert(k, defaultFaultRate(k));
+        spec.forceEach = true;
+        return spec;
+    }
+    QStringList names;
+    for (FaultKind k : allFaultKinds())
+        names << faultName(k);
+    for (const QString &part : trimmed.split(u',')) {
+        const QString item = part.trimmed();
+        const QString name = item.section(u'=', 0, 0);
+        const auto kind = faultFromName(name);
+        if (!kind)
+            return fail(ErrorCode::InvalidArgument,
+                        u"faults: unknown fault %1 (use all, none, or NAME[=RATE],... with NAME one of %2)"_s.arg(
+                            quoteForMessage(name), names.join(u", "_s)),
+                        u"faults"_s);
+        double rate = defaultFaultRate(*kind);
+        if (item.contains(u'=')) {
+            bool ok = false;
+            rate = item.section(u'=', 1).toDouble(&ok);
+            if (!ok || !std::isfinite(rate) || rate < 0 || rate > 1)
+                return fail(ErrorCode::InvalidArgument,
+                            u"faults: the rate of %1 must be a chance per request from 0 to 1, got %2"_s.arg(
+                                name, quoteForMessage(item.section(u'=', 1))),
+                            u"faults"_s);
+        }
+        if (spec.rates.contains(*kind))
+            return fail(ErrorCode::InvalidArgument, u"faults: %1 given twice"_s.arg(name), u"faults"_s);
+        spec.rates.insert(*kind, rate);
+    }
+    return spec;
+}
+
+Result<void> DrillOptions::validate() const
+{
+    if (auto r = checkSkuId(sku); !r)
+        return std::unexpected(r.error());
+    if (stock < 1 || stock > kMaxQuantity)
+        return fail(ErrorCode::InvalidArgument,
+                    u"stock must be a whole number of units from 1 to %1, got %2"_s.arg(kMaxQuantity).arg(stock),
+                    u"stock"_s);
+    if (buyers < 1 || buyers > 10'000'000)
+        return fail(ErrorCode::InvalidArgument, u"buyers must be from 1 to 10000000, got %1"_s.arg(buyers),
+                    u"buyers"_s);
+    if (concurrency < 1 || concurrency > 256)
+        return fail(ErrorCode::InvalidArgument, u"concurrency must be from 1 to 256, got %1"_s.arg(concurrency),
+                    u"concurrency"_s);
+    if (!std::isfinite(payRatio) || payRatio < 0 || payRatio > 1)
+        return fail(ErrorCode::InvalidArgument, u"pay-ratio must be a share from 0 to 1, got %1"_s.arg(payRatio),
+                    u"pay-ratio"_s);
+    if (holdSeconds < 1 || holdSeconds > 3600)
+        return fail(ErrorCode::InvalidArgument, u"hold-seconds must be from 1 to 3600, got %1"_s.arg(holdSeconds),
+                    u"hold-seconds"_s);
+    if (!redis || redis->isNone()) {
+        for (auto it = faults.rates.cbegin(); it != faults.rates.cend(); ++it)
+            if (needsGate(it.key()) && !faults.forceEach)
+                return fail(ErrorCode::InvalidArgument,
+                            u"faults: %1 needs a gate, and this drill runs book-only (--redis none)"_s.arg(
+                                faultName(it.key())),
+                            u"faults"_s);
+    }
+    return {};
+}
+
+} // namespace flashstock

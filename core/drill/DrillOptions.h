@@ -1,0 +1,86 @@
+#pragma once
+
+#include "Result.h"
+#include "gate/RedisUrl.h"
+#include "store/DbUrl.h"
+
+#include <QList>
+#include <QMap>
+#include <QString>
+
+#include <functional>
+#include <optional>
+
+namespace flashstock {
+
+/// The fault kinds a drill can inject (DESIGN.md, drill line of the CLI table).
+enum class FaultKind {
+    CrashAfterGate,    ///< the gate took the units, the worker "dies" before the book
+    LostCallback,      ///< the payment is never delivered: the hold must expire
+    DuplicateCallback, ///< the payment is delivered 2-3 times, partly from other workers at once
+    LatePayment,       ///< the payment arrives after the hold was closed: a refund must be recorded
+    RedisRestart,      ///< the embedded redis-server restarted mid-sale (external: our connections killed)
+    ScriptFlush,       ///< SCRIPT FLUSH mid-sale
+    DbError,           ///< a book transaction fails after its first statement (Database::injectFailureOnce)
+};
+
+/// Every kind, in report order.
+QList<FaultKind> allFaultKinds();
+/// `crash-after-gate`, `lost-callback`, ... (the CLI and JSON name).
+QString faultName(FaultKind kind);
+/// The kind of a name, or nullopt.
+std::optional<FaultKind> faultFromName(const QString &name);
+/// True for kinds that act on the whole gate (restart, flush) rather than on one buyer.
+bool isGlobalFault(FaultKind kind);
+/// True for kinds that need a gate (crash-after-gate, redis-restart, script-flush).
+bool needsGate(FaultKind kind);
+/// The rate `all` uses for a kind (chance per request).
+double defaultFaultRate(FaultKind kind);
+
+/// `all`, `none`, or `NAME[=RATE],...` (RATE a chance per request, 0..1; a bare NAME takes
+/// its default rate). `all` also sets `forceEach`. InvalidArgument naming `faults`.
+struct FaultSpec {
+    QMap<FaultKind, double> rates; ///< kinds switched on, with their rate
+    bool forceEach = false;        ///< `all`: the schedule fires every kind at least once
+};
+[[nodiscard]] Result<FaultSpec> parseFaults(const QString &text);
+
+/// Live figures of a running drill (for the progress line). Units are whole units.
+struct DrillProgress {
+    qint64 answered = 0;      ///< buyers whose reserve was answered
+    qint64 buyers = 0;        ///< buyers in total
+    qint64 reservedUnits = 0; ///< reserve answers `reserved` so far
+    qint64 paidUnits = 0;     ///< confirm answers `paid` so far
+    qint64 faults = 0;        ///< faults injected so far
+    double ratePerS = 0;      ///< buyers answered per second so far
+    double elapsedS = 0;
+    QString phase;            ///< sale, expire, late-payments, reconcile, check
+};
+
+/// Everything a drill needs. Validate with validate() (run() calls it first).
+struct DrillOptions {
+    QString sku;                ///< created by the drill; must not exist yet
+    qint64 stock = 1000;        ///< units, 1..2^31-1
+    qint64 buyers = 20000;      ///< each wants 1 unit, 1..10 000 000
+    int concurrency = 8;        ///< worker threads, each with its own Engine, 1..256
+    double payRatio = 0.7;      ///< share of buyers that pay, 0..1
+    qint64 holdSeconds = 2;     ///< hold of each reservation, 1..3600
+    FaultSpec faults;
+    quint64 seed = 1;           ///< same seed, same fault schedule
+    DbUrl db;                   ///< the book of record
+    std::optional<RedisUrl> redis; ///< the gate; nullopt = book-only (no gate faults then)
+    QString embeddedDataDir;    ///< set when `redis` is the data dir's private redis-server (restartable)
+    QString operatorName = QStringLiteral("drill"); ///< written on ledger rows (source `drill`)
+    qint64 reconcileMaxPasses = 10; ///< passes before giving up on quiescence
+    /// Called every `progressIntervalMs` from the thread that runs the drill; may be empty.
+    std::function<void(const DrillProgress &)> progress;
+    int progressIntervalMs = 250;
+    /// TEST ONLY: every Engine of the drill gets Book::setNaiveReserveForTesting(true).
+    bool naiveBookForTesting = false;
+
+    /// InvalidArgument naming the field (sku, stock, buyers, concurrency, pay-ratio,
+    /// hold-seconds, faults) if something is out of range.
+    [[nodiscard]] Result<void> validate() const;
+};
+
+} // namespace flashstock

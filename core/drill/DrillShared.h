@@ -1,0 +1,91 @@
+#pragma once
+
+// Internal to core/drill: the state the drill's workers and controller share.
+
+#include "drill/DrillOptions.h"
+#include "drill/DrillSchedule.h"
+
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace flashstock {
+
+/// One fault that fired on one buyer (or one gate-wide event), for the heal check.
+struct FaultRecord {
+    FaultKind kind = FaultKind::LostCallback;
+    qint64 buyer = -1;   ///< -1 for a gate-wide event
+    QString order;
+    QString token;       ///< crash-after-gate: the gate's token
+    qint64 doneNs = 0;   ///< gate-wide: steady-clock ns when the event finished
+    bool ok = true;      ///< gate-wide: the event itself succeeded
+    QString detail;
+};
+
+/// A payment delivery waiting for any worker (duplicate-callback copies).
+struct PendingPayment {
+    QString order;
+    QString payment;
+};
+
+/// Shared by the workers and the controller of one drill. Atomics for counters, `mutex`
+/// for everything else.
+struct DrillShared {
+    DrillShared(const DrillOptions &o, const DrillSchedule &s)
+        : options(o)
+        , schedule(s)
+    {
+    }
+
+    const DrillOptions &options;
+    const DrillSchedule &schedule;
+
+    std::atomic<qint64> next{0};          ///< next buyer to dispatch
+    std::atomic<qint64> active{0};        ///< buyers taken and not finished
+    std::atomic<qint64> answered{0};
+    std::atomic<qint64> reservedUnits{0};
+    std::atomic<qint64> paidUnits{0};
+    std::atomic<qint64> injected{0};
+    std::atomic<qint64> gateWarnings{0};
+    std::atomic<qint64> lastGateAnswerSentNs{0}; ///< send time of the latest reserve the gate answered
+    std::atomic<int> workersDone{0};
+    /// Buyers from this number on wait: the next gate-wide event fires before them.
+    std::atomic<qint64> holdFrom{std::numeric_limits<qint64>::max()};
+
+    std::mutex mutex;
+    std::deque<PendingPayment> payments;
+    QMap<QString, qint64> reserveOutcomes;
+    QMap<QString, qint64> paymentOutcomes;
+    QMap<QString, qint64> paidAnswersByOrder; ///< duplicate-callback orders: `paid` answers
+    std::vector<FaultRecord> records;
+    std::vector<qint64> latenciesUs;
+    QStringList errors;                       ///< first few unexpected errors
+
+    void addRecord(FaultRecord r);
+    void count(QMap<QString, qint64> DrillShared::*map, const QString &word);
+    void noteError(const QString &message);
+};
+
+/// Steady-clock nanoseconds (the drill's one clock for ordering events and answers).
+inline qint64 drillNowNs()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// The order id of buyer `i`.
+QString drillOrderId(const QString &sku, qint64 buyer);
+
+/// One worker thread: opens its own Engine and serves buyers and payment copies until
+/// every buyer is done. Failures to open the engine are recorded with noteError().
+void runDrillWorker(DrillShared &shared);
+
+} // namespace flashstock

@@ -1,0 +1,251 @@
+#include "drill/DrillShared.h"
+
+#include "Engine.h"
+#include "gate/Gate.h"
+#include "store/Database.h"
+
+#include <QThread>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+/// How long a buyer keeps retrying a reserve the gate could not answer (a restart).
+constexpr int kGateRetries = 120;
+constexpr int kGateRetrySleepMs = 25;
+
+QString errorWord(const Error &e)
+{
+    return u"error_"_s + errorCodeName(e.code);
+}
+
+class Worker {
+public:
+    Worker(DrillShared &shared, Engine &engine)
+        : m_s(shared)
+        , m_engine(engine)
+        , m_sku(shared.options.sku)
+    {
+    }
+
+    void run();
+
+private:
+    void serveBuyer(qint64 i);
+    void crashAfterGate(qint64 i, const QString &order, const QString &user);
+    void pay(const QString &order, const QString &payment, bool countForDuplicate);
+    void drainWarnings() { m_s.gateWarnings += m_engine.takeWarnings().size(); }
+
+    DrillShared &m_s;
+    Engine &m_engine;
+    const QString m_sku;
+    std::vector<qint64> m_latencies;
+};
+
+void Worker::run()
+{
+    for (;;) {
+        std::optional<PendingPayment> copy;
+        {
+            std::lock_guard lock(m_s.mutex);
+            if (!m_s.payments.empty()) {
+                copy = m_s.payments.front();
+                m_s.payments.pop_front();
+            }
+        }
+        if (copy) {
+            pay(copy->order, copy->payment, true);
+            continue;
+        }
+        ++m_s.active; // before taking a buyer, so "no buyer left and none active" is final
+        const qint64 i = m_s.next.fetch_add(1);
+        if (i < m_s.options.buyers) {
+            while (i >= m_s.holdFrom.load()) // a gate-wide event is due before this buyer
+                QThread::msleep(1);
+            serveBuyer(i);
+            --m_s.active;
+            continue;
+        }
+        --m_s.active;
+        m_s.next.fetch_sub(1); // keep `next` at most buyers for the progress line
+        bool finished = false;
+        {
+            std::lock_guard lock(m_s.mutex);
+            finished = m_s.payments.empty() && m_s.active.load() == 0;
+        }
+        if (finished)
+            break;
+        QThread::msleep(1); // others still serve buyers who may hand out payment copies
+    }
+    drainWarnings();
+    std::lock_guard lock(m_s.mutex);
+    m_s.latenciesUs.insert(m_s.latenciesUs.end(), m_latencies.begin(), m_latencies.end());
+}
+
+void Worker::crashAfterGate(qint64 i, const QString &order, const QString &user)
+{
+    Gate *gate = m_engine.gate();
+    for (int attempt = 0; attempt < kGateRetries; ++attempt) {
+        auto g = gate->reserve(m_sku, order, user, 1);
+        if (!g && g.error().code == ErrorCode::Unavailable) {
+            QThread::msleep(kGateRetrySleepMs);
+            continue;
+        }
+        ++m_s.answered;
+        if (!g) {
+            m_s.count(&DrillShared::reserveOutcomes, errorWord(g.error()));
+            return;
+        }
+        if (g->code != GateCode::Reserved) {
+            // Refused before the crash point: the buyer got the gate's answer.
+            const Outcome answer = g->code == GateCode::LimitExceeded ? Outcome::LimitExceeded
+                : g->code == GateCode::SaleClosed                     ? Outcome::SaleClosed
+                : g->code == GateCode::Paused                         ? Outcome::Paused
+                : g->code == GateCode::Existing                       ? Outcome::Reserved
+                                                                      : Outcome::OutOfStock;
+            m_s.count(&DrillShared::reserveOutcomes, outcomeWord(answer));
+            return;
+        }
+        // The worker "dies" here: the units are pre-deducted, the book never hears of them.
+        m_s.count(&DrillShared::reserveOutcomes, u"crashed_after_gate"_s);
+        m_s.addRecord({FaultKind::CrashAfterGate, i, order, g->token, 0, true, {}});
+        return;
+    }
+    ++m_s.answered;
+    m_s.count(&DrillShared::reserveOutcomes, outcomeWord(Outcome::GateUnavailable));
+}
+
+void Worker::serveBuyer(qint64 i)
+{
+    const BuyerPlan &plan = m_s.schedule.buyers[size_t(i)];
+    const QString order = drillOrderId(m_sku, i);
+    const QString user = u"u%1"_s.arg(i);
+    if (plan.fault == FaultKind::CrashAfterGate && m_engine.gate()) {
+        crashAfterGate(i, order, user);
+        return;
+    }
+    const bool dbError = plan.fault == FaultKind::DbError;
+    if (dbError)
+        m_engine.database().injectFailureOnce();
+    Result<ReserveResult> r = fail(ErrorCode::Internal, u"not sent"_s);
+    for (int attempt = 0; attempt < kGateRetries; ++attempt) {
+        const qint64 sent = drillNowNs();
+        r = m_engine.reserve(order, user, {OrderLine{m_sku, 1, {}}}, m_s.options.holdSeconds);
+        m_latencies.push_back((drillNowNs() - sent) / 1000);
+        if (r && r->outcome == Outcome::GateUnavailable) {
+            QThread::msleep(kGateRetrySleepMs);
+            continue;
+        }
+        if (m_engine.gate() && (r || r.error().code != ErrorCode::Unavailable)) {
+            qint64 seen = m_s.lastGateAnswerSentNs.load();
+            while (sent > seen && !m_s.lastGateAnswerSentNs.compare_exchange_weak(seen, sent)) {
+            }
+        }
+        break;
+    }
+    if (dbError && !m_engine.database().disarmInjectedFailure()) {
+        // The injected failure fired inside the book's transaction.
+        m_s.addRecord({FaultKind::DbError, i, order, {}, 0, true, {}});
+    }
+    ++m_s.answered;
+    if (!r) {
+        m_s.count(&DrillShared::reserveOutcomes, errorWord(r.error()));
+        if (!(dbError && r.error().code == ErrorCode::Unavailable))
+            m_s.noteError(u"reserve %1: %2"_s.arg(order, r.error().message));
+        drainWarnings();
+        return;
+    }
+    m_s.count(&DrillShared::reserveOutcomes, outcomeWord(r->outcome));
+    if (r->outcome != Outcome::Reserved) {
+        drainWarnings();
+        return;
+    }
+    ++m_s.reservedUnits;
+    const QString payment = u"pay-%1"_s.arg(i);
+    switch (plan.fault.value_or(FaultKind::ScriptFlush)) {
+    case FaultKind::LostCallback:
+        m_s.addRecord({FaultKind::LostCallback, i, order, {}, 0, true, {}});
+        break;
+    case FaultKind::LatePayment:
+        m_s.addRecord({FaultKind::LatePayment, i, order, {}, 0, true, {}});
+        break;
+    case FaultKind::DuplicateCallback: {
+        m_s.addRecord({FaultKind::DuplicateCallback, i, order, {}, 0, true, {}});
+        {
+            std::lock_guard lock(m_s.mutex);
+            for (int c = 1; c < plan.copies; ++c)
+                m_s.payments.push_back({order, payment});
+        }
+        pay(order, payment, true);
+        break;
+    }
+    default:
+        if (plan.pays)
+            pay(order, payment, false);
+        break;
+    }
+    drainWarnings();
+}
+
+void Worker::pay(const QString &order, const QString &payment, bool countForDuplicate)
+{
+    auto c = m_engine.confirm(order, payment);
+    if (!c) {
+        m_s.count(&DrillShared::paymentOutcomes, errorWord(c.error()));
+        m_s.noteError(u"confirm %1: %2"_s.arg(order, c.error().message));
+        return;
+    }
+    m_s.count(&DrillShared::paymentOutcomes, outcomeWord(c->outcome));
+    if (c->outcome == Outcome::Paid) {
+        for (const OrderLine &l : c->lines)
+            m_s.paidUnits += l.qty;
+        if (countForDuplicate)
+            m_s.count(&DrillShared::paidAnswersByOrder, order);
+    }
+    drainWarnings();
+}
+
+} // namespace
+
+void DrillShared::addRecord(FaultRecord r)
+{
+    ++injected;
+    std::lock_guard lock(mutex);
+    records.push_back(std::move(r));
+}
+
+void DrillShared::count(QMap<QString, qint64> DrillShared::*map, const QString &word)
+{
+    std::lock_guard lock(mutex);
+    ++(this->*map)[word];
+}
+
+void DrillShared::noteError(const QString &message)
+{
+    std::lock_guard lock(mutex);
+    if (errors.size() < 10)
+        errors << message;
+}
+
+QString drillOrderId(const QString &sku, qint64 buyer)
+{
+    return u"%1-b%2"_s.arg(sku).arg(buyer);
+}
+
+void runDrillWorker(DrillShared &shared)
+{
+    const DrillOptions &o = shared.options;
+    auto engine = Engine::open(EngineOptions{o.db, o.redis, Actor{o.operatorName, u"drill"_s}});
+    if (!engine) {
+        shared.noteError(u"worker could not open the engine: %1"_s.arg(engine.error().message));
+        ++shared.workersDone;
+        return;
+    }
+    (*engine)->book().setNaiveReserveForTesting(o.naiveBookForTesting);
+    Worker(shared, **engine).run();
+    ++shared.workersDone;
+}
+
+} // namespace flashstock

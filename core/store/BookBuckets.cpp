@@ -1,0 +1,172 @@
+// Book: the buckets of a hot SKU. Splitting a line over several buckets, moving units
+// between buckets and changing their number; every move is ledgered.
+
+#include "store/Book.h"
+
+#include "Identifiers.h"
+#include "store/Database.h"
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+constexpr int kMaxBuckets = 1024;
+
+BucketLevels levelsOf(const QVariantList &row, int bucket)
+{
+    return BucketLevels{bucket, row.at(0).toLongLong(), row.at(1).toLongLong(), row.at(2).toLongLong(),
+                        row.at(3).toLongLong()};
+}
+
+} // namespace
+
+Result<QList<Book::BucketTake>> Book::takeSplit(const QString &sku, qint64 qty)
+{
+    const int n = m_bucketCounts.value(sku, 1);
+    // PostgreSQL: lock the SKU's buckets in bucket order first, so the figures read are the
+    // figures written. SQLite: BEGIN IMMEDIATE already made this transaction the only writer.
+    const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
+    auto rows = m_db.exec(u"SELECT bucket, available FROM buckets WHERE sku = ? AND bucket < ? AND available > 0 "
+                          u"ORDER BY bucket"_s + lock,
+                          {sku, n});
+    if (!rows)
+        return std::unexpected(rows.error());
+    qint64 sum = 0;
+    for (const QVariantList &r : rows->rows)
+        sum += r.at(1).toLongLong();
+    if (sum < qty)
+        return QList<BucketTake>{};
+    QList<BucketTake> parts;
+    qint64 remaining = qty;
+    for (const QVariantList &r : rows->rows) {
+        if (remaining == 0)
+            break;
+        const int bucket = r.at(0).toInt();
+        const qint64 take = std::min(remaining, r.at(1).toLongLong());
+        auto upd = m_db.exec(u"UPDATE buckets SET available = available - ?, locked = locked + ? "
+                             u"WHERE sku = ? AND bucket = ? AND available >= ? RETURNING available, locked, sold, total"_s,
+                             {take, take, sku, bucket, take});
+        if (!upd)
+            return std::unexpected(upd.error());
+        if (upd->isEmpty()) // moved since the read (cannot happen under the locks): start again
+            return fail(ErrorCode::Conflict, u"bucket %1 of %2 changed during a split reserve"_s.arg(bucket).arg(sku));
+        parts << BucketTake{bucket, take, levelsOf(upd->first(), bucket)};
+        remaining -= take;
+    }
+    return parts;
+}
+
+Result<Adjustment> Book::rebalance(const QString &sku, int from, int to, qint64 qty)
+{
+    auto n = bucketCount(sku);
+    if (!n)
+        return std::unexpected(n.error());
+    if (auto r = checkQuantity(qty); !r)
+        return std::unexpected(r.error());
+    for (const auto &[value, field] : {std::pair{from, u"from"_s}, std::pair{to, u"to"_s}}) {
+        if (value < 0 || value >= *n)
+            return fail(ErrorCode::InvalidArgument,
+                        u"%1: bucket %2 does not exist (%3 has buckets 0 to %4)"_s.arg(field).arg(value).arg(sku).arg(*n - 1),
+                        field);
+    }
+    if (from == to)
+        return fail(ErrorCode::InvalidArgument, u"to: bucket %1 is also the source"_s.arg(to), u"to"_s);
+    const QString now = m_db.nowMsExpr();
+    bool short_ = false;
+    auto moved = m_db.write<Adjustment>([&](Transaction &tx) -> Result<Adjustment> {
+        short_ = false;
+        auto ins = m_db.exec(u"INSERT INTO adjustments (sku, kind, units, reason, operator, at) "
+                             u"VALUES (?, 'rebalance', ?, ?, ?, %1) RETURNING id"_s.arg(now),
+                             {sku, qty, u"move %1 units from bucket %2 to bucket %3"_s.arg(qty).arg(from).arg(to),
+                              m_actor.operatorName});
+        if (!ins)
+            return std::unexpected(ins.error());
+        const qint64 id = ins->first().at(0).toLongLong();
+        // Rows in bucket order, as every multi-row transaction here.
+        for (int bucket : {std::min(from, to), std::max(from, to)}) {
+            const qint64 delta = bucket == from ? -qty : qty;
+            auto upd = m_db.exec(u"UPDATE buckets SET available = available + ?, total = total + ? "
+                                 u"WHERE sku = ? AND bucket = ? AND available + ? >= 0 "
+                                 u"RETURNING available, locked, sold, total"_s,
+                                 {delta, delta, sku, bucket, delta});
+            if (!upd)
+                return std::unexpected(upd.error());
+            if (upd->isEmpty()) {
+                short_ = true;
+                tx.rollbackOnly();
+                return Adjustment{};
+            }
+            if (auto r = appendLedger(u"adj:%1"_s.arg(id), u"ADJUST"_s, sku, bucket, {}, delta, 0, 0,
+                                      levelsOf(upd->first(), bucket));
+                !r)
+                return std::unexpected(r.error());
+        }
+        return Adjustment{id, sku, 0};
+    });
+    if (moved && short_)
+        return fail(ErrorCode::InvalidArgument,
+                    u"qty: bucket %1 of %2 has fewer than %3 available units"_s.arg(from).arg(sku).arg(qty), u"qty"_s);
+    return moved;
+}
+
+Result<Adjustment> Book::setBucketCount(const QString &sku, int count)
+{
+    auto n = bucketCount(sku);
+    if (!n)
+        return std::unexpected(n.error());
+    if (count < 1 || count > kMaxBuckets)
+        return fail(ErrorCode::InvalidArgument, u"buckets must be from 1 to %1, got %2"_s.arg(kMaxBuckets).arg(count),
+                    u"buckets"_s);
+    const QString now = m_db.nowMsExpr();
+    auto changed = m_db.write<Adjustment>([&](Transaction &) -> Result<Adjustment> {
+        for (int b = 0; b < count; ++b) {
+            auto r = m_db.exec(u"INSERT INTO buckets (sku, bucket, available, locked, sold, total) "
+                               u"VALUES (?, ?, 0, 0, 0, 0) ON CONFLICT (sku, bucket) DO NOTHING"_s,
+                               {sku, b});
+            if (!r)
+                return std::unexpected(r.error());
+        }
+        auto upd = m_db.exec(u"UPDATE skus SET bucket_count = ? WHERE sku = ?"_s, {count, sku});
+        if (!upd)
+            return std::unexpected(upd.error());
+        const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
+        auto rows = m_db.exec(u"SELECT bucket, available FROM buckets WHERE sku = ? ORDER BY bucket"_s + lock, {sku});
+        if (!rows)
+            return std::unexpected(rows.error());
+        qint64 available = 0;
+        for (const QVariantList &r : rows->rows)
+            available += r.at(1).toLongLong();
+        auto ins = m_db.exec(u"INSERT INTO adjustments (sku, kind, units, reason, operator, at) "
+                             u"VALUES (?, 'rebalance', 0, ?, ?, %1) RETURNING id"_s.arg(now),
+                             {sku, u"%1 buckets, %2 available units spread evenly"_s.arg(count).arg(available),
+                              m_actor.operatorName});
+        if (!ins)
+            return std::unexpected(ins.error());
+        const qint64 id = ins->first().at(0).toLongLong();
+        for (const QVariantList &r : rows->rows) {
+            const int bucket = r.at(0).toInt();
+            // Even shares, the remainder to the lowest buckets; none beyond `count`.
+            const qint64 target = bucket >= count ? 0 : available / count + (bucket < available % count ? 1 : 0);
+            const qint64 delta = target - r.at(1).toLongLong();
+            if (delta == 0)
+                continue;
+            auto moved = m_db.exec(u"UPDATE buckets SET available = available + ?, total = total + ? "
+                                   u"WHERE sku = ? AND bucket = ? RETURNING available, locked, sold, total"_s,
+                                   {delta, delta, sku, bucket});
+            if (!moved)
+                return std::unexpected(moved.error());
+            if (auto l = appendLedger(u"adj:%1"_s.arg(id), u"ADJUST"_s, sku, bucket, {}, delta, 0, 0,
+                                      levelsOf(moved->first(), bucket));
+                !l)
+                return std::unexpected(l.error());
+        }
+        return Adjustment{id, sku, 0};
+    });
+    if (changed)
+        m_bucketCounts.insert(sku, count);
+    return changed;
+}
+
+} // namespace flashstock

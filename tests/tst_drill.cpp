@@ -1,0 +1,207 @@
+// The rehearsal drill (core/drill): every fault kind on, on both book backends, a real
+// (embedded, restartable) redis-server; the broken engine it must catch; the schedule's
+// determinism; option validation through the CLI.
+
+#include "Cli.h"
+#include "Engine.h"
+#include "drill/Drill.h"
+#include "gate/EmbeddedRedis.h"
+#include "gate/Gate.h"
+#include "support/BookFixture.h"
+#include "support/RedisFixture.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+
+namespace {
+
+/// The short (CI) drill: 600 buyers for 100 units, 8 workers, 1 s holds.
+DrillOptions shortDrill(quint64 seed)
+{
+    DrillOptions o;
+    o.sku = u"drill-%1"_s.arg(seed);
+    o.stock = 100;
+    o.buyers = 600;
+    o.concurrency = 8;
+    o.payRatio = 0.7;
+    o.holdSeconds = 1;
+    o.faults = *parseFaults(u"all"_s);
+    o.seed = seed;
+    return o;
+}
+
+/// Stops the embedded redis-server of a temporary data dir when the test ends.
+struct EmbeddedGuard {
+    QString dir;
+    ~EmbeddedGuard() { (void)EmbeddedRedis(dir).stop(); }
+};
+
+} // namespace
+
+class TestDrill : public QObject {
+    Q_OBJECT
+
+private slots:
+    void sameSeedSameSchedule();
+    void allFaultsHoldEveryInvariant_data();
+    void allFaultsHoldEveryInvariant();
+    void brokenEngineFails();
+    void cliRejectsBadOptions_data();
+    void cliRejectsBadOptions();
+};
+
+void TestDrill::sameSeedSameSchedule()
+{
+    DrillOptions a = shortDrill(7);
+    a.redis = RedisUrl::unixSocket(u"/nowhere/redis.sock"_s);
+    DrillOptions b = a;
+    const DrillSchedule first = DrillSchedule::build(a);
+    const DrillSchedule second = Drill(b).schedule();
+    QVERIFY(first == second);
+    QCOMPARE(first.digest(), second.digest());
+    // `all` fires every kind at least once, per-buyer kinds on buyers that still find stock.
+    for (FaultKind k : allFaultKinds())
+        QVERIFY2(first.scheduled.value(k) >= 1, qPrintable(faultName(k)));
+    b.seed = 8;
+    const DrillSchedule other = DrillSchedule::build(b);
+    QVERIFY(!(first == other));
+    QVERIFY(first.digest() != other.digest());
+    // Book-only: the kinds that need a gate are left out of the schedule.
+    a.redis.reset();
+    for (FaultKind k : {FaultKind::CrashAfterGate, FaultKind::RedisRestart, FaultKind::ScriptFlush})
+        QCOMPARE(DrillSchedule::build(a).scheduled.value(k), 0);
+}
+
+void TestDrill::allFaultsHoldEveryInvariant_data()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<quint64>("seed");
+    for (const QString &b : test::bookBackends())
+        for (quint64 seed : {1ULL, 2ULL, 3ULL})
+            QTest::addRow("%s seed %llu", qPrintable(b), seed) << b << seed;
+}
+
+void TestDrill::allFaultsHoldEveryInvariant()
+{
+    QFETCH(QString, backend);
+    QFETCH(quint64, seed);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    QTemporaryDir dataDir;
+    QVERIFY(dataDir.isValid());
+    EmbeddedGuard guard{dataDir.path()};
+    auto url = EmbeddedRedis(dataDir.path()).start();
+    QVERIFY2(url, url ? "" : qPrintable(url.error().message));
+
+    DrillOptions o = shortDrill(seed);
+    o.db = fresh.url();
+    o.redis = *url;
+    o.embeddedDataDir = dataDir.path();
+    auto report = Drill(o).run();
+    QVERIFY2(report, report ? "" : qPrintable(report.error().message));
+    const QString text = report->toText();
+    QVERIFY2(report->passed(), qPrintable(text));
+    QVERIFY2(report->invariantsHold(), qPrintable(text));
+    QCOMPARE(report->oversold, 0);
+    QCOMPARE(report->stuck, 0);
+    for (FaultKind k : allFaultKinds()) {
+        const FaultTally t = report->faults.value(k);
+        QVERIFY2(t.injected >= 1, qPrintable(faultName(k) + u" never fired\n"_s + text));
+        QVERIFY2(t.healed == t.injected, qPrintable(faultName(k) + u" not healed\n"_s + text));
+    }
+
+    // The book and the gate agree with the report (what `sku show` and `ledger` print).
+    auto engine = Engine::open(EngineOptions{fresh.url(), *url, Actor{u"tester"_s, u"test"_s}});
+    QVERIFY(engine);
+    auto levels = (*engine)->book().levels(o.sku);
+    QVERIFY(levels);
+    QCOMPARE(levels->sold, report->sold);
+    QCOMPARE(levels->sold, report->paidUnits);
+    QCOMPARE(levels->locked, 0);
+    QCOMPARE(levels->total, o.stock);
+    QCOMPARE((*engine)->gateLevels(o.sku).available, levels->available);
+    auto ledger = (*engine)->book().ledgerOfSku(o.sku);
+    QVERIFY(ledger);
+    qint64 confirmed = 0, reserved = 0, released = 0;
+    for (const LedgerRow &row : *ledger) {
+        confirmed += row.operation == u"CONFIRM"_s ? row.deltaSold : 0;
+        reserved += row.operation == u"RESERVE"_s ? row.deltaLocked : 0;
+        released += row.operation == u"RELEASE"_s ? row.deltaAvailable : 0;
+    }
+    QCOMPARE(confirmed, report->paidUnits);
+    QCOMPARE(reserved, report->reservedUnits);
+    QCOMPARE(reserved, confirmed + released);
+    const QJsonObject json = report->toJson();
+    for (const char *key : {"sold", "paid_units", "oversold", "stuck", "invariants", "throughput_per_s",
+                            "latency_ms", "faults"})
+        QVERIFY2(json.contains(QLatin1String(key)), key);
+    QCOMPARE(json.value(u"invariants"_s).toObject().size(), 6);
+}
+
+void TestDrill::brokenEngineFails()
+{
+    // The read-check-write book (Book::setNaiveReserveForTesting), book-only so that nothing
+    // but the book guards the stock: the drill must see the oversell and fail.
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    DrillOptions o = shortDrill(11);
+    o.sku = u"broken"_s;
+    o.stock = 50;
+    o.buyers = 400;
+    o.faults = {};
+    o.db = fresh.url();
+    o.naiveBookForTesting = true;
+    auto report = Drill(o).run();
+    QVERIFY2(report, report ? "" : qPrintable(report.error().message));
+    QVERIFY2(report->oversold > 0, qPrintable(report->toText()));
+    QVERIFY(!report->invariantsHold());
+    QVERIFY(!report->passed());
+    QVERIFY(!report->check.i1 || !report->check.i2);
+
+    // The same drill on the correct book passes: the failure above is the broken engine's.
+    FS_FRESH_BOOK(good, u"sqlite"_s);
+    o.db = good.url();
+    o.naiveBookForTesting = false;
+    auto fine = Drill(o).run();
+    QVERIFY(fine);
+    QVERIFY2(fine->passed(), qPrintable(fine->toText()));
+    QCOMPARE(fine->oversold, 0);
+}
+
+void TestDrill::cliRejectsBadOptions_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("field");
+    QTest::addRow("buyers 0") << QStringList{u"--buyers"_s, u"0"_s} << u"buyers"_s;
+    QTest::addRow("stock text") << QStringList{u"--stock"_s, u"many"_s} << u"stock"_s;
+    QTest::addRow("concurrency") << QStringList{u"--concurrency"_s, u"999"_s} << u"concurrency"_s;
+    QTest::addRow("pay ratio") << QStringList{u"--pay-ratio"_s, u"1.5"_s} << u"pay-ratio"_s;
+    QTest::addRow("hold") << QStringList{u"--hold-seconds"_s, u"0"_s} << u"hold-seconds"_s;
+    QTest::addRow("fault name") << QStringList{u"--faults"_s, u"meteor"_s} << u"faults"_s;
+    QTest::addRow("fault rate") << QStringList{u"--faults"_s, u"db-error=2"_s} << u"faults"_s;
+    QTest::addRow("seed") << QStringList{u"--seed"_s, u"-1"_s} << u"seed"_s;
+    QTest::addRow("sku") << QStringList{u"--sku"_s, u"a:b"_s} << u"sku"_s;
+    QTest::addRow("gate fault book-only")
+        << QStringList{u"--faults"_s, u"script-flush"_s, u"--redis"_s, u"none"_s} << u"faults"_s;
+}
+
+void TestDrill::cliRejectsBadOptions()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, field);
+    QTemporaryDir dir;
+    QString outText, errText;
+    QTextStream out(&outText), err(&errText);
+    const int code = Cli().run(QStringList{u"drill"_s, u"--json"_s, u"--data-dir"_s, dir.path()} + args, out, err);
+    QCOMPARE(code, 2);
+    const QJsonObject error = QJsonDocument::fromJson(outText.toUtf8()).object().value(u"error"_s).toObject();
+    QCOMPARE(error.value(u"field"_s).toString(), field);
+    QVERIFY(!QFile::exists(dir.filePath(u"redis.sock"_s))); // rejected before any server started
+}
+
+QTEST_GUILESS_MAIN(TestDrill)
+#include "tst_drill.moc"

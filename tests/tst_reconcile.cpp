@@ -1,0 +1,362 @@
+// The reconciler: each discrepancy kind built directly in the book (SQL) or the gate (Redis),
+// one pass, exactly that kind with its delta and action, and nothing new on a second pass.
+// Real redis-server (RedisFixture) and both book backends.
+
+#include "Engine.h"
+#include "gate/Gate.h"
+#include "gate/GateKeys.h"
+#include "reconcile/Reconciler.h"
+#include "store/Database.h"
+#include "support/BookFixture.h"
+#include "support/EngineHelpers.h"
+#include "support/RedisFixture.h"
+
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QTest>
+#include <QThread>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+
+namespace {
+
+const QStringList kApprovers{u"alice"_s};
+
+/// One pass that must succeed; also checks that a second pass finds nothing new.
+ReconcileReport passTwice(Reconciler &r, qint64 graceMs = 0)
+{
+    auto first = r.runPass(graceMs);
+    if (!first)
+        qFatal("pass failed: %s", qPrintable(first.error().message));
+    for (const QString &w : first->warnings)
+        qWarning("pass warning: %s", qPrintable(w));
+    for (const Discrepancy &d : first->discrepancies)
+        qWarning("found: %s %s delta %lld: %s", qPrintable(discrepancyKindName(d.kind)), qPrintable(d.sku), d.delta,
+                 qPrintable(d.detail));
+    auto second = r.runPass(graceMs);
+    if (!second || !second->discrepancies.isEmpty())
+        qFatal("second pass found something new");
+    return *first;
+}
+
+} // namespace
+
+class TestReconcile : public QObject {
+    Q_OBJECT
+
+private slots:
+    void orphanPreDeduct_data() { test::addBackendRows(); }
+    void orphanPreDeduct();
+    void staleHoldAfterRedisRestart_data() { test::addBackendRows(); }
+    void staleHoldAfterRedisRestart();
+    void gateShortfallAndExcess_data() { test::addBackendRows(); }
+    void gateShortfallAndExcess();
+    void negativeDriftWaitsForApproval_data() { test::addBackendRows(); }
+    void negativeDriftWaitsForApproval();
+    void rejectLeavesStock_data() { test::addBackendRows(); }
+    void rejectLeavesStock();
+    void bookOnlyReservePaused();
+    void orderLedgerMismatch_data() { test::addBackendRows(); }
+    void orderLedgerMismatch();
+    void unrefundedPayment_data() { test::addBackendRows(); }
+    void unrefundedPayment();
+    void crashWindowRealCli();
+};
+
+void TestReconcile::orphanPreDeduct()
+{
+    QFETCH(QString, backend);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = test::openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    // The gate took 3 units, the process died before the book.
+    auto g = engine->gate()->reserve(u"A"_s, u"o1"_s, {}, 3);
+    QVERIFY(g && g->code == GateCode::Reserved);
+    Reconciler rec(*engine);
+    auto young = rec.runPass(30000);
+    QVERIFY(young && young->discrepancies.isEmpty()); // within the grace: in flight
+    const ReconcileReport report = passTwice(rec, 0);
+    QCOMPARE(report.discrepancies.size(), 1);
+    const Discrepancy &d = report.discrepancies.first();
+    QCOMPARE(d.kind, DiscrepancyKind::OrphanPreDeduct);
+    QCOMPARE(d.status, DiscrepancyStatus::AutoFixed);
+    QCOMPARE(d.delta, 3);
+    QCOMPARE(d.token, g->token);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
+    auto status = engine->book().orderStatus(u"o1"_s);
+    QVERIFY(status && *status == OrderStatus::Abandoned);
+    // The late reserve of that order fails on the fence.
+    auto late = engine->book().reserve(u"o1"_s, {}, {{u"A"_s, 3, g->token}}, 60);
+    QVERIFY(!late);
+    QCOMPARE(late.error().code, ErrorCode::Conflict);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestReconcile::staleHoldAfterRedisRestart()
+{
+    QFETCH(QString, backend);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = test::openEngine(fresh.url(), redis.url(300));
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    auto r = engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}});
+    QVERIFY(r && r->outcome == Outcome::Reserved);
+    const QString token = r->lines.first().token;
+    // The fixture has no persistence: save the SKU's gate keys, as an AOF would keep them.
+    QList<QList<QByteArray>> restore;
+    for (const char *key : {"stock", "orders", "tokens", "settled", "seq"}) {
+        auto dump = redis.command({"DUMP", GateKeys::key(u"A"_s, key)});
+        QVERIFY(dump && dump->type == RedisValue::Type::String);
+        restore << QList<QByteArray>{"RESTORE", GateKeys::key(u"A"_s, key), "0", dump->str, "REPLACE"};
+    }
+    redis.stop();
+    auto released = engine->release(u"o1"_s, u"cancel"_s);
+    QVERIFY(released && released->outcome == Outcome::Released); // the book releases, the gate cannot
+    QVERIFY(!engine->takeWarnings().isEmpty());
+    QVERIFY(redis.restart());
+    for (const auto &cmd : restore)
+        QVERIFY(redis.command(cmd).has_value());
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 8);
+
+    Reconciler rec(*engine);
+    const ReconcileReport report = passTwice(rec);
+    QCOMPARE(report.discrepancies.size(), 1);
+    QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::StaleHold);
+    QCOMPARE(report.discrepancies.first().status, DiscrepancyStatus::AutoFixed);
+    QCOMPARE(report.discrepancies.first().delta, 2);
+    QCOMPARE(report.discrepancies.first().token, token);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+}
+
+void TestReconcile::gateShortfallAndExcess()
+{
+    QFETCH(QString, backend);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = test::openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    Reconciler rec(*engine);
+    QVERIFY(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "7"}).has_value());
+    ReconcileReport report = passTwice(rec);
+    QCOMPARE(report.discrepancies.size(), 1);
+    QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::GateShortfall);
+    QCOMPARE(report.discrepancies.first().delta, 3);
+    QCOMPARE(report.discrepancies.first().gateValue, 7);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
+
+    QVERIFY(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "13"}).has_value());
+    report = passTwice(rec);
+    QCOMPARE(report.discrepancies.size(), 1);
+    QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::GateExcess);
+    QCOMPARE(report.discrepancies.first().delta, -3);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
+    QCOMPARE(report.stillPending, 0);
+}
+
+void TestReconcile::negativeDriftWaitsForApproval()
+{
+    QFETCH(QString, backend);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = test::openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5 WHERE sku = 'A'"_s));
+    Reconciler rec(*engine);
+    const ReconcileReport report = passTwice(rec);
+    QCOMPARE(report.discrepancies.size(), 1);
+    const Discrepancy d = report.discrepancies.first();
+    QCOMPARE(d.kind, DiscrepancyKind::LedgerMismatch);
+    QCOMPARE(d.status, DiscrepancyStatus::PendingApproval);
+    QCOMPARE(d.delta, -5);
+    QCOMPARE(d.correction, u"restore"_s);
+    QCOMPARE(report.stillPending, 1);
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 15); // never applied by itself
+    auto paused = engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}});
+    QVERIFY(paused);
+    QCOMPARE(paused->outcome, Outcome::Paused);
+
+    auto refused = rec.approve(d.id, u"mallory"_s, u"trust me"_s, kApprovers);
+    QVERIFY(!refused);
+    QCOMPARE(refused.error().code, ErrorCode::NotPermitted);
+    const qint64 ledgerBefore = *engine->book().ledgerCount();
+    auto first = rec.approve(d.id, u"alice"_s, u"counted"_s, kApprovers);
+    QVERIFY2(first, first ? "" : qPrintable(first.error().message));
+    QCOMPARE(first->status, DiscrepancyStatus::Approved);
+    QCOMPARE(first->resolvedBy, u"alice"_s);
+    auto second = rec.approve(d.id, u"alice"_s, u"counted again"_s, kApprovers);
+    QVERIFY(second && second->status == DiscrepancyStatus::Approved);
+    QCOMPARE(*engine->book().ledgerCount(), ledgerBefore + 1); // applied once
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    QVERIFY(test::bookHolds(*engine));
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
+    auto open = engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}});
+    QVERIFY(open && open->outcome == Outcome::Reserved); // unpaused
+    auto after = rec.runPass(0);
+    QVERIFY(after && after->discrepancies.isEmpty() && after->stillPending == 0);
+}
+
+void TestReconcile::rejectLeavesStock()
+{
+    QFETCH(QString, backend);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = test::openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available - 4, total = total - 4 WHERE sku = 'A'"_s));
+    Reconciler rec(*engine);
+    const ReconcileReport report = passTwice(rec);
+    QCOMPARE(report.discrepancies.size(), 1);
+    QCOMPARE(report.discrepancies.first().delta, 4);
+    auto rejected = rec.reject(report.discrepancies.first().id, u"alice"_s, u"recount first"_s, kApprovers);
+    QVERIFY(rejected && rejected->status == DiscrepancyStatus::Rejected);
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 6);
+    auto open = engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}});
+    QVERIFY(open && open->outcome == Outcome::Reserved); // last open one closed: unpaused
+    auto again = rec.runPass(0);
+    QVERIFY(again);
+    for (const Discrepancy &d : again->discrepancies)
+        qWarning("again: %s %s", qPrintable(discrepancyKindName(d.kind)), qPrintable(d.detail));
+    QVERIFY(again->discrepancies.isEmpty() && again->stillPending == 0);
+}
+
+void TestReconcile::bookOnlyReservePaused()
+{
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 1, total = total + 1"_s));
+    Reconciler rec(*engine);
+    auto report = rec.runPass(0);
+    QVERIFY(report && report->pendingApproval == 1);
+    auto r = engine->reserve(u"o1"_s, {}, {{u"A"_s, 1, {}}});
+    QVERIFY(r && r->outcome == Outcome::Paused);
+}
+
+void TestReconcile::orderLedgerMismatch()
+{
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    QVERIFY(engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}}));
+    QVERIFY(engine->database().exec(u"UPDATE orders SET status = 'PAID' WHERE order_id = 'o1'"_s));
+    Reconciler rec(*engine);
+    const ReconcileReport report = passTwice(rec);
+    QCOMPARE(report.discrepancies.size(), 1);
+    const Discrepancy d = report.discrepancies.first();
+    QCOMPARE(d.kind, DiscrepancyKind::OrderLedgerMismatch);
+    QCOMPARE(d.delta, 2);
+    QCOMPARE(d.correction, u"order_status:PAID->PENDING"_s);
+    auto ok = rec.approve(d.id, u"alice"_s, u"no payment arrived"_s, kApprovers);
+    QVERIFY(ok && ok->status == DiscrepancyStatus::Approved);
+    QCOMPARE(**engine->book().orderStatus(u"o1"_s), OrderStatus::Pending);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestReconcile::unrefundedPayment()
+{
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    QVERIFY(engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}}));
+    QVERIFY(engine->release(u"o1"_s, u"cancel"_s));
+    QVERIFY(engine->database().exec(u"UPDATE orders SET payment_ref = 'pay9' WHERE order_id = 'o1'"_s));
+    Reconciler rec(*engine);
+    const ReconcileReport report = passTwice(rec);
+    QCOMPARE(report.discrepancies.size(), 1);
+    QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::UnrefundedPayment);
+    QCOMPARE(report.discrepancies.first().delta, 1);
+    auto ok = rec.approve(report.discrepancies.first().id, u"alice"_s, u"refund it"_s, kApprovers);
+    QVERIFY(ok && ok->status == DiscrepancyStatus::Approved);
+    QCOMPARE(*engine->book().refundCount(u"o1"_s), 1);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestReconcile::crashWindowRealCli()
+{
+    // PostgreSQL: another session holds the bucket row, so the CLI blocks inside the book
+    // after the gate took its units (SQLite would block it earlier, in its migration check).
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, u"postgresql"_s);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = test::openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    // A second session, by hand: a transaction left open on purpose.
+    QSqlDatabase holder = QSqlDatabase::addDatabase(u"QPSQL"_s, u"holder"_s);
+    holder.setHostName(fresh.url().host);
+    holder.setPort(fresh.url().port);
+    holder.setUserName(fresh.url().user);
+    holder.setPassword(fresh.url().password);
+    holder.setDatabaseName(fresh.url().database);
+    QVERIFY2(holder.open(), qPrintable(holder.lastError().text()));
+    QVERIFY(holder.transaction());
+    {
+        QSqlQuery lock(holder);
+        QVERIFY(lock.exec(u"SELECT available FROM buckets WHERE sku = 'A' FOR UPDATE"_s));
+    }
+
+    QProcess cli;
+    cli.start(QStringLiteral(FLASHSTOCK_CLI_PATH),
+              {u"reserve"_s, u"--order"_s, u"crash1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"4"_s, u"--db"_s,
+               fresh.urlText(), u"--redis"_s, u"redis://127.0.0.1:%1"_s.arg(redis.port()), u"--json"_s});
+    QVERIFY(cli.waitForStarted());
+    QElapsedTimer t;
+    t.start();
+    bool held = false;
+    while (!held && t.elapsed() < 10000) {
+        auto tokens = engine->gate()->openTokens(u"A"_s);
+        held = tokens && !tokens->isEmpty();
+        if (!held)
+            QThread::msleep(20);
+    }
+    QVERIFY2(held, "the CLI never pre-deducted");
+    QThread::msleep(200);
+    QCOMPARE(cli.state(), QProcess::Running); // blocked in the book
+    cli.kill();
+    QVERIFY(cli.waitForFinished(5000));
+    QVERIFY(holder.rollback());
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 6);
+
+    Reconciler rec(*engine);
+    const ReconcileReport report = passTwice(rec, 0);
+    QCOMPARE(report.discrepancies.size(), 1);
+    QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::OrphanPreDeduct);
+    QCOMPARE(report.discrepancies.first().delta, 4);
+    QCOMPARE(report.discrepancies.first().order, u"crash1"_s);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    auto late = engine->reserve(u"crash1"_s, {}, {{u"A"_s, 4, {}}});
+    QVERIFY(!late || late->outcome != Outcome::Reserved); // fails on the fence
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    holder.close();
+}
+
+QTEST_GUILESS_MAIN(TestReconcile)
+#include "tst_reconcile.moc"

@@ -1,0 +1,204 @@
+// The console end to end, offscreen, on a real SQLite book in a temporary data dir:
+// the launch wizard to a started sale, approval of a negative drift through the dialog,
+// and the event loop staying responsive while the worker waits on a gate that never answers.
+
+#include "ApprovalDialog.h"
+#include "ConsoleSession.h"
+#include "Engine.h"
+#include "EngineWorker.h"
+#include "LaunchWizard.h"
+#include "MainWindow.h"
+#include "ReconciliationView.h"
+#include "models/DiscrepancyModel.h"
+#include "store/Database.h"
+#include "store/SaleStore.h"
+#include "support/RedisFixture.h"
+
+#include <QComboBox>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTcpServer>
+#include <QtTest>
+
+#include <csignal>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+
+namespace {
+
+std::unique_ptr<Engine> openBook(const QString &dataDir)
+{
+    auto db = DbUrl::parse(u"sqlite:///"_s + QDir(dataDir).absoluteFilePath(u"flashstock.db"_s));
+    if (!db)
+        return nullptr;
+    auto engine = Engine::open(EngineOptions{*db, std::nullopt, Actor{u"tester"_s, u"test"_s}});
+    return engine ? std::move(*engine) : nullptr;
+}
+
+} // namespace
+
+class TestUiConsole : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { std::signal(SIGPIPE, SIG_IGN); }
+    void wizardLaunchesSale();
+    void approveNegativeDriftThroughDialog();
+    void staysResponsiveWhileGateHangs();
+};
+
+void TestUiConsole::wizardLaunchesSale()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    std::unique_ptr<RedisFixture> redis;
+    ConnectionProfile profile{dir.path(), {}, u"none"_s, u"tester"_s};
+    if (RedisFixture::serverInstalled()) {
+        redis = std::make_unique<RedisFixture>();
+        QVERIFY2(redis->start(), qPrintable(redis->errorString()));
+        profile.redisUrl = redis->url().toString();
+    } else if (qEnvironmentVariableIsSet("CI")) {
+        QFAIL("redis-server is not on PATH (CI is set)");
+    }
+    ConsoleSession session;
+    QSignalSpy opened(session.worker(), &EngineWorker::opened);
+    session.open(profile);
+    QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
+    const ConnectionInfo info = opened.first().first().value<ConnectionInfo>();
+    QVERIFY2(info.bookOpen, qPrintable(info.error));
+    QTRY_VERIFY(session.connection().bookOpen); // the session's copy arrives queued
+
+    LaunchWizard wizard(&session, {});
+    wizard.show();
+    wizard.skuField()->setCurrentText(u"FLASH1"_s);
+    wizard.unitsField()->setValue(50);
+    wizard.holdField()->setValue(60);
+    wizard.limitField()->setValue(2);
+    QSignalSpy preflight(&wizard, &LaunchWizard::preflightShown);
+    wizard.next();
+    QTRY_VERIFY_WITH_TIMEOUT(!preflight.isEmpty(), 10000);
+    QVERIFY2(preflight.first().first().toBool(), "pre-flight failed");
+    QVERIFY(wizard.button(QWizard::FinishButton)->isEnabled());
+    QSignalSpy launched(session.worker(), &EngineWorker::saleLaunched);
+    QSignalSpy failed(session.worker(), &EngineWorker::failed);
+    wizard.button(QWizard::FinishButton)->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!launched.isEmpty() || !failed.isEmpty(), 10000);
+    QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(1).toString()));
+    const Sale sale = launched.first().first().value<Sale>();
+    QCOMPARE(sale.sku, u"FLASH1"_s);
+    QCOMPARE(sale.status, SaleStatus::Open);
+    QCOMPARE(sale.units, 50);
+    QCOMPARE(sale.holdSeconds, 60);
+    QCOMPARE(sale.perUserLimit, 2);
+
+    auto book = openBook(dir.path());
+    QVERIFY(book);
+    auto sales = book->sales().list();
+    QVERIFY(sales && sales->size() == 1);
+    QCOMPARE(sales->first().status, SaleStatus::Open);
+    QCOMPARE(book->book().levels(u"FLASH1"_s)->available, 50);
+}
+
+void TestUiConsole::approveNegativeDriftThroughDialog()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    qputenv("FLASHSTOCK_APPROVERS", "alice");
+    {
+        auto book = openBook(dir.path());
+        QVERIFY(book);
+        QVERIFY(book->addSku(u"A"_s, 10).has_value());
+        // Units the ledger cannot explain: negative drift the reconciler must not fix by itself.
+        QVERIFY(book->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5 WHERE sku = 'A'"_s));
+    }
+    ConsoleSession session;
+    ReconciliationView view(&session);
+    view.resize(1000, 600);
+    view.show();
+    QSignalSpy opened(session.worker(), &EngineWorker::opened);
+    session.open(ConnectionProfile{dir.path(), {}, u"none"_s, u"alice"_s});
+    QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
+    QSignalSpy listed(session.worker(), &EngineWorker::discrepanciesListed);
+    QSignalSpy failed(session.worker(), &EngineWorker::failed);
+    session.reconcileNow(0);
+    session.reconcileNow(0);
+    QTRY_VERIFY_WITH_TIMEOUT(listed.count() >= 3 || !failed.isEmpty(), 10000); // after open + two passes
+    QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(1).toString()));
+    // The spy counts in the worker's thread; the view's model updates by a queued signal.
+    QTRY_COMPARE_WITH_TIMEOUT(view.model()->rowCount(), 1, 5000);
+    const Discrepancy d = *view.model()->at(0);
+    QCOMPARE(d.status, DiscrepancyStatus::PendingApproval);
+    QCOMPARE(d.delta, -5);
+
+    qint64 ledgerBefore = 0;
+    {
+        auto book = openBook(dir.path());
+        ledgerBefore = *book->book().ledgerCount();
+        QCOMPARE(book->book().levels(u"A"_s)->available, 15);
+    }
+    QVERIFY(view.select(d.id));
+    QVERIFY(view.approveAction()->isEnabled());
+    ApprovalDialog *dialog = view.confirmSelected(true);
+    QVERIFY(dialog);
+    QVERIFY(dialog->changeSummary().contains(u"15 → 10"_s));
+    QVERIFY(!dialog->confirmButton()->isEnabled()); // a reason is required
+    QTest::keyClicks(dialog->reasonEdit(), u"stocktake confirms the ledger"_s);
+    QVERIFY(dialog->confirmButton()->isEnabled());
+    QSignalSpy resolved(session.worker(), &EngineWorker::discrepancyResolved);
+    dialog->confirmButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!resolved.isEmpty(), 10000);
+    QCOMPARE(resolved.first().first().value<Discrepancy>().status, DiscrepancyStatus::Approved);
+    QTRY_COMPARE_WITH_TIMEOUT(view.model()->at(view.model()->rowOf(d.id))->status, DiscrepancyStatus::Approved, 5000);
+    // Approved: nothing pending is selected any more, so it cannot be applied twice from here.
+    view.setStatusFilter(QString());
+    QVERIFY(view.select(d.id));
+    QVERIFY(!view.approveAction()->isEnabled());
+    QVERIFY(!view.confirmSelected(true));
+
+    auto book = openBook(dir.path());
+    QCOMPARE(*book->book().ledgerCount(), ledgerBefore + 1); // the book changed exactly once
+    QCOMPARE(book->book().levels(u"A"_s)->available, 10);
+    QVERIFY(book->book().check()->ok());
+    qunsetenv("FLASHSTOCK_APPROVERS");
+}
+
+void TestUiConsole::staysResponsiveWhileGateHangs()
+{
+    // A "Redis" that accepts connections and never answers: every gate call waits its timeout.
+    QTcpServer silent;
+    QVERIFY(silent.listen(QHostAddress::LocalHost));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const ConnectionProfile profile{dir.path(), {},
+                                    u"redis://127.0.0.1:%1?connect_timeout_ms=5000&timeout_ms=5000"_s.arg(silent.serverPort()),
+                                    u"tester"_s};
+    MainWindow window(profile);
+    window.show();
+    QSignalSpy sampled(window.session()->worker(), &EngineWorker::sampled);
+
+    QElapsedTimer clock, sinceTick;
+    qint64 longestStallMs = 0;
+    QTimer tick;
+    tick.setInterval(10);
+    connect(&tick, &QTimer::timeout, this, [&] {
+        longestStallMs = qMax(longestStallMs, sinceTick.restart());
+    });
+    clock.start();
+    sinceTick.start();
+    tick.start();
+    QTRY_VERIFY_WITH_TIMEOUT(!sampled.isEmpty(), 30000); // the first sample waits on the silent gate
+    tick.stop();
+    const qint64 blockedMs = clock.elapsed();
+    qInfo("worker was busy %lld ms on the silent gate; longest GUI stall %lld ms", blockedMs, longestStallMs);
+    QVERIFY2(blockedMs >= 4000, "the slow operation did not run long enough to measure anything");
+    QVERIFY2(longestStallMs < 1000, "the GUI thread was blocked");
+    const LiveSnapshot snap = sampled.first().first().value<LiveSnapshot>();
+    QVERIFY(snap.health.bookUp);
+    QVERIFY(!snap.health.gateUp);
+    QTRY_VERIFY_WITH_TIMEOUT(window.gateStatusText().contains(u"DOWN"_s), 5000); // queued to the window
+    QVERIFY(window.bookStatusText().contains(u"up"_s));
+}
+
+QTEST_MAIN(TestUiConsole)
+#include "tst_ui_console.moc"

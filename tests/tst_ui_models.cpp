@@ -1,0 +1,157 @@
+// The console's table models (QAbstractItemModelTester) and the live chart's point cap.
+
+#include "LiveView.h"
+#include "models/DiscrepancyModel.h"
+#include "models/LedgerModel.h"
+#include "models/ModelRoles.h"
+#include "models/SalesModel.h"
+#include "models/SkuLevelsModel.h"
+
+#include <QAbstractItemModelTester>
+#include <QtTest>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+
+namespace {
+
+QList<SkuSample> samples(qint64 available)
+{
+    return {SkuSample{u"A"_s, available, 3, 7, available + 10, 1, available + 1},
+            SkuSample{u"B"_s, 50, 0, 0, 50, 4, -1}};
+}
+
+} // namespace
+
+class TestUiModels : public QObject {
+    Q_OBJECT
+private slots:
+    void skuLevelsModel();
+    void salesModel();
+    void discrepancyModel();
+    void ledgerModel();
+    void liveChartStaysWithinCap();
+};
+
+void TestUiModels::skuLevelsModel()
+{
+    SkuLevelsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setSamples(samples(90), {{u"A"_s, 2.5}});
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.index(0, SkuLevelsModel::Drift).data(RawRole).toLongLong(), 1);
+    QCOMPARE(model.index(1, SkuLevelsModel::GateAvailable).data(RawRole).toLongLong(), -1);
+    QVERIFY(!model.index(1, SkuLevelsModel::Drift).data(RawRole).isValid());
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    model.setSamples(samples(80)); // same SKUs: updated in place
+    QCOMPARE(reset.count(), 0);
+    QCOMPARE(model.index(0, SkuLevelsModel::Available).data(RawRole).toLongLong(), 80);
+    model.setSamples({});
+    QCOMPARE(model.rowCount(), 0);
+}
+
+void TestUiModels::salesModel()
+{
+    SalesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    Sale open{2, u"A"_s, SaleStatus::Open, 0, 0, 120, 1, false, 100, 0};
+    Sale old{1, u"A"_s, SaleStatus::Stopped, 0, 0, 120, 1, false, 40, 0};
+    model.setSales({open, old}, samples(75), {{u"A"_s, 4.0}});
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.index(0, SalesModel::Id).data(RawRole).toLongLong(), 2);
+    QCOMPARE(model.index(0, SalesModel::SoldPercent).data(RawRole).toDouble(), 25.0);
+    QCOMPARE(model.index(0, SalesModel::Rate).data(RawRole).toDouble(), 4.0);
+    QVERIFY(!model.index(1, SalesModel::SoldPercent).data(RawRole).isValid()); // not the latest sale
+    QCOMPARE(model.index(0, SalesModel::Status).data(RawRole).toString(), u"open"_s);
+    model.setSales({open}, samples(70), {});
+    QCOMPARE(model.rowCount(), 1);
+}
+
+void TestUiModels::discrepancyModel()
+{
+    DiscrepancyModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    Discrepancy pending;
+    pending.id = 7;
+    pending.kind = DiscrepancyKind::LedgerMismatch;
+    pending.sku = u"A"_s;
+    pending.bucket = 0;
+    pending.status = DiscrepancyStatus::PendingApproval;
+    pending.delta = -5;
+    pending.bookValue = 15;
+    pending.ledgerValue = 10;
+    pending.proposal = u"restore A bucket 0"_s;
+    Discrepancy healed;
+    healed.id = 6;
+    healed.kind = DiscrepancyKind::GateExcess;
+    healed.sku = u"B"_s;
+    healed.status = DiscrepancyStatus::AutoFixed;
+    model.setDiscrepancies({pending, healed});
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.columnCount(), int(DiscrepancyModel::ColumnCount));
+    QCOMPARE(model.index(0, DiscrepancyModel::Kind).data(RawRole).toString(), u"ledger_mismatch"_s);
+    QCOMPARE(model.index(0, DiscrepancyModel::Status).data(RawRole).toString(), u"pending_approval"_s);
+    QCOMPARE(model.index(0, DiscrepancyModel::Delta).data(RawRole).toLongLong(), -5);
+    QCOMPARE(model.index(1, DiscrepancyModel::Gate).data().toString(), QString()); // n/a
+    QCOMPARE(model.rowOf(6), 1);
+    model.setDiscrepancies({});
+    QCOMPARE(model.rowCount(), 0);
+}
+
+void TestUiModels::ledgerModel()
+{
+    LedgerModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    LedgerRow row;
+    row.id = 1;
+    row.order = u"o1"_s;
+    row.operation = u"RESERVE"_s;
+    row.sku = u"A"_s;
+    row.deltaAvailable = -2;
+    row.deltaLocked = 2;
+    row.after = {0, 8, 2, 0, 10};
+    LedgerRow confirm = row;
+    confirm.id = 2;
+    confirm.operation = u"CONFIRM"_s;
+    confirm.deltaAvailable = 0;
+    confirm.deltaLocked = -2;
+    confirm.deltaSold = 2;
+    model.setRows({row, confirm});
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.index(1, LedgerModel::DeltaSold).data(RawRole).toLongLong(), 2);
+    QCOMPARE(model.index(0, LedgerModel::DeltaAvailable).data().toString(), u"-2"_s);
+    QCOMPARE(model.index(1, LedgerModel::DeltaAvailable).data().toString(), u"·"_s);
+}
+
+void TestUiModels::liveChartStaysWithinCap()
+{
+    LiveView view;
+    view.resize(900, 600);
+    view.show();
+    view.setPointCap(20);
+    const qint64 t0 = QDateTime::currentMSecsSinceEpoch() - 60000;
+    for (int i = 0; i < 50; ++i) {
+        LiveSnapshot snap;
+        snap.atMs = t0 + i * 1000;
+        snap.health.bookUp = true;
+        snap.skus = samples(100 - i);
+        view.addSnapshot(snap);
+        for (int s = 0; s < LiveView::SeriesCount; ++s)
+            QVERIFY(view.seriesPointCount(LiveView::Series(s)) <= view.pointCap());
+    }
+    QCOMPARE(view.currentSku(), u"A"_s);
+    QCOMPARE(view.seriesPointCount(LiveView::BookAvailable), 20);
+    QCOMPARE(view.seriesPointCount(LiveView::GateAvailable), 20);
+    QCOMPARE(view.levelsModel()->rowCount(), 2);
+    QVERIFY(view.rates().value(u"A"_s) > 0.5); // one unit per second going out
+    view.setCurrentSku(u"B"_s);
+    QCOMPARE(view.seriesPointCount(LiveView::GateAvailable), 0); // B has no gate figure
+    QCOMPARE(view.seriesPointCount(LiveView::BookAvailable), 20);
+    // The default cap holds 15 minutes of 1 s samples.
+    LiveView fresh;
+    QCOMPARE(fresh.pointCap(), 900);
+    QCOMPARE(fresh.windowMinutes(), 15);
+}
+
+QTEST_MAIN(TestUiModels)
+#include "tst_ui_models.moc"

@@ -1,0 +1,94 @@
+#include "ConsoleSession.h"
+
+#include "EngineWorker.h"
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+ConsoleSession::ConsoleSession(QObject *parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<ConnectionProfile>();
+    qRegisterMetaType<ConnectionInfo>();
+    qRegisterMetaType<LiveSnapshot>();
+    qRegisterMetaType<PreflightResult>();
+    qRegisterMetaType<SaleRequest>();
+    qRegisterMetaType<LedgerSearchResult>();
+    qRegisterMetaType<Discrepancy>();
+    qRegisterMetaType<Sale>();
+    qRegisterMetaType<LedgerSearchMode>();
+    m_thread.setObjectName(u"flashstock-engine"_s);
+    m_worker = new EngineWorker; // no parent: it moves to the thread and dies there
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    connect(m_worker, &EngineWorker::opened, this, [this](const ConnectionInfo &info) { m_info = info; });
+    connect(m_worker, &EngineWorker::sampled, this, [this] { m_sampleInFlight = false; });
+    m_thread.start();
+}
+
+ConsoleSession::~ConsoleSession()
+{
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void ConsoleSession::open(const ConnectionProfile &profile)
+{
+    m_profile = profile;
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, profile] { w->open(profile); }, Qt::QueuedConnection);
+}
+
+bool ConsoleSession::sample()
+{
+    if (m_sampleInFlight)
+        return false;
+    m_sampleInFlight = true;
+    QMetaObject::invokeMethod(m_worker, &EngineWorker::sample, Qt::QueuedConnection);
+    return true;
+}
+
+void ConsoleSession::preflight(const QString &sku, qint64 units)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, sku, units] { w->preflight(sku, units); }, Qt::QueuedConnection);
+}
+
+void ConsoleSession::launchSale(const SaleRequest &request)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, request] { w->launchSale(request); }, Qt::QueuedConnection);
+}
+
+void ConsoleSession::setSaleStatus(qint64 saleId, bool open)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, saleId, open] { w->setSaleStatus(saleId, open); },
+                              Qt::QueuedConnection);
+}
+
+void ConsoleSession::listDiscrepancies()
+{
+    QMetaObject::invokeMethod(m_worker, &EngineWorker::listDiscrepancies, Qt::QueuedConnection);
+}
+
+void ConsoleSession::reconcileNow(qint64 graceMs)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, graceMs] { w->reconcileNow(graceMs); }, Qt::QueuedConnection);
+}
+
+void ConsoleSession::resolveDiscrepancy(qint64 id, bool approve, const QString &reason)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, id, approve, reason] { w->resolveDiscrepancy(id, approve, reason); },
+                              Qt::QueuedConnection);
+}
+
+void ConsoleSession::traceDiscrepancy(const Discrepancy &discrepancy)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, discrepancy] { w->traceDiscrepancy(discrepancy); },
+                              Qt::QueuedConnection);
+}
+
+void ConsoleSession::searchLedger(LedgerSearchMode mode, const QString &text)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, mode, text] { w->searchLedger(mode, text); }, Qt::QueuedConnection);
+}
+
+} // namespace flashstock

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "ConsoleTypes.h"
+
+#include <QObject>
+#include <QThread>
+
+namespace flashstock {
+
+class EngineWorker;
+
+/// The console's link to the engine: owns the worker thread and the EngineWorker on it.
+/// Every request returns at once (a queued call); answers arrive as the worker's signals,
+/// forwarded here. GUI thread only. The thread is stopped and joined in the destructor,
+/// after the request in progress finishes.
+///
+/// `sample()` is coalesced: while one sample is in flight, further ones are dropped, so a
+/// slow gate never builds a queue of stale work.
+class ConsoleSession : public QObject {
+    Q_OBJECT
+public:
+    explicit ConsoleSession(QObject *parent = nullptr);
+    ~ConsoleSession() override;
+
+    /// The worker, to connect to its signals (they arrive queued on this thread).
+    EngineWorker *worker() const { return m_worker; }
+    const ConnectionInfo &connection() const { return m_info; }
+    const ConnectionProfile &profile() const { return m_profile; }
+
+    void open(const ConnectionProfile &profile);
+    /// Returns false (and does nothing) while a previous sample has not come back.
+    bool sample();
+    void preflight(const QString &sku, qint64 units);
+    void launchSale(const SaleRequest &request);
+    void setSaleStatus(qint64 saleId, bool open);
+    void listDiscrepancies();
+    void reconcileNow(qint64 graceMs);
+    void resolveDiscrepancy(qint64 id, bool approve, const QString &reason);
+    void traceDiscrepancy(const Discrepancy &discrepancy);
+    void searchLedger(LedgerSearchMode mode, const QString &text);
+
+private:
+    QThread m_thread;
+    EngineWorker *m_worker = nullptr;
+    ConnectionInfo m_info;
+    ConnectionProfile m_profile;
+    bool m_sampleInFlight = false;
+};
+
+} // namespace flashstock

@@ -1,0 +1,119 @@
+#pragma once
+
+#include "Domain.h"
+#include "reconcile/Reconciler.h"
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+namespace flashstock {
+
+/// Where the console connects: the same defaults as the CLI (CliContext). A plain value;
+/// any thread.
+struct ConnectionProfile {
+    QString dataDir;      ///< data dir of the embedded defaults (always set)
+    QString dbUrl;        ///< empty = SQLite flashstock.db in the data dir
+    QString redisUrl;     ///< empty = the data dir's private redis-server; `none` = book-only
+    QString operatorName; ///< written on ledger rows and approvals
+};
+
+/// What the worker found when it opened (or failed to open) the engine.
+struct ConnectionInfo {
+    bool bookOpen = false;   ///< the book of record is open; the console is usable
+    QString bookDisplay;     ///< the book's URL, password hidden
+    QString gateDisplay;     ///< the gate's URL, `none`, or why the embedded one failed
+    bool gateConfigured = false;
+    bool reconcilerAvailable = false; ///< this build has the reconciler
+    QString error;           ///< why the book could not be opened
+};
+
+/// Health of both tiers, measured by one sample.
+struct HealthSnapshot {
+    bool bookUp = false;
+    qint64 bookRoundTripUs = 0; ///< one small book query, microseconds
+    QString bookDetail;         ///< why down
+    bool gateConfigured = false;
+    bool gateUp = false;
+    bool gateScriptsLoaded = false;
+    qint64 gateRoundTripUs = 0; ///< one PING, microseconds
+    QString gateDetail;         ///< why down or degraded
+};
+
+/// One SKU at one sample: book levels and the gate's available.
+struct SkuSample {
+    QString sku;
+    qint64 available = 0; ///< book, units
+    qint64 locked = 0;
+    qint64 sold = 0;
+    qint64 total = 0;
+    int buckets = 1;
+    qint64 gateAvailable = -1; ///< units; -1 = no gate, unreachable or key absent
+};
+
+/// One 1 s sample of everything the live and sales views show.
+struct LiveSnapshot {
+    qint64 atMs = 0; ///< the console's clock when the sample was taken
+    HealthSnapshot health;
+    QList<SkuSample> skus;
+    QList<Sale> sales;
+};
+
+/// One check of the launch pre-flight list.
+struct PreflightItem {
+    QString label;  ///< what was checked, for people
+    bool ok = false;
+    bool blocking = true; ///< a failed blocking item keeps Start disabled
+};
+
+/// What the pre-flight of a launch found.
+struct PreflightResult {
+    QString sku;
+    bool skuExists = false;
+    qint64 bookAvailable = 0; ///< units available in the book now (0 for a new SKU)
+    QList<PreflightItem> items;
+    bool ok() const
+    {
+        for (const auto &item : items)
+            if (item.blocking && !item.ok)
+                return false;
+        return !items.isEmpty();
+    }
+};
+
+/// The launch wizard's answers.
+struct SaleRequest {
+    QString sku;
+    qint64 units = 0;        ///< stock for the sale: a new SKU is created with it, a short one restocked
+    int buckets = 1;         ///< only for a new SKU
+    qint64 startMs = 0;      ///< 0 = now
+    qint64 endMs = 0;        ///< 0 = until stopped
+    qint64 holdSeconds = 120;
+    qint64 perUserLimit = 1; ///< 0 = none
+    bool start = true;       ///< open it right away
+};
+
+/// How the ledger is searched.
+enum class LedgerSearchMode { Order, Token, Sku };
+
+/// One ledger search answered.
+struct LedgerSearchResult {
+    LedgerSearchMode mode = LedgerSearchMode::Order;
+    QString text;
+    QList<LedgerRow> rows;
+    QString orderStatus; ///< for an order search: its status word, empty if unknown
+    int refunds = 0;     ///< for an order search: refund records
+    QString error;
+};
+
+} // namespace flashstock
+
+Q_DECLARE_METATYPE(flashstock::ConnectionProfile)
+Q_DECLARE_METATYPE(flashstock::ConnectionInfo)
+Q_DECLARE_METATYPE(flashstock::LiveSnapshot)
+Q_DECLARE_METATYPE(flashstock::PreflightResult)
+Q_DECLARE_METATYPE(flashstock::SaleRequest)
+Q_DECLARE_METATYPE(flashstock::LedgerSearchResult)
+Q_DECLARE_METATYPE(flashstock::Discrepancy)
+Q_DECLARE_METATYPE(flashstock::Sale)

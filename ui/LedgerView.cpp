@@ -1,0 +1,115 @@
+#include "LedgerView.h"
+
+#include "ConsoleSession.h"
+#include "EngineWorker.h"
+#include "models/LedgerModel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QTableView>
+#include <QVBoxLayout>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+LedgerView::LedgerView(ConsoleSession *session, QWidget *parent)
+    : QWidget(parent)
+    , m_session(session)
+    , m_model(new LedgerModel(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    auto *row = new QHBoxLayout;
+    m_mode = new QComboBox(this);
+    m_mode->addItem(tr("Order"), int(LedgerSearchMode::Order));
+    m_mode->addItem(tr("Token"), int(LedgerSearchMode::Token));
+    m_mode->addItem(tr("SKU"), int(LedgerSearchMode::Sku));
+    auto *label = new QLabel(tr("Search &by:"), this);
+    label->setBuddy(m_mode);
+    row->addWidget(label);
+    row->addWidget(m_mode);
+    m_text = new QLineEdit(this);
+    m_text->setPlaceholderText(tr("order id, gate token or SKU id (Ctrl+L)"));
+    m_text->setClearButtonEnabled(true);
+    row->addWidget(m_text, 1);
+    auto *go = new QPushButton(tr("&Search"), this);
+    row->addWidget(go);
+    layout->addLayout(row);
+
+    m_chain = new QLabel(this);
+    m_chain->setWordWrap(true);
+    m_chain->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QFont f = m_chain->font();
+    f.setPointSizeF(f.pointSizeF() * 1.2);
+    m_chain->setFont(f);
+    layout->addWidget(m_chain);
+
+    m_table = new QTableView(this);
+    m_table->setModel(m_model);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    layout->addWidget(m_table, 1);
+
+    const auto run = [this] {
+        search(LedgerSearchMode(m_mode->currentData().toInt()), m_text->text().trimmed());
+    };
+    connect(m_text, &QLineEdit::returnPressed, this, run);
+    connect(go, &QPushButton::clicked, this, run);
+    connect(session->worker(), &EngineWorker::ledgerFound, this, &LedgerView::showResult);
+}
+
+void LedgerView::focusSearch()
+{
+    m_text->setFocus();
+    m_text->selectAll();
+}
+
+void LedgerView::search(LedgerSearchMode mode, const QString &text)
+{
+    if (text.isEmpty())
+        return;
+    m_mode->setCurrentIndex(m_mode->findData(int(mode)));
+    m_text->setText(text);
+    m_chain->setText(tr("Searching…"));
+    m_session->searchLedger(mode, text);
+}
+
+void LedgerView::showResult(const LedgerSearchResult &r)
+{
+    m_model->setRows(r.rows);
+    if (!r.error.isEmpty()) {
+        m_chain->setText(tr("Search failed: %1").arg(r.error));
+        return;
+    }
+    if (r.rows.isEmpty()) {
+        m_chain->setText(tr("No ledger rows for %1.").arg(r.text));
+        return;
+    }
+    if (r.mode == LedgerSearchMode::Sku) {
+        m_chain->setText(tr("%n row(s) of SKU %1 (newest last).", nullptr, int(r.rows.size())).arg(r.text));
+        return;
+    }
+    // An order's chain at a glance: its operations in order, with units and outcome.
+    QStringList steps;
+    QString order;
+    for (const LedgerRow &row : r.rows) {
+        order = row.order;
+        const qint64 units = qMax(qAbs(row.deltaLocked), qAbs(row.deltaSold));
+        const QString step = u"%1 %2×%3"_s.arg(row.operation, QString::number(units), row.sku);
+        if (steps.isEmpty() || steps.last() != step)
+            steps << step;
+    }
+    QString text = tr("Order %1: %2").arg(order, steps.join(u"  →  "_s));
+    if (!r.orderStatus.isEmpty())
+        text += tr("   [status %1]").arg(r.orderStatus);
+    if (r.refunds > 0)
+        text += tr("   + %n refund(s)", nullptr, r.refunds);
+    m_chain->setText(text);
+}
+
+} // namespace flashstock

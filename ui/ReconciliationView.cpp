@@ -1,0 +1,296 @@
+#include "ReconciliationView.h"
+
+#include "ApprovalDialog.h"
+#include "ConsoleSession.h"
+#include "EngineWorker.h"
+#include "models/DiscrepancyModel.h"
+#include "models/LedgerModel.h"
+#include "models/ModelRoles.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QDateTime>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+/// Matches status, kind and SKU against the model's raw values.
+class DiscrepancyFilter : public QSortFilterProxyModel {
+public:
+    using QSortFilterProxyModel::QSortFilterProxyModel;
+    QString status, kind, sku;
+    void refresh() { invalidateFilter(); }
+
+protected:
+    bool filterAcceptsRow(int row, const QModelIndex &parent) const override
+    {
+        const auto raw = [&](int column) { return sourceModel()->index(row, column, parent).data(RawRole).toString(); };
+        return (status.isEmpty() || raw(DiscrepancyModel::Status) == status)
+               && (kind.isEmpty() || raw(DiscrepancyModel::Kind) == kind)
+               && (sku.isEmpty() || raw(DiscrepancyModel::Sku).contains(sku, Qt::CaseInsensitive));
+    }
+};
+
+ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
+    : QWidget(parent)
+    , m_session(session)
+    , m_model(new DiscrepancyModel(this))
+    , m_trace(new LedgerModel(this))
+    , m_filter(new DiscrepancyFilter(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    auto *bar = new QToolBar(this);
+    bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    m_reconcile = bar->addAction(tr("Reconcile &now"));
+    m_reconcile->setShortcut(Qt::Key_F5);
+    m_reconcile->setToolTip(tr("Run one reconcile pass (F5)"));
+    bar->addSeparator();
+    m_approve = bar->addAction(tr("&Approve…"));
+    m_approve->setShortcut(Qt::CTRL | Qt::Key_Return);
+    m_approve->setToolTip(tr("Approve the proposed correction (Ctrl+Enter)"));
+    m_reject = bar->addAction(tr("Re&ject…"));
+    m_reject->setShortcut(Qt::CTRL | Qt::Key_Backspace);
+    m_reject->setToolTip(tr("Reject: close without changing stock (Ctrl+Backspace)"));
+    for (QAction *a : {m_reconcile, m_approve, m_reject})
+        a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    bar->addSeparator();
+    bar->addWidget(new QLabel(tr(" Status: "), this));
+    m_status = new QComboBox(this);
+    m_status->addItem(tr("Pending approval"), u"pending_approval"_s);
+    m_status->addItem(tr("All"), QString());
+    m_status->addItem(tr("Auto-fixed"), u"auto_fixed"_s);
+    m_status->addItem(tr("Approved"), u"approved"_s);
+    m_status->addItem(tr("Rejected"), u"rejected"_s);
+    bar->addWidget(m_status);
+    bar->addWidget(new QLabel(tr("  Kind: "), this));
+    m_kind = new QComboBox(this);
+    m_kind->addItem(tr("All"), QString());
+    for (int k = int(DiscrepancyKind::OrphanPreDeduct); k <= int(DiscrepancyKind::UnrefundedPayment); ++k) {
+        const QString word = DiscrepancyModel::kindWord(DiscrepancyKind(k));
+        m_kind->addItem(QString(word).replace(u'_', u' '), word);
+    }
+    bar->addWidget(m_kind);
+    bar->addWidget(new QLabel(tr("  SKU: "), this));
+    m_sku = new QLineEdit(this);
+    m_sku->setPlaceholderText(tr("filter"));
+    m_sku->setClearButtonEnabled(true);
+    m_sku->setMaximumWidth(180);
+    bar->addWidget(m_sku);
+    layout->addWidget(bar);
+
+    m_banner = new QLabel(this);
+    m_banner->setWordWrap(true);
+    m_banner->hide();
+    layout->addWidget(m_banner);
+
+    m_filter->setSourceModel(m_model);
+    m_filter->status = u"pending_approval"_s;
+    m_table = new QTableView(this);
+    m_table->setModel(m_filter);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->verticalHeader()->hide();
+    m_table->setWordWrap(false);
+
+    m_detail = new QTextBrowser(this);
+    m_detail->setOpenLinks(false);
+    m_traceView = new QTableView(this);
+    m_traceView->setModel(m_trace);
+    m_traceView->verticalHeader()->hide();
+    m_traceView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    auto *detailSplit = new QSplitter(Qt::Horizontal, this);
+    detailSplit->addWidget(m_detail);
+    detailSplit->addWidget(m_traceView);
+    detailSplit->setStretchFactor(0, 2);
+    detailSplit->setStretchFactor(1, 3);
+
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_table);
+    split->addWidget(detailSplit);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    layout->addWidget(split, 1);
+
+    const auto refilter = [this] {
+        m_filter->status = m_status->currentData().toString();
+        m_filter->kind = m_kind->currentData().toString();
+        m_filter->sku = m_sku->text().trimmed();
+        m_filter->refresh();
+        fitColumns();
+        updateDetail();
+        updateActions();
+    };
+    connect(m_status, &QComboBox::currentIndexChanged, this, refilter);
+    connect(m_kind, &QComboBox::currentIndexChanged, this, refilter);
+    connect(m_sku, &QLineEdit::textChanged, this, refilter);
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] {
+        updateDetail();
+        updateActions();
+    });
+    connect(m_reconcile, &QAction::triggered, this, [this] {
+        emit message(tr("Reconciling…"));
+        m_busy = true;
+        updateActions();
+        m_session->reconcileNow(30000);
+    });
+    connect(m_approve, &QAction::triggered, this, [this] { confirmSelected(true); });
+    connect(m_reject, &QAction::triggered, this, [this] { confirmSelected(false); });
+
+    EngineWorker *w = session->worker();
+    connect(w, &EngineWorker::opened, this, [this](const ConnectionInfo &info) {
+        m_available = info.bookOpen && info.reconcilerAvailable;
+        m_banner->setVisible(!info.reconcilerAvailable);
+        m_banner->setText(tr("This build has no reconciler yet: discrepancies cannot be listed or approved here."));
+        updateActions();
+        if (m_available)
+            m_session->listDiscrepancies();
+    });
+    connect(w, &EngineWorker::discrepanciesListed, this, [this](const QList<Discrepancy> &list) {
+        const Discrepancy *current = selected();
+        const qint64 keep = current ? current->id : -1;
+        m_model->setDiscrepancies(list);
+        if (keep < 0 || !select(keep)) {
+            if (m_filter->rowCount() > 0)
+                m_table->selectRow(0);
+        }
+        m_busy = false;
+        fitColumns();
+        updateDetail();
+        updateActions();
+    });
+    connect(w, &EngineWorker::reconciled, this, [this](const QString &summary) { emit message(summary); });
+    connect(w, &EngineWorker::discrepancyResolved, this, [this](const Discrepancy &d) {
+        emit message(tr("Discrepancy #%1 %2 by %3").arg(d.id).arg(DiscrepancyModel::statusWord(d.status), d.resolvedBy));
+    });
+    connect(w, &EngineWorker::traceReady, this, [this](qint64 id, const QList<LedgerRow> &rows) {
+        if (id == m_tracedId)
+            m_trace->setRows(rows);
+    });
+    connect(w, &EngineWorker::failed, this, [this] {
+        m_busy = false;
+        updateActions();
+    });
+    updateActions();
+}
+
+const Discrepancy *ReconciliationView::selected() const
+{
+    const QModelIndex current = m_table->currentIndex();
+    if (!current.isValid() || !m_table->selectionModel()->isRowSelected(current.row(), {}))
+        return nullptr;
+    return m_model->at(m_filter->mapToSource(current).row());
+}
+
+bool ReconciliationView::select(qint64 id)
+{
+    const int row = m_model->rowOf(id);
+    if (row < 0)
+        return false;
+    QModelIndex proxy = m_filter->mapFromSource(m_model->index(row, 0));
+    if (!proxy.isValid()) {
+        setStatusFilter(QString());
+        m_kind->setCurrentIndex(0);
+        m_sku->clear();
+        proxy = m_filter->mapFromSource(m_model->index(row, 0));
+    }
+    m_table->selectRow(proxy.row());
+    m_table->setCurrentIndex(proxy);
+    return true;
+}
+
+void ReconciliationView::fitColumns()
+{
+    m_table->resizeColumnsToContents();
+    // The proposal is long prose: cap it (full text in the tooltip and the detail pane).
+    if (m_table->columnWidth(DiscrepancyModel::Proposal) > 440)
+        m_table->setColumnWidth(DiscrepancyModel::Proposal, 440);
+}
+
+void ReconciliationView::selectFirstPending()
+{
+    for (int row = 0; row < m_model->rowCount(); ++row) {
+        if (m_model->at(row)->status == DiscrepancyStatus::PendingApproval) {
+            select(m_model->at(row)->id);
+            return;
+        }
+    }
+    if (m_filter->rowCount() > 0)
+        m_table->selectRow(0);
+}
+
+void ReconciliationView::setStatusFilter(const QString &status)
+{
+    m_status->setCurrentIndex(qMax(0, m_status->findData(status)));
+}
+
+void ReconciliationView::updateActions()
+{
+    const Discrepancy *d = selected();
+    const bool pending = m_available && d && d->status == DiscrepancyStatus::PendingApproval;
+    m_approve->setEnabled(pending);
+    m_reject->setEnabled(pending);
+    m_reconcile->setEnabled(m_available && !m_busy);
+}
+
+void ReconciliationView::updateDetail()
+{
+    const Discrepancy *d = selected();
+    if (!d) {
+        m_detail->setPlainText(m_model->rowCount() ? tr("Select a discrepancy.") : tr("No discrepancies."));
+        m_tracedId = -1;
+        m_trace->setRows({});
+        return;
+    }
+    const auto esc = [](const QString &s) { return s.toHtmlEscaped(); };
+    QString html = u"<h3>#%1 %2</h3><table cellspacing=4>"_s.arg(d->id).arg(esc(DiscrepancyModel::kindWord(d->kind)));
+    const auto row = [&](const QString &k, const QString &v) {
+        if (!v.isEmpty())
+            html += u"<tr><td><b>%1</b></td><td>%2</td></tr>"_s.arg(esc(k), esc(v));
+    };
+    row(tr("SKU"), d->bucket >= 0 ? tr("%1, bucket %2").arg(d->sku).arg(d->bucket) : d->sku);
+    row(tr("Order"), d->order);
+    row(tr("Token"), d->token);
+    row(tr("Status"), DiscrepancyModel::statusWord(d->status));
+    row(tr("Detected"), QDateTime::fromMSecsSinceEpoch(d->detectedAtMs).toString(Qt::ISODate));
+    row(tr("Delta"), QString::number(d->delta));
+    row(tr("Proposal"), d->proposal);
+    row(tr("Found"), d->detail);
+    row(tr("Resolved by"), d->resolvedBy);
+    row(tr("Reason"), d->reason);
+    html += u"</table><p>"_s + esc(d->order.isEmpty() ? tr("Ledger: the SKU's latest rows (right).")
+                                                       : tr("Ledger: the order's rows (right).")) + u"</p>"_s;
+    m_detail->setHtml(html);
+    if (m_tracedId != d->id) {
+        m_tracedId = d->id;
+        m_trace->setRows({});
+        m_session->traceDiscrepancy(*d);
+    }
+}
+
+ApprovalDialog *ReconciliationView::confirmSelected(bool approve)
+{
+    const Discrepancy *d = selected();
+    if (!d || d->status != DiscrepancyStatus::PendingApproval)
+        return nullptr;
+    auto *dialog = new ApprovalDialog(*d, approve, m_session->profile().operatorName, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        emit message(dialog->isApproval() ? tr("Approving #%1…").arg(dialog->discrepancyId())
+                                          : tr("Rejecting #%1…").arg(dialog->discrepancyId()));
+        m_session->resolveDiscrepancy(dialog->discrepancyId(), dialog->isApproval(), dialog->reason());
+    });
+    dialog->open();
+    return dialog;
+}
+
+} // namespace flashstock

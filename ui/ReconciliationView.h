@@ -1,0 +1,75 @@
+#pragma once
+
+#include "reconcile/Reconciler.h"
+
+#include <QWidget>
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTableView;
+class QTextBrowser;
+
+namespace flashstock {
+
+class ApprovalDialog;
+class ConsoleSession;
+class DiscrepancyModel;
+class LedgerModel;
+
+/// The reconciliation view: the discrepancies with filters (status, kind, SKU), a detail
+/// pane with the ledger trace behind the selected one, Approve and Reject through an
+/// ApprovalDialog, and "Reconcile now". Requests go through the ConsoleSession. GUI thread.
+class ReconciliationView : public QWidget {
+    Q_OBJECT
+public:
+    explicit ReconciliationView(ConsoleSession *session, QWidget *parent = nullptr);
+
+    DiscrepancyModel *model() const { return m_model; }
+    LedgerModel *traceModel() const { return m_trace; }
+    QTableView *table() const { return m_table; }
+    QAction *reconcileAction() const { return m_reconcile; }
+    QAction *approveAction() const { return m_approve; }
+    QAction *rejectAction() const { return m_reject; }
+    /// Selects discrepancy `id` (clears filters that hide it). False if unknown.
+    bool select(qint64 id);
+    /// Opens the confirmation dialog for the selected discrepancy (non-modal for the event
+    /// loop; window-modal for the operator). Returns it, or nullptr if nothing pending is selected.
+    ApprovalDialog *confirmSelected(bool approve);
+    /// Selects the newest pending discrepancy, else the first row.
+    void selectFirstPending();
+    /// Shows the filter for status word `status` ("" = all).
+    void setStatusFilter(const QString &status);
+
+signals:
+    /// A one-line message for the status bar.
+    void message(const QString &text);
+
+private:
+    const Discrepancy *selected() const;
+    void updateDetail();
+    void updateActions();
+    void fitColumns();
+
+    ConsoleSession *m_session = nullptr;
+    DiscrepancyModel *m_model = nullptr;
+    LedgerModel *m_trace = nullptr;
+    class DiscrepancyFilter *m_filter = nullptr;
+    QComboBox *m_status = nullptr;
+    QComboBox *m_kind = nullptr;
+    QLineEdit *m_sku = nullptr;
+    QTableView *m_table = nullptr;
+    QTextBrowser *m_detail = nullptr;
+    QTableView *m_traceView = nullptr;
+    QLabel *m_banner = nullptr;
+    QAction *m_reconcile = nullptr;
+    QAction *m_approve = nullptr;
+    QAction *m_reject = nullptr;
+    qint64 m_tracedId = -1;
+    bool m_available = false;
+    bool m_busy = false; ///< a reconcile pass is running
+};
+
+} // namespace flashstock

@@ -1,0 +1,49 @@
+#pragma once
+
+#include "ConsoleTypes.h"
+
+#include <QWidget>
+
+class QAction;
+class QTableView;
+
+namespace flashstock {
+
+class ConsoleSession;
+class LaunchWizard;
+class SalesModel;
+
+/// The sales view: the flash sales (SKU, units, window, status, progress, live reserve
+/// rate), the launch wizard, and Start / Stop of the selected sale. The engine has no
+/// resumable pause: Stop closes a sale for good, so it asks first. GUI thread.
+class SalesView : public QWidget {
+    Q_OBJECT
+public:
+    explicit SalesView(ConsoleSession *session, QWidget *parent = nullptr);
+
+    /// Refreshes the table from a live sample; `rates`: units taken per second by SKU.
+    void setSnapshot(const LiveSnapshot &snapshot, const QHash<QString, double> &rates);
+    SalesModel *model() const { return m_model; }
+    QTableView *table() const { return m_table; }
+    QAction *newSaleAction() const { return m_new; }
+    /// Opens the launch wizard (window-modal, does not block the event loop) and returns it.
+    LaunchWizard *openWizard();
+
+signals:
+    void message(const QString &text);
+
+private:
+    const Sale *selected() const;
+    void updateActions();
+
+    ConsoleSession *m_session = nullptr;
+    SalesModel *m_model = nullptr;
+    QTableView *m_table = nullptr;
+    QAction *m_new = nullptr;
+    QAction *m_start = nullptr;
+    QAction *m_stop = nullptr;
+    QStringList m_skus;
+    bool m_bookOpen = false;
+};
+
+} // namespace flashstock

@@ -1,0 +1,38 @@
+#pragma once
+
+#include "reconcile/Reconciler.h"
+
+#include <QAbstractTableModel>
+
+namespace flashstock {
+
+/// The reconciler's discrepancies, newest first. GUI thread; fed by setDiscrepancies().
+/// RawRole gives ids, units, ms and the status/kind words (what the filters match).
+class DiscrepancyModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Id, Kind, Sku, Gate, Book, Ledger, Delta, Proposal, DetectedAt, Status, ColumnCount };
+
+    explicit DiscrepancyModel(QObject *parent = nullptr);
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    void setDiscrepancies(const QList<Discrepancy> &list);
+    /// The discrepancy on `row`, or nullptr.
+    const Discrepancy *at(int row) const;
+    /// Row of discrepancy `id`, or -1.
+    int rowOf(qint64 id) const;
+
+    /// The kind's word (`gate_excess`, ...), as Reconciler.h names them.
+    static QString kindWord(DiscrepancyKind kind);
+    /// The status's word (`pending_approval`, ...).
+    static QString statusWord(DiscrepancyStatus status);
+
+private:
+    QList<Discrepancy> m_rows;
+};
+
+} // namespace flashstock

@@ -1,0 +1,31 @@
+#pragma once
+
+#include "Domain.h"
+
+#include <QAbstractTableModel>
+
+namespace flashstock {
+
+/// Ledger rows (oldest first), as the book returns them. GUI thread; fed by setRows().
+/// RawRole gives ids, units and ms.
+class LedgerModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Id, At, Order, Operation, Sku, Bucket, DeltaAvailable, DeltaLocked, DeltaSold, After, Token,
+                  Operator, ColumnCount };
+
+    explicit LedgerModel(QObject *parent = nullptr);
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    void setRows(const QList<LedgerRow> &rows);
+    const QList<LedgerRow> &rows() const { return m_rows; }
+
+private:
+    QList<LedgerRow> m_rows;
+};
+
+} // namespace flashstock

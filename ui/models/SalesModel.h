@@ -1,0 +1,38 @@
+#pragma once
+
+#include "ConsoleTypes.h"
+
+#include <QAbstractTableModel>
+#include <QHash>
+
+namespace flashstock {
+
+/// The flash sales, newest first, with the SKU's progress for each SKU's latest sale.
+/// GUI thread; fed by setSales() from each live sample. RawRole gives ids, units and ms.
+class SalesModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Id, Sku, Units, Window, Hold, Limit, Status, SoldPercent, Rate, ColumnCount };
+
+    explicit SalesModel(QObject *parent = nullptr);
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    /// Replaces the rows. `levels`: the SKUs' current levels; `rates`: units taken per second.
+    void setSales(const QList<Sale> &sales, const QList<SkuSample> &levels, const QHash<QString, double> &rates);
+    /// The sale on `row`, or nullptr.
+    const Sale *saleAt(int row) const;
+
+private:
+    QVariant raw(int row, int column) const;
+
+    QList<Sale> m_sales;
+    QHash<QString, SkuSample> m_levels;
+    QHash<QString, double> m_rates;
+    QHash<QString, qint64> m_latestSaleOfSku;
+};
+
+} // namespace flashstock
