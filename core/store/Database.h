@@ -103,6 +103,8 @@ public:
     static constexpr int kMaxAttempts = 12;
     /// Prepared statements kept per connection before the cache is emptied.
     static constexpr int kMaxCachedStatements = 256;
+    /// Prepared statements in the cache now.
+    int cachedStatements() const { return int(m_statements.size()); }
 
     /// FAULT HOOK for the drill and tests only (never called by the engine): the next write
     /// transaction of this connection fails with ErrorCode::Unavailable after its first
