@@ -4,6 +4,7 @@
 #include "store/Book.h"
 
 #include "Identifiers.h"
+#include "store/BookRows.h"
 #include "store/Database.h"
 
 using namespace Qt::StringLiterals;
@@ -13,12 +14,6 @@ namespace flashstock {
 namespace {
 
 constexpr int kMaxBuckets = 1024;
-
-BucketLevels levelsOf(const QVariantList &row, int bucket)
-{
-    return BucketLevels{bucket, row.at(0).toLongLong(), row.at(1).toLongLong(), row.at(2).toLongLong(),
-                        row.at(3).toLongLong()};
-}
 
 } // namespace
 
@@ -52,7 +47,7 @@ Result<QList<Book::BucketTake>> Book::takeSplit(const QString &sku, qint64 qty)
             return std::unexpected(upd.error());
         if (upd->isEmpty()) // moved since the read (cannot happen under the locks): start again
             return fail(ErrorCode::Conflict, u"bucket %1 of %2 changed during a split reserve"_s.arg(bucket).arg(sku));
-        parts << BucketTake{bucket, take, levelsOf(upd->first(), bucket)};
+        parts << BucketTake{bucket, take, levelsFrom(upd->first(), bucket)};
         remaining -= take;
     }
     return parts;
@@ -99,7 +94,7 @@ Result<Adjustment> Book::rebalance(const QString &sku, int from, int to, qint64 
                 return Adjustment{};
             }
             if (auto r = appendLedger(u"adj:%1"_s.arg(id), u"ADJUST"_s, sku, bucket, {}, delta, 0, 0,
-                                      levelsOf(upd->first(), bucket));
+                                      levelsFrom(upd->first(), bucket));
                 !r)
                 return std::unexpected(r.error());
         }
@@ -158,7 +153,7 @@ Result<Adjustment> Book::setBucketCount(const QString &sku, int count)
             if (!moved)
                 return std::unexpected(moved.error());
             if (auto l = appendLedger(u"adj:%1"_s.arg(id), u"ADJUST"_s, sku, bucket, {}, delta, 0, 0,
-                                      levelsOf(moved->first(), bucket));
+                                      levelsFrom(moved->first(), bucket));
                 !l)
                 return std::unexpected(l.error());
         }

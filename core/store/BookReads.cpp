@@ -1,0 +1,149 @@
+// Book: reads of the book of record (levels, ledger traces, order status, counts).
+
+#include "store/Book.h"
+
+#include "Identifiers.h"
+#include "store/BookRows.h"
+#include "store/Database.h"
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+qint64 i64(const QVariant &v) { return v.toLongLong(); }
+
+} // namespace
+
+// --- reads -------------------------------------------------------------------------------
+
+Result<SkuLevels> Book::levels(const QString &sku)
+{
+    if (auto r = checkSkuId(sku); !r)
+        return std::unexpected(r.error());
+    auto rows = m_db.exec(u"SELECT bucket, available, locked, sold, total FROM buckets WHERE sku = ? ORDER BY bucket"_s,
+                          {sku});
+    if (!rows)
+        return std::unexpected(rows.error());
+    if (rows->isEmpty())
+        return fail(ErrorCode::InvalidArgument, u"sku %1 is unknown"_s.arg(quoteForMessage(sku)), u"sku"_s);
+    SkuLevels out;
+    out.sku = sku;
+    for (const QVariantList &row : rows->rows) {
+        const BucketLevels b = levelsFrom(row, row.at(0).toInt(), 1);
+        out.available += b.available;
+        out.locked += b.locked;
+        out.sold += b.sold;
+        out.total += b.total;
+        out.buckets << b;
+    }
+    return out;
+}
+
+Result<QStringList> Book::skus()
+{
+    auto rows = m_db.exec(u"SELECT sku FROM skus ORDER BY sku"_s);
+    if (!rows)
+        return std::unexpected(rows.error());
+    QStringList out;
+    for (const QVariantList &row : rows->rows)
+        out << row.at(0).toString();
+    return out;
+}
+
+namespace {
+
+const QString kLedgerColumns =
+    u"id, order_id, operation, sku, bucket, token, delta_available, delta_locked, delta_sold, available_before, "
+    u"locked_before, sold_before, available_after, locked_after, sold_after, at, operator, source"_s;
+
+QList<LedgerRow> ledgerRows(const SqlRows &rows)
+{
+    QList<LedgerRow> out;
+    out.reserve(rows.rows.size());
+    for (const QVariantList &r : rows.rows) {
+        LedgerRow l;
+        l.id = i64(r.at(0));
+        l.order = r.at(1).toString();
+        l.operation = r.at(2).toString();
+        l.sku = r.at(3).toString();
+        l.bucket = r.at(4).toInt();
+        l.token = r.at(5).toString();
+        l.deltaAvailable = i64(r.at(6));
+        l.deltaLocked = i64(r.at(7));
+        l.deltaSold = i64(r.at(8));
+        l.before = BucketLevels{l.bucket, i64(r.at(9)), i64(r.at(10)), i64(r.at(11)), 0};
+        l.before.total = l.before.available + l.before.locked + l.before.sold;
+        l.after = BucketLevels{l.bucket, i64(r.at(12)), i64(r.at(13)), i64(r.at(14)), 0};
+        l.after.total = l.after.available + l.after.locked + l.after.sold;
+        l.atMs = i64(r.at(15));
+        l.operatorName = r.at(16).toString();
+        l.source = r.at(17).toString();
+        out << l;
+    }
+    return out;
+}
+
+} // namespace
+
+Result<QList<LedgerRow>> Book::ledgerOfSku(const QString &sku, int limit)
+{
+    if (auto r = checkSkuId(sku); !r)
+        return std::unexpected(r.error());
+    if (auto n = bucketCount(sku); !n)
+        return std::unexpected(n.error());
+    auto rows = limit > 0
+        ? m_db.exec(u"SELECT %1 FROM (SELECT %1 FROM ledger WHERE sku = ? ORDER BY id DESC LIMIT ?) AS recent "
+                    u"ORDER BY id"_s.arg(kLedgerColumns), {sku, limit})
+        : m_db.exec(u"SELECT %1 FROM ledger WHERE sku = ? ORDER BY id"_s.arg(kLedgerColumns), {sku});
+    if (!rows)
+        return std::unexpected(rows.error());
+    return ledgerRows(*rows);
+}
+
+Result<QList<LedgerRow>> Book::ledgerOfOrder(const QString &order)
+{
+    const bool adjustment = order.startsWith(u"adj:"_s);
+    if (auto r = checkOrderId(adjustment ? order.mid(4) : order); !r)
+        return std::unexpected(r.error());
+    auto rows = m_db.exec(u"SELECT %1 FROM ledger WHERE order_id = ? ORDER BY id"_s.arg(kLedgerColumns), {order});
+    if (!rows)
+        return std::unexpected(rows.error());
+    return ledgerRows(*rows);
+}
+
+Result<std::optional<OrderStatus>> Book::orderStatus(const QString &order)
+{
+    auto rows = m_db.exec(u"SELECT status FROM orders WHERE order_id = ?"_s, {order});
+    if (!rows)
+        return std::unexpected(rows.error());
+    if (rows->isEmpty())
+        return std::optional<OrderStatus>{};
+    const QString s = rows->first().at(0).toString();
+    if (s == u"PENDING"_s)
+        return OrderStatus::Pending;
+    if (s == u"PAID"_s)
+        return OrderStatus::Paid;
+    if (s == u"CLOSED"_s)
+        return OrderStatus::Closed;
+    return OrderStatus::Abandoned;
+}
+
+Result<qint64> Book::ledgerCount()
+{
+    auto rows = m_db.exec(u"SELECT count(*) FROM ledger"_s);
+    if (!rows)
+        return std::unexpected(rows.error());
+    return i64(rows->first().at(0));
+}
+
+Result<int> Book::refundCount(const QString &order)
+{
+    auto rows = m_db.exec(u"SELECT count(*) FROM refunds WHERE order_id = ?"_s, {order});
+    if (!rows)
+        return std::unexpected(rows.error());
+    return rows->first().at(0).toInt();
+}
+
+} // namespace flashstock
