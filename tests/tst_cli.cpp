@@ -4,6 +4,7 @@
 
 #include "Cli.h"
 #include "Engine.h"
+#include "store/Database.h"
 #include "support/BookFixture.h"
 
 #include <QJsonArray>
@@ -55,6 +56,8 @@ private slots:
     void newerSchemaIsRefused();
     void realBinary();
     void embeddedGateByDefault();
+    void reconcileAndApprovalExitCodes_data() { test::addBackendRows(); }
+    void reconcileAndApprovalExitCodes();
 };
 
 void TestCli::badInputChangesNothing_data()
@@ -316,6 +319,55 @@ void TestCli::embeddedGateByDefault()
     QCOMPARE(json5.value(u"stopped"_s).toBool(), true);
     auto [code6, json6, err6] = run({u"embedded"_s, u"status"_s, u"--json"_s});
     QCOMPARE(json6.value(u"running"_s).toBool(), false);
+}
+
+void TestCli::reconcileAndApprovalExitCodes()
+{
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    const QStringList db{u"--db"_s, fresh.urlText(), u"--json"_s};
+    QCOMPARE(cli(QStringList{u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"10"_s} + db).exitCode, 0);
+    // Nothing wrong yet: exit 0 and no discrepancies.
+    Run clean = cli(QStringList{u"reconcile"_s} + db);
+    QCOMPARE(clean.exitCode, 0);
+    QCOMPARE(clean.json().value(u"discrepancies"_s).toArray().size(), 0);
+    {
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
+        QVERIFY(e.has_value());
+        // Units the ledger cannot explain (a bucket bumped behind the engine's back).
+        QVERIFY((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s).has_value());
+    }
+    Run found = cli(QStringList{u"reconcile"_s} + db);
+    QCOMPARE(found.exitCode, 3);
+    const QJsonArray list = found.json().value(u"discrepancies"_s).toArray();
+    QCOMPARE(list.size(), 1);
+    const QJsonObject d = list.first().toObject();
+    QCOMPARE(d.value(u"status"_s).toString(), u"pending_approval"_s);
+    QCOMPARE(d.value(u"delta"_s).toInteger(), -5);
+    const QString id = QString::number(d.value(u"id"_s).toInteger());
+    QCOMPARE(cli(QStringList{u"reserve"_s, u"--order"_s, u"o1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s} + db)
+                 .json().value(u"result"_s).toString(),
+             u"paused"_s);
+
+    qputenv("FLASHSTOCK_APPROVERS", "alice");
+    Run refused = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"count"_s, u"--operator"_s,
+                                  u"mallory"_s} + db);
+    QCOMPARE(refused.exitCode, 4);
+    Run noReason = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--operator"_s, u"alice"_s} + db);
+    QCOMPARE(noReason.exitCode, 2);
+    Run approved = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"restore to the ledger"_s,
+                                   u"--operator"_s, u"alice"_s} + db);
+    QCOMPARE(approved.exitCode, 0);
+    Run again = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"again"_s, u"--operator"_s,
+                                u"alice"_s} + db);
+    QVERIFY(again.exitCode == 0 || again.exitCode == 2);
+    qunsetenv("FLASHSTOCK_APPROVERS");
+    Run show = cli(QStringList{u"sku"_s, u"show"_s, u"A"_s} + db);
+    QCOMPARE(show.json().value(u"book"_s).toObject().value(u"available"_s).toInt(), 10);
+    QCOMPARE(cli(QStringList{u"reconcile"_s} + db).exitCode, 0);
+    QCOMPARE(cli(QStringList{u"reserve"_s, u"--order"_s, u"o2"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s} + db)
+                 .json().value(u"result"_s).toString(),
+             u"reserved"_s);
 }
 
 QTEST_GUILESS_MAIN(TestCli)
