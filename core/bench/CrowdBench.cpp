@@ -45,55 +45,66 @@ Result<CrowdResult> runCrowd(const DbUrl &db, const std::optional<RedisUrl> &red
     out.units = units;
     out.clients = clients;
     options.redis = redis;
-
-    std::atomic<int> next{0};
-    std::atomic<qint64> sold{0}, errors{0};
-    std::latch ready(clients + 1);
-    std::vector<std::thread> pool;
-    QString openError;
-    std::atomic<bool> openFailed{false};
-    // Clients connect (and the gate loads the SKU) before the clock starts.
     if (redis) {
-        EngineOptions gated = options;
-        auto loader = Engine::open(gated);
+        // The gate holds the SKU's stock before the crowd comes, as after `sale start`.
+        auto loader = Engine::open(options);
         if (!loader)
             return std::unexpected(loader.error());
         if (auto loaded = (*loader)->rebuildGate(sku); !loaded)
             return std::unexpected(loaded.error());
     }
-    const qint64 before = serverTransactions((*setup)->database());
-    std::chrono::steady_clock::time_point start;
-    for (int t = 0; t < clients; ++t)
-        pool.emplace_back([&] {
-            auto engine = Engine::open(options);
-            if (!engine)
-                openFailed = true;
-            ready.arrive_and_wait();
-            if (!engine)
-                return;
-            for (int i = next++; i < buyers; i = next++) {
-                auto r = (*engine)->reserve(u"%1-%2"_s.arg(sku).arg(i), u"buyer-%1"_s.arg(i), {OrderLine{sku, 1, {}}});
-                if (!r)
-                    ++errors;
-                else if (r->outcome == Outcome::Reserved)
-                    ++sold;
-            }
-        });
-    start = std::chrono::steady_clock::now();
-    ready.arrive_and_wait();
-    for (auto &t : pool)
-        t.join();
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    // The server counts every transaction, also a connection's own setup and teardown
+    // (PREPARE, DEALLOCATE, catalog reads). So the crowd runs twice with the same clients
+    // doing the same warm-up on a second SKU: once with no buyers (the baseline) and once
+    // with all of them; the difference is what the buyers caused. Each count runs from
+    // before the clients connect until after they disconnect (a closing backend hands its
+    // statistics over at once).
+    const QString warmSku = sku + u".warmup"_s;
+    if (auto r = (*setup)->addSku(warmSku, 2 * clients); !r)
+        return std::unexpected(r.error());
+    std::atomic<qint64> sold{0}, errors{0};
+    std::atomic<bool> openFailed{false};
+    auto phase = [&](int phaseBuyers, const QString &tag) -> qint64 {
+        std::atomic<int> next{0};
+        std::latch connected(clients), go(1);
+        const qint64 before = serverTransactions((*setup)->database());
+        std::vector<std::thread> pool;
+        for (int t = 0; t < clients; ++t)
+            pool.emplace_back([&, t] {
+                auto engine = Engine::open(options);
+                if (!engine
+                    || !(*engine)->reserve(u"%1-%2%3"_s.arg(warmSku, tag).arg(t), u"warmup"_s, {OrderLine{warmSku, 1, {}}}))
+                    openFailed = true;
+                connected.count_down();
+                go.wait();
+                for (int i = next++; engine && i < phaseBuyers; i = next++) {
+                    auto r = (*engine)->reserve(u"%1-%2"_s.arg(sku).arg(i), u"buyer-%1"_s.arg(i), {OrderLine{sku, 1, {}}});
+                    if (!r)
+                        ++errors;
+                    else if (r->outcome == Outcome::Reserved)
+                        ++sold;
+                }
+            });
+        connected.wait();
+        const auto start = std::chrono::steady_clock::now();
+        go.count_down();
+        for (auto &t : pool)
+            t.join();
+        if (phaseBuyers > 0)
+            out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        QThread::msleep(300); // the closed backends' last statistics reach the shared view
+        const qint64 after = serverTransactions((*setup)->database());
+        return before >= 0 && after >= 0 ? after - before - 1 : -1; // less our own read of `before`
+    };
+    const qint64 baseline = phase(0, u"b"_s);
+    const qint64 crowd = phase(buyers, u"c"_s);
     if (openFailed)
         return fail(ErrorCode::Unavailable, u"crowd %1: a client could not open the engine"_s.arg(out.path));
     out.sold = sold;
     out.errors = errors;
-    // The clients' connections are closed; their statistics reach the server's view shortly.
-    if (before >= 0) {
-        QThread::msleep(700);
-        const qint64 after = serverTransactions((*setup)->database());
-        out.bookTransactions = after >= 0 ? after - before - 1 : -1; // less our own first read
-    }
+    if (baseline >= 0 && crowd >= 0)
+        out.bookTransactions = crowd - baseline;
     auto levels = (*setup)->book().levels(sku);
     if (!levels)
         return std::unexpected(levels.error());

@@ -21,8 +21,9 @@ struct CrowdResult {
     qint64 sold = 0;           ///< buyers answered reserved
     qint64 oversold = 0;       ///< units the book's SKU lost beyond its stock, or answered beyond it
     qint64 errors = 0;
-    /// Transactions the book's server counted during the crowd (PostgreSQL
-    /// pg_stat_database xact_commit + xact_rollback); -1 where the backend has no server
+    /// Transactions the book's server counted for the buyers (PostgreSQL pg_stat_database
+    /// xact_commit + xact_rollback, less a baseline run of the same clients with no buyers,
+    /// which holds their connection setup and teardown); -1 where the backend has no server
     /// counters (SQLite).
     qint64 bookTransactions = -1;
 };
