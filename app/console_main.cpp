@@ -5,32 +5,62 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QTimer>
 
 #include <csignal>
 
 using namespace Qt::StringLiterals;
 
+namespace {
+
+/// The console's command line; described once, for --help and for the run.
+void describe(QCommandLineParser &parser)
+{
+    parser.setApplicationDescription(u"FlashStock operations console"_s);
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addOptions({
+        {u"data-dir"_s, u"Where the embedded defaults live (else FLASHSTOCK_DATA_DIR, else XDG)."_s, u"DIR"_s},
+        {u"db"_s, u"Book of record URL (default: SQLite flashstock.db in the data dir)."_s, u"URL"_s},
+        {u"redis"_s, u"Gate URL, or none for book-only (default: the data dir's redis-server)."_s, u"URL"_s},
+        {u"operator"_s, u"Operator name on ledger rows and approvals (default: the OS user)."_s, u"NAME"_s},
+        {u"screenshot"_s, u"Render each view into DIR once data arrived, then exit."_s, u"DIR"_s},
+    });
+}
+
+/// --help and --version need no display: answer them before the GUI starts.
+bool onlyAsksForHelp(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "-h" || a == "--help" || a == "-?" || a == "--help-all" || a == "-v" || a == "--version")
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
 int main(int argc, char **argv)
 {
     std::signal(SIGPIPE, SIG_IGN); // a Redis socket closed under us must not kill the console
+    if (onlyAsksForHelp(argc, argv)) {
+        QCoreApplication core(argc, argv);
+        QCoreApplication::setApplicationName(u"flashstock"_s);
+        QCoreApplication::setApplicationVersion(QStringLiteral(FLASHSTOCK_VERSION));
+        QCommandLineParser parser;
+        describe(parser);
+        parser.process(core); // prints and exits
+        return 0;
+    }
     QApplication app(argc, argv);
     QApplication::setApplicationName(u"flashstock"_s);
     QApplication::setApplicationVersion(QStringLiteral(FLASHSTOCK_VERSION));
     QCommandLineParser parser;
-    parser.setApplicationDescription(u"FlashStock operations console"_s);
-    parser.addHelpOption();
-    parser.addVersionOption();
-    const QCommandLineOption dataDir(u"data-dir"_s, u"Where the embedded defaults live (else FLASHSTOCK_DATA_DIR, else XDG)."_s,
-                                     u"DIR"_s);
-    const QCommandLineOption db(u"db"_s, u"Book of record URL (default: SQLite flashstock.db in the data dir)."_s, u"URL"_s);
-    const QCommandLineOption redis(u"redis"_s, u"Gate URL, or none for book-only (default: the data dir's redis-server)."_s,
-                                   u"URL"_s);
-    const QCommandLineOption op(u"operator"_s, u"Operator name on ledger rows and approvals (default: the OS user)."_s,
-                                u"NAME"_s);
-    const QCommandLineOption shots(u"screenshot"_s, u"Render each view into DIR once data arrived, then exit."_s, u"DIR"_s);
-    parser.addOptions({dataDir, db, redis, op, shots});
+    describe(parser);
     parser.process(app);
+    const QString dataDir = u"data-dir"_s, db = u"db"_s, redis = u"redis"_s, op = u"operator"_s, shots = u"screenshot"_s;
 
     flashstock::ConnectionProfile profile;
     profile.dataDir = parser.value(dataDir);

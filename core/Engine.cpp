@@ -28,9 +28,14 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions &options)
     engine->m_db = std::move(*db);
     engine->m_book = std::make_unique<Book>(*engine->m_db, options.actor);
     engine->m_sales = std::make_unique<SaleStore>(*engine->m_db);
-    if (options.redis && !options.redis->isNone())
-        engine->m_gate = std::make_unique<Gate>(*options.redis);
+    if (options.redis)
+        engine->attachGate(*options.redis);
     return engine;
+}
+
+void Engine::attachGate(const RedisUrl &url)
+{
+    m_gate = url.isNone() ? nullptr : std::make_unique<Gate>(url);
 }
 
 Engine::~Engine() = default;

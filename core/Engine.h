@@ -59,6 +59,9 @@ public:
     SaleStore &sales() { return *m_sales; }
     /// The gate, or nullptr when book-only.
     Gate *gate() { return m_gate.get(); }
+    /// Puts the gate at `url` in front of the book (once the book is known to open); a
+    /// `none` URL leaves the engine book-only.
+    void attachGate(const RedisUrl &url);
 
     /// See Book::addSku; also loads the gate.
     [[nodiscard]] Result<Adjustment> addSku(const QString &sku, qint64 stock, int buckets = 1);

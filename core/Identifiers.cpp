@@ -17,7 +17,7 @@ Result<void> checkId(const QString &value, const QString &field, const QString &
         return fail(ErrorCode::InvalidArgument, QStringLiteral("%1 must not be empty").arg(field), field);
     if (value.size() > maxLength)
         return fail(ErrorCode::InvalidArgument,
-                    QStringLiteral("%1 is %2 characters long; a %3 id has at most %4")
+                    QStringLiteral("%1 is %2 characters long; %3 ids have at most %4")
                         .arg(field).arg(value.size()).arg(what).arg(maxLength),
                     field);
     for (QChar c : value) {

@@ -110,6 +110,15 @@ void TestCli::badInputChangesNothing_data()
         {"unknown option", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s, u"--colour"_s, u"red"_s},
          u"arguments"_s},
         {"unknown command", {u"teleport"_s}, u"command"_s},
+        {"no command", {}, u"command"_s},
+        {"empty data-dir", {u"--data-dir"_s, u""_s, u"sku"_s, u"show"_s, u"A"_s}, u"data-dir"_s},
+        {"empty db", {u"--db"_s, u""_s, u"sku"_s, u"show"_s, u"A"_s}, u"db"_s},
+        {"empty operator", {u"--operator"_s, u" "_s, u"sku"_s, u"show"_s, u"A"_s}, u"operator"_s},
+        {"db password bad port", {u"--db"_s, u"postgresql://fs:s3cret@127.0.0.1:99999/x"_s, u"sku"_s, u"show"_s, u"A"_s},
+         u"db"_s},
+        {"db password with query", {u"--db"_s, u"postgresql://fs:s3cret@127.0.0.1:5432/x?sslmode=require"_s, u"sku"_s,
+                                    u"show"_s, u"A"_s}, u"db"_s},
+        {"second sale on a sku", {u"sale"_s, u"create"_s, u"--sku"_s, u"S"_s}, u"sku"_s},
         {"operator with newline", {u"--operator"_s, u"eve\nil"_s, u"sku"_s, u"restock"_s, u"A"_s, u"--qty"_s, u"1"_s},
          u"operator"_s},
         {"user too long", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s, u"--user"_s,
@@ -131,6 +140,8 @@ void TestCli::badInputChangesNothing()
         QVERIFY(setup.has_value());
         QVERIFY((*setup)->addSku(u"A"_s, 5).has_value());
         QVERIFY((*setup)->reserve(u"o1"_s, {}, {{u"A"_s, 1, {}}}).has_value());
+        QVERIFY((*setup)->addSku(u"S"_s, 5).has_value());
+        QVERIFY((*setup)->createSale(u"S"_s, 0, 0, 60, 0).has_value()); // one sale per SKU at a time
     }
     auto ledgerCount = [&] {
         auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
@@ -148,6 +159,7 @@ void TestCli::badInputChangesNothing()
     QVERIFY2(!error.isEmpty(), qPrintable(run.out));
     QCOMPARE(error.value(u"field"_s).toString(), field);
     QVERIFY2(error.value(u"message"_s).toString().contains(field), qPrintable(error.value(u"message"_s).toString()));
+    QVERIFY2(!run.out.contains(u"s3cret"_s) && !run.err.contains(u"s3cret"_s), "a password was echoed");
     QCOMPARE(ledgerCount(), before);
 }
 
@@ -233,8 +245,11 @@ void TestCli::notAFlashStockDatabase()
         db.close();
     }
     QSqlDatabase::removeDatabase(u"other"_s);
+    const QByteArray otherBytes = [&] { QFile f(other); f.open(QIODevice::ReadOnly); return f.readAll(); }();
     run = cli({u"--db"_s, u"sqlite:///"_s + other, u"sku"_s, u"show"_s, u"A"_s, u"--json"_s});
     QCOMPARE(run.exitCode, 2);
+    // Left untouched: not even switched to WAL (which rewrites the header).
+    QCOMPARE([&] { QFile f(other); f.open(QIODevice::ReadOnly); return f.readAll(); }(), otherBytes);
     QVERIFY(run.json().value(u"error"_s).toObject().value(u"message"_s).toString().contains(u"not a FlashStock"_s));
 }
 

@@ -9,6 +9,7 @@
 #include <QRegularExpression>
 #include <QSet>
 #include <QTest>
+#include <QTemporaryDir>
 #include <QThread>
 
 #include <csignal>
@@ -174,6 +175,30 @@ private slots:
         }
         QCOMPARE(tokens.size(), 100);
         QCOMPARE(*gate.available(u"K"_s), 950);
+    }
+
+    void embeddedRedisNeverStartsASecondServer()
+    {
+        // A private server that is alive but does not answer (stopped, stalled) must not
+        // get a second server started on its socket and files: start() refuses, status()
+        // says so, stop() signals it.
+        QTemporaryDir tmp;
+        const QString dataDir = tmp.filePath(u"d"_s);
+        EmbeddedRedis embedded(dataDir);
+        QVERIFY(embedded.start().has_value());
+        const qint64 pid = embedded.status().pid;
+        QVERIFY(pid > 0);
+        QCOMPARE(::kill(pid_t(pid), SIGSTOP), 0);
+        auto again = EmbeddedRedis(dataDir).start();
+        QVERIFY(!again);
+        QCOMPARE(again.error().code, ErrorCode::Unavailable);
+        QVERIFY2(again.error().message.contains(QString::number(pid)), qPrintable(again.error().message));
+        const EmbeddedRedisStatus s = embedded.status();
+        QVERIFY(!s.running);
+        QVERIFY(s.processAlive);
+        auto stopped = embedded.stop();
+        QVERIFY(stopped && *stopped);
+        QVERIFY(!embedded.status().processAlive);
     }
 
     void embeddedRedisStartsReusesStops()

@@ -129,7 +129,7 @@ QString Cli::usage() const
 int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
 {
     const QStringList argv = QStringList{u"flashstock-cli"_s} + arguments;
-    const bool wantsJson = arguments.contains(u"--json"_s);
+    const bool wantsJson = arguments.contains(u"--json"_s) || arguments.contains(u"-json"_s);
     auto usageError = [&](const QString &field, const QString &message) {
         const QString text = message.startsWith(field + u':') ? message : field + u": "_s + message;
         CommandOutput o = errorOutput({ErrorCode::InvalidArgument, text, field});
@@ -157,10 +157,17 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
             command = c.get();
     }
     if (!command) {
-        if (positional.isEmpty() || positional.first() == u"help"_s || scan.isSet(u"help"_s)) {
-            out << usage();
+        const bool askedForHelp = scan.isSet(u"help"_s) || (!positional.isEmpty() && positional.first() == u"help"_s);
+        if (positional.isEmpty() && !askedForHelp)
+            return usageError(u"command"_s, u"no command given (flashstock-cli --help lists them)"_s);
+        if (askedForHelp) {
+            if (wantsJson)
+                out << QString::fromUtf8(QJsonDocument(QJsonObject{{u"usage"_s, usage()}}).toJson(QJsonDocument::Compact))
+                    << '\n';
+            else
+                out << usage();
             out.flush();
-            return positional.isEmpty() && !scan.isSet(u"help"_s) ? int(ExitUsage) : int(ExitOk);
+            return ExitOk;
         }
         return usageError(u"command"_s, u"unknown command '%1'"_s.arg(positional.join(u' ')));
     }
@@ -185,6 +192,12 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
                                 u"end"_s, u"hold-seconds"_s, u"per-user-limit"_s, u"from"_s, u"to"_s, u"count"_s}) {
         if (seen.contains(name) && parser.values(name).size() > 1)
             return usageError(name, u"given more than once"_s);
+    }
+
+    // An empty value is a mistake (an unset variable in a script), never "use the default".
+    for (const QString &name : {u"data-dir"_s, u"db"_s, u"redis"_s, u"operator"_s}) {
+        if (parser.isSet(name) && parser.value(name).trimmed().isEmpty())
+            return usageError(name, u"--%1 must not be empty"_s.arg(name));
     }
 
     CliContext ctx;

@@ -53,6 +53,10 @@ Result<Engine *> CliContext::engine(bool needsGate)
     auto parsed = DbUrl::parse(url);
     if (!parsed)
         return std::unexpected(parsed.error());
+    // The book first: a command refused for its book must not leave a redis-server behind.
+    auto opened = Engine::open(EngineOptions{*parsed, redis, Actor{operatorName, u"cli"_s}});
+    if (!opened)
+        return std::unexpected(opened.error());
     if (embeddedGate) {
         EmbeddedRedis embedded(dataDir);
         auto started = embedded.start();
@@ -61,11 +65,8 @@ Result<Engine *> CliContext::engine(bool needsGate)
         if (!embedded.wasReused())
             m_notes << u"gate: started the private redis-server of %1 at %2 (stop it with: flashstock-cli embedded stop)"_s
                            .arg(dataDir, embedded.socketPath());
-        redis = *started;
+        (*opened)->attachGate(*started);
     }
-    auto opened = Engine::open(EngineOptions{*parsed, redis, Actor{operatorName, u"cli"_s}});
-    if (!opened)
-        return std::unexpected(opened.error());
     m_engine = std::move(*opened);
     return m_engine.get();
 }

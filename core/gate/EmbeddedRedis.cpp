@@ -28,6 +28,15 @@ bool processAlive(qint64 pid)
     return pid > 0 && ::kill(pid_t(pid), 0) == 0;
 }
 
+/// The pid is alive and is a redis-server (not a pid reused by another program).
+bool redisAlive(qint64 pid)
+{
+    if (!processAlive(pid))
+        return false;
+    QFile comm(u"/proc/%1/comm"_s.arg(pid));
+    return !comm.open(QIODevice::ReadOnly) || comm.readAll().startsWith("redis-server");
+}
+
 QString lastLines(const QString &path, int lines)
 {
     QFile f(path);
@@ -108,6 +117,23 @@ Result<RedisUrl> EmbeddedRedis::start()
         m_reused = true;
         return url();
     }
+    // A server that is alive but slow (a fork, an fsync stall, SIGSTOP) must not get a
+    // second server started beside it on the same files: wait a little, then refuse.
+    if (const qint64 pid = readPid(); redisAlive(pid)) {
+        const QDeadlineTimer patience(3000);
+        while (!patience.hasExpired()) {
+            if (ping()) {
+                m_reused = true;
+                return url();
+            }
+            QThread::msleep(50);
+        }
+        return fail(ErrorCode::Unavailable,
+                    u"the private redis-server (pid %1) is running but does not answer on %2; not starting a second "
+                    u"one on its files. Check it (log: %3), or stop it: kill %1"_s.arg(pid).arg(socketPath(),
+                                                                                       m_workDir + u"/redis.log"_s),
+                    u"redis"_s);
+    }
     auto exe = findServer();
     if (!exe)
         return std::unexpected(exe.error());
@@ -153,6 +179,7 @@ EmbeddedRedisStatus EmbeddedRedis::status() const
     EmbeddedRedisStatus s;
     s.running = ping();
     s.pid = readPid();
+    s.processAlive = redisAlive(s.pid);
     s.socketPath = socketPath();
     s.workDir = m_workDir;
     s.logFile = m_workDir + u"/redis.log"_s;
@@ -162,9 +189,24 @@ EmbeddedRedisStatus EmbeddedRedis::status() const
 
 Result<bool> EmbeddedRedis::stop(int timeoutMs)
 {
-    if (!ping())
-        return false;
     const qint64 pid = readPid();
+    if (!ping()) {
+        if (!redisAlive(pid))
+            return false;
+        // Alive but not answering: ask it by signal (SIGTERM saves and exits; SIGCONT in
+        // case it was stopped).
+        ::kill(pid_t(pid), SIGTERM);
+        ::kill(pid_t(pid), SIGCONT);
+        const QDeadlineTimer deadline(timeoutMs);
+        while (!deadline.hasExpired()) {
+            if (!processAlive(pid))
+                return true;
+            QThread::msleep(10);
+        }
+        return fail(ErrorCode::Unavailable,
+                    u"redis-server (pid %1) does not answer and did not stop within %2 ms"_s.arg(pid).arg(timeoutMs),
+                    u"redis"_s);
+    }
     {
         RedisConnection conn(url());
         // The server closes the connection while shutting down: no reply is the good case.

@@ -10,6 +10,7 @@ namespace flashstock {
 /// Where the private redis-server of a data dir is and whether it answers.
 struct EmbeddedRedisStatus {
     bool running = false;  ///< answers PING on its socket
+    bool processAlive = false; ///< its process exists (running or not: alive but not answering)
     qint64 pid = 0;        ///< from the pid file; 0 if unknown
     QString socketPath;    ///< DATA_DIR/redis.sock
     QString workDir;       ///< DATA_DIR/redis: append-only files, pid file, log

@@ -122,6 +122,10 @@ Result<void> Database::connectNow()
                         u"%1 is not a FlashStock database (SQLite says: %2)"_s.arg(m_url.path, r.error().message),
                         u"db"_s);
         }
+        // Another application's database is refused before anything could write to it
+        // (switching to WAL rewrites the file header).
+        if (auto r = checkOwnedBeforeWriting(); !r)
+            return r;
         for (const QString &pragma : {u"PRAGMA journal_mode=WAL"_s, u"PRAGMA synchronous=NORMAL"_s,
                                       u"PRAGMA foreign_keys=ON"_s}) {
             QSqlQuery q(db);
@@ -146,6 +150,27 @@ Result<void> Database::connectNow()
                     u"cannot connect to %1: %2"_s.arg(m_url.display(), db.lastError().text().trimmed()),
                     u"db"_s);
     return {};
+}
+
+Result<void> Database::checkOwnedBeforeWriting()
+{
+    auto tables = exec(u"SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"_s);
+    if (!tables)
+        return std::unexpected(tables.error());
+    if (tables->isEmpty())
+        return {};
+    bool hasMeta = false;
+    for (const QVariantList &row : tables->rows)
+        hasMeta = hasMeta || row.at(0).toString() == u"meta"_s;
+    if (hasMeta) {
+        auto app = exec(u"SELECT value FROM meta WHERE key = 'application'"_s);
+        if (app && !app->isEmpty() && app->first().at(0).toString() == u"flashstock"_s)
+            return {};
+    }
+    return fail(ErrorCode::InvalidArgument,
+                u"%1 is not a FlashStock database: it holds another application's tables (left untouched)"_s.arg(
+                    m_url.path),
+                u"db"_s);
 }
 
 QString Database::nowMsExpr() const

@@ -121,6 +121,7 @@ private:
     Result<void> migrate();
     Result<void> runWrite(const std::function<Result<void>(Transaction &)> &body);
     Result<void> directExec(const QString &sql);
+    Result<void> checkOwnedBeforeWriting();
     Error classify(const QSqlError &error, const QString &sql);
 
     DbUrl m_url;

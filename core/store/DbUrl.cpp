@@ -2,18 +2,32 @@
 
 #include "Identifiers.h"
 
+#include <QRegularExpression>
 #include <QUrl>
 
 namespace flashstock {
 
 namespace {
 
+/// The URL with any password replaced by *** (`scheme://user:secret@` -> `scheme://user:***@`).
+QString masked(const QString &text)
+{
+    static const QRegularExpression password(QStringLiteral("^([A-Za-z][A-Za-z0-9+.-]*://[^:/@]*):[^@]*@"));
+    QString out = text;
+    out.replace(password, QStringLiteral("\\1:***@"));
+    return out;
+}
+
 std::unexpected<Error> badUrl(const QString &text, const QString &why)
 {
+    // Never echo a password: not the URL's, not inside the parser's reason either.
+    QString reason = why;
+    if (const QString secret = QUrl(text).password(); !secret.isEmpty())
+        reason.replace(secret, QStringLiteral("***"));
     return fail(ErrorCode::InvalidArgument,
                 QStringLiteral("db %1 is not a valid database URL: %2 (expected sqlite:///file.db, "
                                "sqlite:////abs/file.db or postgresql://user:pass@host:port/db)")
-                    .arg(quoteForMessage(text), why),
+                    .arg(quoteForMessage(masked(text)), reason),
                 QStringLiteral("db"));
 }
 
@@ -41,7 +55,7 @@ Result<DbUrl> DbUrl::parse(const QString &text)
         return badUrl(text, scheme.isEmpty() ? QStringLiteral("no scheme")
                                              : QStringLiteral("unknown scheme '%1'").arg(scheme));
     if (!u.isValid())
-        return badUrl(text, u.errorString());
+        return badUrl(text, u.errorString().section(QStringLiteral("; source was"), 0, 0)); // no echo of the URL
     url.dialect = Dialect::Postgres;
     url.host = u.host();
     if (url.host.isEmpty())

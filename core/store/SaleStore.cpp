@@ -65,6 +65,18 @@ Result<Sale> SaleStore::create(const QString &sku, qint64 startMs, qint64 endMs,
             tx.rollbackOnly();
             return 0;
         }
+        // One sale at a time per SKU: a second one would silently close the first.
+        auto live = m_db.exec(u"SELECT id, status FROM sales WHERE sku = ? AND status <> 'stopped' ORDER BY id DESC LIMIT 1"_s,
+                              {sku});
+        if (!live)
+            return std::unexpected(live.error());
+        if (!live->isEmpty()) {
+            tx.rollbackOnly();
+            return fail(ErrorCode::InvalidArgument,
+                        u"sku %1 already has sale %2 (%3): stop it before creating another"_s.arg(
+                            quoteForMessage(sku), live->first().at(0).toString(), live->first().at(1).toString()),
+                        u"sku"_s);
+        }
         auto ins = m_db.exec(u"INSERT INTO sales (sku, status, start_at, end_at, hold_seconds, per_user_limit, "
                              u"book_only, units, created_at, created_by) VALUES (?, 'scheduled', ?, ?, ?, ?, 0, ?, "
                              u"%1, ?) RETURNING id"_s.arg(now),

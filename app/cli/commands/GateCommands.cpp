@@ -58,8 +58,14 @@ CommandOutput EmbeddedCommand::execute(CliContext &ctx, const QCommandLineParser
         return out;
     }
     const EmbeddedRedisStatus s = embedded.status();
-    out.json = {{u"running"_s, s.running}, {u"pid"_s, s.pid}, {u"socket"_s, s.socketPath},
+    out.json = {{u"running"_s, s.running}, {u"process_alive"_s, s.processAlive}, {u"pid"_s, s.pid},
+                {u"socket"_s, s.socketPath},
                 {u"url"_s, s.url}, {u"dir"_s, s.workDir}, {u"log"_s, s.logFile}};
+    if (!s.running && s.processAlive) {
+        out.text = u"NOT ANSWERING: redis-server pid %1 is alive but does not answer on %2 (log %3); "
+                   u"embedded stop signals it\n"_s.arg(s.pid).arg(s.socketPath, s.logFile);
+        return out;
+    }
     out.text = s.running ? u"running (pid %1) at %2\n  data %3\n  log  %4\n"_s.arg(s.pid).arg(s.socketPath, s.workDir,
                                                                                              s.logFile)
                          : u"not running (it starts with the first command that needs the gate; socket %1)\n"_s.arg(
