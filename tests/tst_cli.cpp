@@ -83,6 +83,8 @@ void TestCli::badInputChangesNothing_data()
         {"restock 0", {u"sku"_s, u"restock"_s, u"A"_s, u"--qty"_s, u"0"_s}, u"qty"_s},
         {"restock 2^31", {u"sku"_s, u"restock"_s, u"A"_s, u"--qty"_s, u"2147483648"_s}, u"qty"_s},
         {"stock -5", {u"sku"_s, u"add"_s, u"C"_s, u"--stock"_s, u"-5"_s}, u"stock"_s},
+        {"buckets 0", {u"sku"_s, u"add"_s, u"C"_s, u"--stock"_s, u"5"_s, u"--buckets"_s, u"0"_s}, u"buckets"_s},
+        {"buckets 2000", {u"sku"_s, u"add"_s, u"C"_s, u"--stock"_s, u"5"_s, u"--buckets"_s, u"2000"_s}, u"buckets"_s},
         {"unknown sku reserve", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"NOPE"_s, u"--qty"_s, u"1"_s}, u"sku"_s},
         {"unknown sku show", {u"sku"_s, u"show"_s, u"NOPE"_s}, u"sku"_s},
         {"unknown sku restock", {u"sku"_s, u"restock"_s, u"NOPE"_s, u"--qty"_s, u"1"_s}, u"sku"_s},
@@ -270,6 +272,19 @@ void TestCli::newerSchemaIsRefused()
     Run run = cli({u"--db"_s, url, u"sku"_s, u"show"_s, u"A"_s, u"--json"_s});
     QCOMPARE(run.exitCode, 2);
     QVERIFY2(run.json().value(u"error"_s).toObject().value(u"message"_s).toString().contains(u"newer"_s), qPrintable(run.out));
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(u"QSQLITE"_s, u"garble"_s);
+        db.setDatabaseName(dir.filePath(u"book.db"_s));
+        QVERIFY(db.open());
+        QSqlQuery q(db);
+        QVERIFY(q.exec(u"UPDATE meta SET value = 'abc' WHERE key = 'schema_version'"_s));
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(u"garble"_s);
+    run = cli({u"--db"_s, url, u"sku"_s, u"show"_s, u"A"_s, u"--json"_s});
+    QCOMPARE(run.exitCode, 2); // an unreadable version is bad input, never a migration from 0
+    QVERIFY2(run.json().value(u"error"_s).toObject().value(u"message"_s).toString().contains(u"unreadable"_s),
+             qPrintable(run.out));
 }
 
 void TestCli::realBinary()
@@ -375,7 +390,12 @@ void TestCli::reconcileAndApprovalExitCodes()
     QCOMPARE(approved.exitCode, 0);
     Run again = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"again"_s, u"--operator"_s,
                                 u"alice"_s} + db);
-    QVERIFY(again.exitCode == 0 || again.exitCode == 2);
+    QCOMPARE(again.exitCode, 0); // the same decision again: answered as it stands, applied once
+    Run late = cli(QStringList{u"discrepancy"_s, u"reject"_s, id, u"--reason"_s, u"too late"_s, u"--operator"_s,
+                               u"alice"_s} + db);
+    QCOMPARE(late.exitCode, 2); // already approved: a reject changes nothing and says so
+    QVERIFY2(late.json().value(u"error"_s).toObject().value(u"message"_s).toString().contains(u"approved"_s),
+             qPrintable(late.out));
     qunsetenv("FLASHSTOCK_APPROVERS");
     Run show = cli(QStringList{u"sku"_s, u"show"_s, u"A"_s} + db);
     QCOMPARE(show.json().value(u"book"_s).toObject().value(u"available"_s).toInt(), 10);

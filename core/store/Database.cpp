@@ -1,5 +1,7 @@
 #include "store/Database.h"
 
+#include "Identifiers.h"
+
 #include <QAtomicInteger>
 #include <QDir>
 #include <QFile>
@@ -382,7 +384,13 @@ Result<void> Database::migrate()
                         u"%1 is not a FlashStock database: its meta table belongs to '%2'"_s
                             .arg(where, meta.value(u"application"_s)),
                         u"db"_s);
-        const int current = meta.value(u"schema_version"_s, u"0"_s).toInt();
+        bool readable = true;
+        const int current = meta.isEmpty() ? 0 : meta.value(u"schema_version"_s).toInt(&readable);
+        if (!readable || current < 0)
+            return fail(ErrorCode::InvalidArgument,
+                        u"%1 has an unreadable schema version %2 in its meta table: not a FlashStock database this "
+                        u"binary can use"_s.arg(where, quoteForMessage(meta.value(u"schema_version"_s))),
+                        u"db"_s);
         if (current > latest)
             return fail(ErrorCode::InvalidArgument,
                         u"%1 has schema version %2, newer than this binary's %3: upgrade FlashStock"_s

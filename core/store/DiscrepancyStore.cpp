@@ -454,8 +454,10 @@ Result<QString> DiscrepancyStore::applyCorrection(const DiscrepancyRow &row, con
 Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, bool approve, const QString &approver, const QString &reason,
                                               const QString &source)
 {
+    bool claimed = false;
     auto resolved = m_db.write<std::optional<Discrepancy>>(
         [&](Transaction &tx) -> Result<std::optional<Discrepancy>> {
+            claimed = false;
             // Claim it first: a concurrent second approval waits on this row and then finds
             // it resolved, so the correction is applied once.
             auto claim = m_db.exec(u"UPDATE discrepancies SET status = ?, resolved_at = %1, resolved_by = ?, reason = ? "
@@ -467,6 +469,7 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, bool approve, const QSt
                 tx.rollbackOnly();
                 return std::optional<Discrepancy>{};
             }
+            claimed = true;
             auto row = get(id);
             if (!row)
                 return std::unexpected(row.error());
@@ -490,7 +493,17 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, bool approve, const QSt
         return std::unexpected(row.error());
     if (!*row)
         return fail(ErrorCode::InvalidArgument, u"id: no discrepancy %1"_s.arg(id), u"id"_s);
-    return (*row)->d;
+    const Discrepancy &d = (*row)->d;
+    const DiscrepancyStatus wanted = approve ? DiscrepancyStatus::Approved : DiscrepancyStatus::Rejected;
+    // Decided before this call: the same decision again is answered as it stands (applied
+    // once); the other decision, or a discrepancy that never waited, changes nothing and says so.
+    if (!claimed && d.status != wanted)
+        return fail(ErrorCode::InvalidArgument,
+                    u"id: discrepancy %1 is %2%3; nothing changed"_s.arg(id).arg(
+                        discrepancyStatusName(d.status),
+                        d.resolvedBy.isEmpty() ? QString() : u" by "_s + d.resolvedBy),
+                    u"id"_s);
+    return d;
 }
 
 } // namespace flashstock

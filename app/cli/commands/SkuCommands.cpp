@@ -83,8 +83,11 @@ CommandOutput SkuAddCommand::execute(CliContext &ctx, const QCommandLineParser &
         stock = *q;
     }
     auto buckets = parseQuantity(parser.value(u"buckets"_s), u"buckets"_s);
-    if (!buckets)
-        return errorOutput(buckets.error());
+    if (!buckets || *buckets > 1024)
+        return errorOutput({ErrorCode::InvalidArgument,
+                            u"buckets must be a whole number from 1 to 1024, got %1"_s.arg(
+                                quoteForMessage(parser.value(u"buckets"_s))),
+                            u"buckets"_s});
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
