@@ -211,7 +211,9 @@ CommandOutput ExpireCommand::execute(CliContext &ctx, const QCommandLineParser &
         bool ok = false;
         every = parser.value(u"every"_s).toLongLong(&ok);
         if (!ok || every < 1 || every > 86400 * 365)
-            return errorOutput(usage(u"every"_s, u"must be a whole number of seconds from 1"_s).error());
+            return errorOutput(usage(u"every"_s, u"must be a whole number of seconds from 1 to 31536000, got %1"_s.arg(
+                                                     quoteForMessage(parser.value(u"every"_s))))
+                                   .error());
     }
     auto engine = ctx.engine();
     if (!engine)

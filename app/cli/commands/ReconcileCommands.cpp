@@ -1,5 +1,6 @@
 #include "ReconcileCommands.h"
 
+#include "Identifiers.h"
 #include "reconcile/Approvers.h"
 
 #include "AlertSender.h"
@@ -35,7 +36,8 @@ Result<qint64> seconds(const QCommandLineParser &parser, const QString &name, qi
     bool ok = false;
     const qint64 v = parser.value(name).toLongLong(&ok);
     if (!ok || v < min || v > 86400 * 365)
-        return usage(name, u"must be a whole number of seconds from %1, got %2"_s.arg(min).arg(parser.value(name)));
+        return usage(name, u"must be a whole number of seconds from %1 to 31536000, got %2"_s.arg(min).arg(
+                               quoteForMessage(parser.value(name))));
     return v;
 }
 
