@@ -1,6 +1,7 @@
 // flashstock: the operations console.
 
 #include "MainWindow.h"
+#include "ProfileSettings.h"
 #include "cli/CliContext.h"
 
 #include <QApplication>
@@ -68,9 +69,15 @@ int main(int argc, char **argv)
         profile.dataDir = qEnvironmentVariable("FLASHSTOCK_DATA_DIR");
     if (profile.dataDir.isEmpty())
         profile.dataDir = flashstock::CliContext::defaultDataDir();
-    profile.dbUrl = parser.value(db);
-    profile.redisUrl = parser.value(redis);
-    profile.operatorName = parser.isSet(op) ? parser.value(op) : flashstock::CliContext::osUserName();
+    profile.operatorName = flashstock::CliContext::osUserName();
+    // The saved profile (File > Connection...), then the command line over it.
+    profile = flashstock::ProfileSettings::load(profile);
+    if (parser.isSet(db))
+        profile.dbUrl = parser.value(db);
+    if (parser.isSet(redis))
+        profile.redisUrl = parser.value(redis);
+    if (parser.isSet(op))
+        profile.operatorName = parser.value(op);
 
     flashstock::MainWindow window(profile);
     if (parser.isSet(shots)) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "Domain.h"
+#include "drill/DrillOptions.h"
 #include "reconcile/Reconciler.h"
 
 #include <QList>
@@ -107,6 +108,29 @@ struct LedgerSearchResult {
     QString error;
 };
 
+/// The drill view's answers (see DrillOptions for ranges; the runner fills in book and gate).
+struct DrillRequest {
+    QString sku;             ///< a new SKU; the drill creates it
+    qint64 stock = 50;
+    qint64 buyers = 200;
+    int concurrency = 4;
+    double payRatio = 0.7;
+    qint64 holdSeconds = 1;
+    QString faults = QStringLiteral("none"); ///< `all`, `none` or `NAME[=RATE],...`
+    quint64 seed = 1;
+};
+
+/// A drill that ran (report) or could not run (error).
+struct DrillOutcome {
+    QString sku;
+    bool ran = false;    ///< false: `error` says why the drill could not run
+    bool passed = false;
+    QString reportText;  ///< DrillReport::toText()
+    QString reportJson;  ///< DrillReport::toJson(), indented
+    QString error;
+    double seconds = 0;
+};
+
 } // namespace flashstock
 
 Q_DECLARE_METATYPE(flashstock::ConnectionProfile)
@@ -117,3 +141,6 @@ Q_DECLARE_METATYPE(flashstock::SaleRequest)
 Q_DECLARE_METATYPE(flashstock::LedgerSearchResult)
 Q_DECLARE_METATYPE(flashstock::Discrepancy)
 Q_DECLARE_METATYPE(flashstock::Sale)
+Q_DECLARE_METATYPE(flashstock::DrillRequest)
+Q_DECLARE_METATYPE(flashstock::DrillOutcome)
+Q_DECLARE_METATYPE(flashstock::DrillProgress)

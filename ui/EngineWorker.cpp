@@ -1,5 +1,6 @@
 #include "EngineWorker.h"
 
+#include "ProfileSettings.h"
 #include "reconcile/Approvers.h"
 
 #include "Engine.h"
@@ -62,15 +63,7 @@ void EngineWorker::open(const ConnectionProfile &profile)
     if (auto r = checkName(profile.operatorName, u"operator"_s); !r)
         return finish(r.error().message);
     const bool embedded = profile.redisUrl.isEmpty();
-    if (profile.dbUrl.isEmpty() || embedded) {
-        if (!QDir().mkpath(profile.dataDir))
-            return finish(tr("Cannot create the data dir %1.").arg(profile.dataDir));
-        QFile::setPermissions(profile.dataDir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-    }
-    const QString dbText = profile.dbUrl.isEmpty()
-                               ? u"sqlite:///"_s + QDir(profile.dataDir).absoluteFilePath(u"flashstock.db"_s)
-                               : profile.dbUrl;
-    auto db = DbUrl::parse(dbText);
+    auto db = ProfileSettings::bookUrl(profile);
     if (!db)
         return finish(db.error().message);
     info.bookDisplay = db->display();
@@ -86,7 +79,7 @@ void EngineWorker::open(const ConnectionProfile &profile)
             info.gateDisplay = tr("embedded redis-server failed: %1").arg(started.error().message);
         }
     } else {
-        auto parsed = RedisUrl::parse(profile.redisUrl);
+        auto parsed = RedisUrl::parse(ProfileSettings::withRedisPassword(profile.redisUrl));
         if (!parsed)
             return finish(parsed.error().message);
         if (!parsed->isNone())

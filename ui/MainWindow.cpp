@@ -1,10 +1,13 @@
 #include "MainWindow.h"
 
 #include "ConsoleSession.h"
+#include "DrillView.h"
 #include "EngineWorker.h"
 #include "LaunchWizard.h"
 #include "LedgerView.h"
 #include "LiveView.h"
+#include "ProfileDialog.h"
+#include "ProfileSettings.h"
 #include "ReconciliationView.h"
 #include "SalesView.h"
 #include "models/DiscrepancyModel.h"
@@ -55,19 +58,24 @@ MainWindow::MainWindow(const ConnectionProfile &profile, QWidget *parent)
     m_sales = new SalesView(m_session, this);
     m_reconciliation = new ReconciliationView(m_session, this);
     m_ledger = new LedgerView(m_session, this);
+    m_drill = new DrillView(m_session, this);
     m_tabs->addTab(m_live, tr("&Live"));
     m_tabs->addTab(m_sales, tr("Sa&les"));
     m_tabs->addTab(m_reconciliation, tr("&Reconciliation"));
     m_tabs->addTab(m_ledger, tr("Le&dger"));
+    m_tabs->addTab(m_drill, tr("Dr&ill"));
     m_tabs->setDocumentMode(true);
     setCentralWidget(m_tabs);
 
     auto *file = menuBar()->addMenu(tr("&File"));
+    QAction *connection = file->addAction(tr("&Connection…"), this, &MainWindow::editConnection);
+    connection->setShortcut(Qt::CTRL | Qt::SHIFT | Qt::Key_P);
+    file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
     auto *view = menuBar()->addMenu(tr("&View"));
-    const QString names[] = {tr("Live"), tr("Sales"), tr("Reconciliation"), tr("Ledger")};
-    for (int i = 0; i < 4; ++i) {
+    const QString names[] = {tr("Live"), tr("Sales"), tr("Reconciliation"), tr("Ledger"), tr("Drill")};
+    for (int i = 0; i < 5; ++i) {
         QAction *a = view->addAction(names[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
         a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
     }
@@ -98,6 +106,7 @@ MainWindow::MainWindow(const ConnectionProfile &profile, QWidget *parent)
 
     connect(m_sales, &SalesView::message, this, &MainWindow::showStatusMessage);
     connect(m_reconciliation, &ReconciliationView::message, this, &MainWindow::showStatusMessage);
+    connect(m_drill, &DrillView::message, this, &MainWindow::showStatusMessage);
 
     EngineWorker *w = m_session->worker();
     connect(w, &EngineWorker::opened, this, &MainWindow::onOpened);
@@ -113,6 +122,30 @@ MainWindow::MainWindow(const ConnectionProfile &profile, QWidget *parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::editConnection()
+{
+    auto *dialog = new ProfileDialog(m_session->profile(), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        const ConnectionProfile p = dialog->profile();
+        if (!ProfileSettings::save(p))
+            showStatusMessage(tr("Cannot save the profile to %1").arg(ProfileSettings::filePath(p.dataDir)));
+        reopen(p);
+    });
+    dialog->open();
+}
+
+void MainWindow::reopen(const ConnectionProfile &profile)
+{
+    m_sampleTimer->stop();
+    m_liveSkuChosen = false;
+    m_gateStatus->setText(badge(kAmber, tr("Gate: connecting…")));
+    m_bookStatus->setText(badge(kAmber, tr("Book: opening…")));
+    m_where->setText(tr("Operator %1").arg(profile.operatorName));
+    showStatusMessage(tr("Reconnecting…"));
+    m_session->open(profile);
+}
 
 void MainWindow::showStatusMessage(const QString &text)
 {
@@ -143,7 +176,7 @@ void MainWindow::onOpened(const ConnectionInfo &info)
     m_bookStatus->setToolTip(info.bookDisplay);
     m_gateStatus->setToolTip(info.gateDisplay);
     if (!info.gateConfigured)
-        m_gateStatus->setText(badge(kAmber, tr("Gate: none (%1)").arg(info.gateDisplay)));
+        m_gateStatus->setText(badge(kAmber, tr("Gate: %1").arg(info.gateDisplay)));
     m_session->sample();
     m_sampleTimer->start();
 }

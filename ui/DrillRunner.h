@@ -1,0 +1,47 @@
+#pragma once
+
+#include "ConsoleTypes.h"
+
+#include <QObject>
+#include <QThread>
+
+namespace flashstock {
+
+/// Runs drills for the console. Lives on its own thread (DrillController moves it there),
+/// so a drill of several minutes blocks neither the GUI nor the EngineWorker's calls.
+/// Resolves the book and gate from the console's ConnectionProfile the way EngineWorker
+/// does (the data dir's SQLite book and private redis-server by default).
+class DrillRunner : public QObject {
+    Q_OBJECT
+public:
+    using QObject::QObject;
+
+public slots:
+    /// Runs one drill to the end (blocking this thread); reports progress and the outcome.
+    void run(const flashstock::ConnectionProfile &profile, const flashstock::DrillRequest &request);
+
+signals:
+    void progressed(const flashstock::DrillProgress &progress);
+    void finished(const flashstock::DrillOutcome &outcome);
+};
+
+/// The GUI side of drills: owns the runner's thread; one drill at a time. GUI thread only.
+/// The thread is joined in the destructor, after a drill in progress finishes.
+class DrillController : public QObject {
+    Q_OBJECT
+public:
+    explicit DrillController(QObject *parent = nullptr);
+    ~DrillController() override;
+
+    DrillRunner *runner() const { return m_runner; }
+    bool isRunning() const { return m_running; }
+    /// Returns false (and does nothing) while a drill runs.
+    bool start(const ConnectionProfile &profile, const DrillRequest &request);
+
+private:
+    QThread m_thread;
+    DrillRunner *m_runner = nullptr;
+    bool m_running = false;
+};
+
+} // namespace flashstock

@@ -1,0 +1,268 @@
+#include "DrillView.h"
+
+#include "ConsoleSession.h"
+#include "DrillRunner.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QDoubleSpinBox>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <limits>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+const QString kGreen = u"#2e9d4b"_s;
+const QString kRed = u"#d9534f"_s;
+const QString kAmber = u"#d08a00"_s;
+
+QSpinBox *spin(QWidget *parent, int min, int max, int value, const QString &suffix = {})
+{
+    auto *s = new QSpinBox(parent);
+    s->setRange(min, max);
+    s->setValue(value);
+    s->setGroupSeparatorShown(true);
+    s->setSuffix(suffix);
+    s->setAlignment(Qt::AlignRight);
+    return s;
+}
+
+} // namespace
+
+DrillView::DrillView(ConsoleSession *session, QWidget *parent)
+    : QWidget(parent)
+    , m_session(session)
+    , m_controller(new DrillController(this))
+{
+    auto *layout = new QHBoxLayout(this);
+
+    // --- the options ---------------------------------------------------------------------
+    auto *box = new QGroupBox(tr("Rehearsal"), this);
+    auto *form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    auto *skuRow = new QHBoxLayout;
+    m_sku = new QLineEdit(box);
+    m_sku->setToolTip(tr("The drill creates this SKU; it must not exist yet."));
+    m_newName = new QPushButton(tr("&New name"), box);
+    m_newName->setToolTip(tr("A fresh drill-<time> name"));
+    skuRow->addWidget(m_sku, 1);
+    skuRow->addWidget(m_newName);
+    auto *skuLabel = new QLabel(tr("&SKU:"), box);
+    skuLabel->setBuddy(m_sku);
+    form->addRow(skuLabel, skuRow);
+    m_stock = spin(box, 1, std::numeric_limits<int>::max(), 1000, tr(" units"));
+    form->addRow(tr("S&tock:"), m_stock);
+    m_buyers = spin(box, 1, 10'000'000, 20000);
+    m_buyers->setToolTip(tr("Each buyer wants one unit."));
+    form->addRow(tr("&Buyers:"), m_buyers);
+    m_concurrency = spin(box, 1, 256, 8, tr(" threads"));
+    m_concurrency->setToolTip(tr("Worker threads, each with its own engine."));
+    form->addRow(tr("&Concurrency:"), m_concurrency);
+    m_payRatio = new QDoubleSpinBox(box);
+    m_payRatio->setRange(0, 1);
+    m_payRatio->setSingleStep(0.05);
+    m_payRatio->setDecimals(2);
+    m_payRatio->setValue(0.7);
+    m_payRatio->setAlignment(Qt::AlignRight);
+    m_payRatio->setToolTip(tr("Share of the buyers who pay; the others abandon and their holds expire."));
+    form->addRow(tr("&Pay ratio:"), m_payRatio);
+    m_hold = spin(box, 1, 3600, 2, tr(" s"));
+    form->addRow(tr("&Hold:"), m_hold);
+    m_faults = new QComboBox(box);
+    m_faults->addItem(tr("All faults"), u"all"_s);
+    m_faults->addItem(tr("None"), u"none"_s);
+    m_faults->setToolTip(tr("All: every fault kind fires at least once; those that need a gate are left out "
+                            "when the console runs book-only."));
+    form->addRow(tr("Fa&ults:"), m_faults);
+    m_seed = spin(box, 0, std::numeric_limits<int>::max(), 1);
+    m_seed->setGroupSeparatorShown(false);
+    m_seed->setToolTip(tr("The same seed gives the same fault schedule."));
+    form->addRow(tr("S&eed:"), m_seed);
+    m_target = new QLabel(box);
+    m_target->setWordWrap(true);
+    m_target->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    form->addRow(m_target);
+    m_run = new QPushButton(tr("&Run drill"), box);
+    m_run->setShortcut(Qt::CTRL | Qt::Key_Return);
+    m_run->setToolTip(tr("Run the drill (Ctrl+Enter)"));
+    m_run->setDefault(true);
+    form->addRow(m_run);
+    box->setMinimumWidth(box->sizeHint().width() + 80);
+    box->setMaximumWidth(480);
+    auto *left = new QVBoxLayout;
+    left->addWidget(box);
+    left->addStretch(1);
+    layout->addLayout(left);
+
+    // --- progress and report ---------------------------------------------------------------
+    auto *right = new QVBoxLayout;
+    m_verdict = new QLabel(this);
+    QFont big = m_verdict->font();
+    big.setPointSizeF(big.pointSizeF() * 2.0);
+    big.setBold(true);
+    m_verdict->setFont(big);
+    m_verdict->setTextFormat(Qt::RichText);
+    m_verdict->setWordWrap(true);
+    m_verdict->setText(tr("No drill run yet"));
+    right->addWidget(m_verdict);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+    m_progress->setTextVisible(true);
+    right->addWidget(m_progress);
+    m_line = new QLabel(this);
+    m_line->setWordWrap(true);
+    m_line->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    right->addWidget(m_line);
+    auto *reportRow = new QHBoxLayout;
+    auto *reportLabel = new QLabel(tr("Report:"), this);
+    reportRow->addWidget(reportLabel);
+    reportRow->addStretch(1);
+    m_json = new QCheckBox(tr("&JSON"), this);
+    reportRow->addWidget(m_json);
+    right->addLayout(reportRow);
+    m_report = new QPlainTextEdit(this);
+    m_report->setReadOnly(true);
+    m_report->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_report->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_report->setPlaceholderText(tr("The report appears here when the drill has finished."));
+    reportLabel->setBuddy(m_report);
+    right->addWidget(m_report, 1);
+    layout->addLayout(right, 1);
+
+    m_generatedSku = freshSkuName();
+    m_sku->setText(m_generatedSku);
+    connect(m_newName, &QPushButton::clicked, this, [this] {
+        m_generatedSku = freshSkuName();
+        m_sku->setText(m_generatedSku);
+    });
+    connect(m_run, &QPushButton::clicked, this, &DrillView::run);
+    connect(m_json, &QCheckBox::toggled, this, &DrillView::showReport);
+    connect(m_controller->runner(), &DrillRunner::progressed, this, &DrillView::onProgress);
+    connect(m_controller->runner(), &DrillRunner::finished, this, &DrillView::onFinished);
+}
+
+DrillView::~DrillView() = default;
+
+QString DrillView::freshSkuName()
+{
+    return u"drill-"_s + QDateTime::currentDateTimeUtc().toString(u"yyyyMMdd-HHmmss-zzz"_s);
+}
+
+QString DrillView::verdictText() const
+{
+    return m_verdict->text();
+}
+
+QString DrillView::reportText() const
+{
+    return m_report->toPlainText();
+}
+
+bool DrillView::isRunning() const
+{
+    return m_controller->isRunning();
+}
+
+void DrillView::setVerdict(const QString &color, const QString &text)
+{
+    m_verdict->setText(u"<span style=\"color:%1\">%2</span>"_s.arg(color, text.toHtmlEscaped()));
+}
+
+void DrillView::run()
+{
+    if (m_controller->isRunning())
+        return;
+    DrillRequest r;
+    r.sku = m_sku->text().trimmed();
+    r.stock = m_stock->value();
+    r.buyers = m_buyers->value();
+    r.concurrency = m_concurrency->value();
+    r.payRatio = m_payRatio->value();
+    r.holdSeconds = m_hold->value();
+    r.faults = m_faults->currentData().toString();
+    r.seed = quint64(m_seed->value());
+    const ConnectionProfile profile = m_session->profile();
+    const ConnectionInfo &info = m_session->connection();
+    m_target->setText(tr("Book: %1\nGate: %2")
+                          .arg(info.bookDisplay.isEmpty() ? tr("(the console's)") : info.bookDisplay,
+                               info.gateDisplay.isEmpty() ? tr("(the console's)") : info.gateDisplay));
+    if (!m_controller->start(profile, r))
+        return;
+    m_run->setEnabled(false);
+    m_last = {};
+    m_report->clear();
+    m_progress->setRange(0, int(qMin<qint64>(r.buyers, std::numeric_limits<int>::max())));
+    m_progress->setValue(0);
+    m_progress->setFormat(tr("starting… %p%"));
+    setVerdict(kAmber, tr("Running drill on %1…").arg(r.sku));
+    m_line->setText(tr("Opening the book and the gate…"));
+    emit message(tr("Drill started on %1").arg(r.sku));
+}
+
+void DrillView::onProgress(const DrillProgress &p)
+{
+    m_progress->setValue(int(qMin<qint64>(p.answered, m_progress->maximum())));
+    m_progress->setFormat(p.phase == u"sale"_s ? tr("sale: %p%") : tr("%1…").arg(p.phase));
+    m_line->setText(tr("[%1] %2 of %3 buyers answered · %4 units reserved · %5 paid · %6 buyers/s · %7 faults · "
+                       "%8 s")
+                        .arg(p.phase)
+                        .arg(p.answered)
+                        .arg(p.buyers)
+                        .arg(p.reservedUnits)
+                        .arg(p.paidUnits)
+                        .arg(p.ratePerS, 0, 'f', 0)
+                        .arg(p.faults)
+                        .arg(p.elapsedS, 0, 'f', 1));
+}
+
+void DrillView::onFinished(const DrillOutcome &outcome)
+{
+    m_last = outcome;
+    m_run->setEnabled(true);
+    m_progress->setValue(m_progress->maximum());
+    if (!outcome.ran) {
+        m_progress->setFormat(tr("not run"));
+        setVerdict(kRed, tr("Drill could not run"));
+        m_line->setText(outcome.error);
+        emit message(tr("Drill on %1 could not run: %2").arg(outcome.sku, outcome.error));
+    } else {
+        m_progress->setFormat(tr("done"));
+        setVerdict(outcome.passed ? kGreen : kRed,
+                   outcome.passed ? tr("PASSED — %1").arg(outcome.sku) : tr("FAILED — %1").arg(outcome.sku));
+        m_line->setText(tr("Finished in %1 s.").arg(outcome.seconds, 0, 'f', 1));
+        emit message(tr("Drill on %1 %2").arg(outcome.sku, outcome.passed ? tr("passed") : tr("FAILED")));
+        // The SKU now exists: offer a fresh default unless the operator typed their own.
+        if (m_sku->text().trimmed() == m_generatedSku) {
+            m_generatedSku = freshSkuName();
+            m_sku->setText(m_generatedSku);
+        }
+    }
+    showReport();
+    emit drillFinished(outcome);
+}
+
+void DrillView::showReport()
+{
+    if (!m_last.ran)
+        m_report->setPlainText(m_last.error);
+    else
+        m_report->setPlainText(m_json->isChecked() ? m_last.reportJson : m_last.reportText);
+}
+
+} // namespace flashstock
