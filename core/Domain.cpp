@@ -22,6 +22,7 @@ QString saleStatusName(SaleStatus status)
     switch (status) {
     case SaleStatus::Scheduled: return QStringLiteral("scheduled");
     case SaleStatus::Open: return QStringLiteral("open");
+    case SaleStatus::Paused: return QStringLiteral("paused");
     case SaleStatus::Stopped: return QStringLiteral("stopped");
     }
     return {};

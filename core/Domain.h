@@ -88,8 +88,9 @@ struct Adjustment {
 
 namespace flashstock {
 
-/// Status of a flash sale: created (not yet taking reserves), open, or stopped.
-enum class SaleStatus { Scheduled, Open, Stopped };
+/// Status of a flash sale: created (not yet taking reserves), open, paused (closed for
+/// now; `sale start` resumes it), or stopped (final).
+enum class SaleStatus { Scheduled, Open, Paused, Stopped };
 
 QString saleStatusName(SaleStatus status);
 

@@ -2,6 +2,7 @@
 // never as a crash; migrations and the statement cache.
 
 #include "store/Database.h"
+#include "store/SaleStore.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 
@@ -21,6 +22,7 @@ private slots:
     void failingBodyRollsBack_data() { test::addBackendRows(); }
     void failingBodyRollsBack();
     void manyDistinctStatementsStayBounded();
+    void migrationKeepsSales();
 };
 
 void TestDatabase::deadlockIsRetried()
@@ -97,6 +99,35 @@ void TestDatabase::manyDistinctStatementsStayBounded()
         QCOMPARE(r->first().at(0).toInt(), i);
         QVERIFY((*db)->cachedStatements() <= Database::kMaxCachedStatements);
     }
+}
+
+void TestDatabase::migrationKeepsSales()
+{
+    // Schema 4 rebuilds the sales table on SQLite (a CHECK cannot change in place): a book
+    // of schema 3 with a sale keeps it, and the new status works. (PostgreSQL alters the
+    // constraint in place; every fresh PostgreSQL book in the other tests runs it.)
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    qint64 saleId = 0;
+    {
+        auto engine = test::openEngine(fresh.url());
+        QVERIFY(engine);
+        QVERIFY(engine->addSku(u"A"_s, 5).has_value());
+        auto sale = engine->createSale(u"A"_s, 0, 0, 120, 2);
+        QVERIFY(sale.has_value());
+        saleId = sale->id;
+        QVERIFY(engine->setSaleStatus(saleId, SaleStatus::Open).has_value());
+        // Back to schema 3, as a book written by the previous release would be.
+        auto undo = engine->database().exec(u"UPDATE meta SET value = '3' WHERE key = 'schema_version'"_s);
+        QVERIFY(undo.has_value());
+    }
+    auto engine = test::openEngine(fresh.url()); // migrates 3 -> 4 again, rebuilding the table
+    QVERIFY(engine);
+    auto sale = engine->sales().get(saleId);
+    QVERIFY(sale.has_value());
+    QCOMPARE(sale->status, SaleStatus::Open);
+    QCOMPARE(sale->holdSeconds, 120);
+    QCOMPARE(sale->perUserLimit, 2);
+    QCOMPARE(engine->setSaleStatus(saleId, SaleStatus::Paused)->status, SaleStatus::Paused);
 }
 
 QTEST_GUILESS_MAIN(TestDatabase)

@@ -189,7 +189,13 @@ void TestEngineGate::perUserLimit()
     QVERIFY(!anonymous);
     QCOMPARE(anonymous.error().field, u"user"_s);
     QCOMPARE(engine->reserve(u"o4"_s, u"bob"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    // Pause closes the sale for now; start resumes it.
+    QCOMPARE(engine->setSaleStatus(sale->id, SaleStatus::Paused)->status, SaleStatus::Paused);
+    QCOMPARE(engine->reserve(u"o6"_s, u"dave"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+    QCOMPARE(engine->setSaleStatus(sale->id, SaleStatus::Open)->status, SaleStatus::Open);
+    QCOMPARE(engine->reserve(u"o6"_s, u"dave"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
     QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Stopped).has_value());
+    QVERIFY(!engine->setSaleStatus(sale->id, SaleStatus::Paused)); // only an open sale pauses
     QCOMPARE(engine->reserve(u"o5"_s, u"carol"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
     QVERIFY(test::bookHolds(*engine));
 }

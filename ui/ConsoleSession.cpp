@@ -58,9 +58,9 @@ void ConsoleSession::launchSale(const SaleRequest &request)
     QMetaObject::invokeMethod(m_worker, [w = m_worker, request] { w->launchSale(request); }, Qt::QueuedConnection);
 }
 
-void ConsoleSession::setSaleStatus(qint64 saleId, bool open)
+void ConsoleSession::setSaleStatus(qint64 saleId, SaleStatus status)
 {
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, saleId, open] { w->setSaleStatus(saleId, open); },
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, saleId, status] { w->setSaleStatus(saleId, status); },
                               Qt::QueuedConnection);
 }
 

@@ -32,7 +32,7 @@ public:
     bool sample();
     void preflight(const QString &sku, qint64 units);
     void launchSale(const SaleRequest &request);
-    void setSaleStatus(qint64 saleId, bool open);
+    void setSaleStatus(qint64 saleId, SaleStatus status);
     void listDiscrepancies();
     void reconcileNow(qint64 graceMs);
     void resolveDiscrepancy(qint64 id, bool approve, const QString &reason);

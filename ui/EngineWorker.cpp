@@ -221,12 +221,14 @@ void EngineWorker::launchSale(const SaleRequest &req)
     emit saleLaunched(*sale);
 }
 
-void EngineWorker::setSaleStatus(qint64 saleId, bool open)
+void EngineWorker::setSaleStatus(qint64 saleId, SaleStatus status)
 {
-    const QString what = open ? tr("Start sale #%1").arg(saleId) : tr("Stop sale #%1").arg(saleId);
+    const QString what = status == SaleStatus::Open     ? tr("Start sale #%1").arg(saleId)
+                         : status == SaleStatus::Paused ? tr("Pause sale #%1").arg(saleId)
+                                                        : tr("Stop sale #%1").arg(saleId);
     if (!requireEngine(what))
         return;
-    auto sale = m_engine->setSaleStatus(saleId, open ? SaleStatus::Open : SaleStatus::Stopped);
+    auto sale = m_engine->setSaleStatus(saleId, status);
     if (!sale)
         return emit failed(what, sale.error().message);
     emit saleChanged(*sale);

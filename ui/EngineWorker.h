@@ -31,8 +31,8 @@ public slots:
     void preflight(const QString &sku, qint64 units);
     /// Creates (or tops up) the SKU, creates the sale and, if asked, starts it.
     void launchSale(const flashstock::SaleRequest &request);
-    /// Start (Open) or stop (Stopped) a sale.
-    void setSaleStatus(qint64 saleId, bool open);
+    /// Start (Open, also resuming a paused sale), pause (Paused) or stop (Stopped) a sale.
+    void setSaleStatus(qint64 saleId, SaleStatus status);
     /// Every discrepancy, newest first.
     void listDiscrepancies();
     /// One reconcile pass (`graceMs`), then the list again.

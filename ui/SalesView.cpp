@@ -29,10 +29,13 @@ SalesView::SalesView(ConsoleSession *session, QWidget *parent)
     m_start = bar->addAction(tr("&Start"));
     m_start->setShortcut(Qt::CTRL | Qt::SHIFT | Qt::Key_S);
     m_start->setToolTip(tr("Open the selected sale (Ctrl+Shift+S)"));
+    m_pause = bar->addAction(tr("&Pause"));
+    m_pause->setShortcut(Qt::CTRL | Qt::SHIFT | Qt::Key_H);
+    m_pause->setToolTip(tr("Pause the selected open sale; Start resumes it (Ctrl+Shift+H)"));
     m_stop = bar->addAction(tr("S&top…"));
     m_stop->setShortcut(Qt::CTRL | Qt::SHIFT | Qt::Key_X);
     m_stop->setToolTip(tr("Close the selected sale; it cannot be reopened (Ctrl+Shift+X)"));
-    for (QAction *a : {m_start, m_stop})
+    for (QAction *a : {m_start, m_pause, m_stop})
         a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     m_new->setShortcutContext(Qt::ApplicationShortcut);
     layout->addWidget(bar);
@@ -48,7 +51,11 @@ SalesView::SalesView(ConsoleSession *session, QWidget *parent)
     connect(m_new, &QAction::triggered, this, [this] { openWizard(); });
     connect(m_start, &QAction::triggered, this, [this] {
         if (const Sale *s = selected())
-            m_session->setSaleStatus(s->id, true);
+            m_session->setSaleStatus(s->id, SaleStatus::Open);
+    });
+    connect(m_pause, &QAction::triggered, this, [this] {
+        if (const Sale *s = selected())
+            m_session->setSaleStatus(s->id, SaleStatus::Paused);
     });
     connect(m_stop, &QAction::triggered, this, [this] {
         const Sale *s = selected();
@@ -62,7 +69,7 @@ SalesView::SalesView(ConsoleSession *session, QWidget *parent)
                                     QMessageBox::Cancel, this);
         box->addButton(tr("Stop the sale"), QMessageBox::AcceptRole);
         box->setAttribute(Qt::WA_DeleteOnClose);
-        connect(box, &QMessageBox::accepted, this, [this, id] { m_session->setSaleStatus(id, false); });
+        connect(box, &QMessageBox::accepted, this, [this, id] { m_session->setSaleStatus(id, SaleStatus::Stopped); });
         box->open();
     });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &SalesView::updateActions);
@@ -115,7 +122,8 @@ void SalesView::updateActions()
 {
     const Sale *s = selected();
     m_new->setEnabled(m_bookOpen);
-    m_start->setEnabled(m_bookOpen && s && s->status == SaleStatus::Scheduled);
+    m_start->setEnabled(m_bookOpen && s && (s->status == SaleStatus::Scheduled || s->status == SaleStatus::Paused));
+    m_pause->setEnabled(m_bookOpen && s && s->status == SaleStatus::Open);
     m_stop->setEnabled(m_bookOpen && s && s->status != SaleStatus::Stopped);
 }
 

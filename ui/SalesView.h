@@ -41,6 +41,7 @@ private:
     QTableView *m_table = nullptr;
     QAction *m_new = nullptr;
     QAction *m_start = nullptr;
+    QAction *m_pause = nullptr;
     QAction *m_stop = nullptr;
     QStringList m_skus;
     bool m_bookOpen = false;

@@ -93,8 +93,9 @@ Cli::Cli()
     m_commands.push_back(std::make_unique<ExpireCommand>());
     m_commands.push_back(std::make_unique<LedgerCommand>());
     m_commands.push_back(std::make_unique<SaleCreateCommand>());
-    m_commands.push_back(std::make_unique<SaleStatusCommand>(true));
-    m_commands.push_back(std::make_unique<SaleStatusCommand>(false));
+    m_commands.push_back(std::make_unique<SaleStatusCommand>(SaleStatus::Open));
+    m_commands.push_back(std::make_unique<SaleStatusCommand>(SaleStatus::Paused));
+    m_commands.push_back(std::make_unique<SaleStatusCommand>(SaleStatus::Stopped));
     m_commands.push_back(std::make_unique<SaleBookOnlyCommand>());
     m_commands.push_back(std::make_unique<SaleListCommand>());
     m_commands.push_back(std::make_unique<GateRebuildCommand>());

@@ -305,7 +305,13 @@ Result<DrillReport> Drill::run()
                 && statusOf(r.order) == OrderStatus::Closed;
             break;
         }
-        case FaultKind::DbError: healed = !statusOf(r.order) && !openOrders.contains(r.order); break;
+        case FaultKind::DbError: {
+            // Given back by the engine at once, or (if that give-back itself failed, e.g. a
+            // Redis restart at the same moment) by the reconciler, which fences the order.
+            const auto s = statusOf(r.order);
+            healed = (!s || *s == OrderStatus::Abandoned) && !openOrders.contains(r.order);
+            break;
+        }
         case FaultKind::RedisRestart:
             healed = shared.lastGateAnswerSentNs.load() > r.doneNs && report.i5;
             break;

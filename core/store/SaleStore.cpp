@@ -19,8 +19,10 @@ Sale saleFrom(const QVariantList &r)
     s.id = r.at(0).toLongLong();
     s.sku = r.at(1).toString();
     const QString status = r.at(2).toString();
-    s.status = status == u"open"_s ? SaleStatus::Open : status == u"stopped"_s ? SaleStatus::Stopped
-                                                                               : SaleStatus::Scheduled;
+    s.status = status == u"open"_s     ? SaleStatus::Open
+             : status == u"paused"_s   ? SaleStatus::Paused
+             : status == u"stopped"_s  ? SaleStatus::Stopped
+                                       : SaleStatus::Scheduled;
     s.startMs = r.at(3).toLongLong();
     s.endMs = r.at(4).toLongLong();
     s.holdSeconds = r.at(5).toLongLong();
@@ -112,6 +114,10 @@ Result<Sale> SaleStore::setStatus(qint64 id, SaleStatus status)
     if (current->status == SaleStatus::Stopped)
         return fail(ErrorCode::InvalidArgument,
                     u"sale %1 is stopped and cannot be started again; create a new sale"_s.arg(id), u"sale"_s);
+    if (status == SaleStatus::Paused && current->status != SaleStatus::Open)
+        return fail(ErrorCode::InvalidArgument,
+                    u"sale %1 is %2: only an open sale can be paused"_s.arg(id).arg(saleStatusName(current->status)),
+                    u"sale"_s);
     auto r = m_db.exec(u"UPDATE sales SET status = ? WHERE id = ?"_s, {saleStatusName(status), id});
     if (!r)
         return std::unexpected(r.error());

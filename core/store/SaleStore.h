@@ -22,7 +22,8 @@ public:
     /// not after the start, or a value out of range.
     [[nodiscard]] Result<Sale> create(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
                                       qint64 perUserLimit, const QString &operatorName);
-    /// Sets the status (idempotent). InvalidArgument for an unknown id or reopening a stopped sale.
+    /// Sets the status (idempotent): scheduled or paused -> open, open -> paused, any -> stopped.
+    /// InvalidArgument for an unknown id, reopening a stopped sale, or pausing one not open.
     [[nodiscard]] Result<Sale> setStatus(qint64 id, SaleStatus status);
     /// Switches book-only mode (reserves skip the gate). InvalidArgument for an unknown id.
     [[nodiscard]] Result<Sale> setBookOnly(qint64 id, bool on);

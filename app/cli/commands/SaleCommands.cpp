@@ -132,12 +132,20 @@ CommandOutput SaleCreateCommand::execute(CliContext &ctx, const QCommandLinePars
                       u"created (not open yet; open it with: flashstock-cli sale start ID)\n"_s);
 }
 
-QStringList SaleStatusCommand::words() const { return {u"sale"_s, m_start ? u"start"_s : u"stop"_s}; }
-QString SaleStatusCommand::synopsis() const { return m_start ? u"sale start ID"_s : u"sale stop ID"_s; }
+QStringList SaleStatusCommand::words() const { return {u"sale"_s, verb()}; }
+QString SaleStatusCommand::synopsis() const { return u"sale %1 ID"_s.arg(verb()); }
 QString SaleStatusCommand::summary() const
 {
-    return m_start ? u"open a sale: the gate takes reserves inside its window"_s
-                   : u"close a sale: reserves answer sale_closed"_s;
+    switch (m_target) {
+    case SaleStatus::Open: return u"open a sale (or resume a paused one): the gate takes reserves inside its window"_s;
+    case SaleStatus::Paused: return u"pause an open sale: reserves answer sale_closed until it is started again"_s;
+    default: return u"end a sale for good: reserves answer sale_closed"_s;
+    }
+}
+
+QString SaleStatusCommand::verb() const
+{
+    return m_target == SaleStatus::Open ? u"start"_s : m_target == SaleStatus::Paused ? u"pause"_s : u"stop"_s;
 }
 
 CommandOutput SaleStatusCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
@@ -148,7 +156,7 @@ CommandOutput SaleStatusCommand::execute(CliContext &ctx, const QCommandLinePars
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
-    return saleOutput((*engine)->setSaleStatus(*id, m_start ? SaleStatus::Open : SaleStatus::Stopped), {});
+    return saleOutput((*engine)->setSaleStatus(*id, m_target), {});
 }
 
 QStringList SaleBookOnlyCommand::words() const { return {u"sale"_s, u"book-only"_s}; }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "Command.h"
+#include "Domain.h"
 
 namespace flashstock {
 
@@ -15,17 +16,19 @@ public:
     CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
 };
 
-/// `sale start ID` / `sale stop ID`: opens or closes the sale in book and gate (idempotent).
+/// `sale start ID` / `sale pause ID` / `sale stop ID`: opens (or resumes), pauses or ends
+/// the sale in book and gate (idempotent).
 class SaleStatusCommand : public Command {
 public:
-    explicit SaleStatusCommand(bool start) : m_start(start) {}
+    explicit SaleStatusCommand(SaleStatus target) : m_target(target) {}
     QStringList words() const override;
     QString synopsis() const override;
     QString summary() const override;
     CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
 
 private:
-    bool m_start;
+    QString verb() const;
+    SaleStatus m_target;
 };
 
 /// `sale book-only ID on|off`: reserves skip the gate (while Redis is down), or use it again
