@@ -6,13 +6,13 @@
 #include "Engine.h"
 #include "store/Database.h"
 #include "support/BookFixture.h"
+#include "support/RedisFixture.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QFileInfo>
 #include <QProcess>
-#include <QStandardPaths>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QTemporaryDir>
@@ -309,11 +309,7 @@ void TestCli::realBinary()
 
 void TestCli::embeddedGateByDefault()
 {
-    if (QStandardPaths::findExecutable(u"redis-server"_s).isEmpty()) {
-        if (qEnvironmentVariableIsSet("CI"))
-            QFAIL("redis-server is not installed");
-        QSKIP("redis-server is not installed");
-    }
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
     QTemporaryDir dir;
     const QString data = dir.filePath(u"data"_s);
     auto run = [&](const QStringList &args) {

@@ -102,11 +102,7 @@ void TestUiDrill::drillRunsFromTheView()
 
 void TestUiDrill::drillWithGateAndAllFaults()
 {
-    if (!RedisFixture::serverInstalled()) {
-        if (qEnvironmentVariableIsSet("CI"))
-            QFAIL("redis-server is not on PATH (CI is set)");
-        QSKIP("redis-server is not on PATH");
-    }
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
     RedisFixture redis;
     QVERIFY2(redis.start(), qPrintable(redis.errorString()));
     QTemporaryDir dir;

@@ -1,6 +1,7 @@
 #include "Cli.h"
 
 #include "CliContext.h"
+#include "Identifiers.h"
 #include "commands/BenchCommand.h"
 #include "commands/DrillCommand.h"
 #include "commands/GateCommands.h"
@@ -38,6 +39,14 @@ CommandOutput errorOutput(const Error &error)
                                          {u"field"_s, error.field.isEmpty() ? QJsonValue() : QJsonValue(error.field)}}}};
     out.text = u"error: "_s + error.message + u'\n';
     return out;
+}
+
+Result<void> noPositional(const QStringList &args)
+{
+    if (!args.isEmpty())
+        return fail(ErrorCode::InvalidArgument,
+                    u"arguments: unexpected argument %1"_s.arg(quoteForMessage(args.first())), u"arguments"_s);
+    return {};
 }
 
 namespace {

@@ -34,6 +34,9 @@ enum ExitCode {
 int exitCodeFor(const Error &error);
 /// `{"error": {"code", "message", "field"}}` with the exit code for `error`.
 CommandOutput errorOutput(const Error &error);
+/// InvalidArgument (field `arguments`) naming the first of `args` if there is any: for
+/// commands that take no positional argument.
+[[nodiscard]] Result<void> noPositional(const QStringList &args);
 
 /// One `flashstock-cli` subcommand: its words, options, and execute(). Commands write
 /// nothing themselves; the runner prints their output as text or JSON.

@@ -43,9 +43,8 @@ QString EmbeddedCommand::summary() const
 
 CommandOutput EmbeddedCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
 {
-    if (!args.isEmpty())
-        return errorOutput({ErrorCode::InvalidArgument, u"arguments: %1 takes no arguments"_s.arg(synopsis()),
-                            u"arguments"_s});
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
     EmbeddedRedis embedded(ctx.dataDir);
     CommandOutput out;
     if (m_stop) {

@@ -22,9 +22,8 @@ QList<QCommandLineOption> LedgerCommand::options() const
 
 CommandOutput LedgerCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
-    if (!args.isEmpty())
-        return errorOutput({ErrorCode::InvalidArgument,
-                            u"arguments: unexpected argument %1"_s.arg(quoteForMessage(args.first())), u"arguments"_s});
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
     const bool bySku = parser.isSet(u"sku"_s), byOrder = parser.isSet(u"order"_s);
     if (bySku == byOrder)
         return errorOutput({ErrorCode::InvalidArgument, u"sku: give exactly one of --sku S or --order O"_s, u"sku"_s});

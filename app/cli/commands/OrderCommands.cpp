@@ -21,13 +21,6 @@ std::unexpected<Error> usage(const QString &field, const QString &message)
     return fail(ErrorCode::InvalidArgument, u"%1: %2"_s.arg(field, message), field);
 }
 
-Result<void> noPositional(const QStringList &args)
-{
-    if (!args.isEmpty())
-        return usage(u"arguments"_s, u"unexpected argument %1"_s.arg(quoteForMessage(args.first())));
-    return {};
-}
-
 /// A required option's value, checked as an order id.
 Result<QString> orderOption(const QCommandLineParser &parser)
 {

@@ -139,8 +139,8 @@ QList<QCommandLineOption> ReconcileCommand::options() const
 
 CommandOutput ReconcileCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
-    if (!args.isEmpty())
-        return errorOutput(usage(u"arguments"_s, u"unexpected argument %1"_s.arg(args.first())).error());
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
     auto grace = seconds(parser, u"grace"_s, 30, 0);
     if (!grace)
         return errorOutput(grace.error());
@@ -214,8 +214,8 @@ QList<QCommandLineOption> DiscrepancyListCommand::options() const
 CommandOutput DiscrepancyListCommand::execute(CliContext &ctx, const QCommandLineParser &parser,
                                               const QStringList &args)
 {
-    if (!args.isEmpty())
-        return errorOutput(usage(u"arguments"_s, u"unexpected argument %1"_s.arg(args.first())).error());
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
     std::optional<DiscrepancyStatus> status;
     if (parser.isSet(u"status"_s)) {
         status = discrepancyStatusFromName(parser.value(u"status"_s));

@@ -107,10 +107,8 @@ QList<QCommandLineOption> SaleCreateCommand::options() const
 
 CommandOutput SaleCreateCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
-    if (!args.isEmpty())
-        return errorOutput({ErrorCode::InvalidArgument, u"arguments: unexpected argument %1 (usage: %2)"_s.arg(
-                                                           quoteForMessage(args.first()), synopsis()),
-                            u"arguments"_s});
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
     if (!parser.isSet(u"sku"_s))
         return errorOutput({ErrorCode::InvalidArgument, u"sku: --sku S is required"_s, u"sku"_s});
     auto start = parseTime(parser, u"start"_s);
@@ -188,8 +186,8 @@ QString SaleListCommand::summary() const { return u"every sale, newest first"_s;
 
 CommandOutput SaleListCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
 {
-    if (!args.isEmpty())
-        return errorOutput({ErrorCode::InvalidArgument, u"arguments: sale list takes no arguments"_s, u"arguments"_s});
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
     auto engine = ctx.engine(false);
     if (!engine)
         return errorOutput(engine.error());

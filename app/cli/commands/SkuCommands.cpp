@@ -22,10 +22,17 @@ Result<QString> skuArgument(const QStringList &args, const QString &synopsis)
     return args.first();
 }
 
-/// The SKU as book and gate hold it, side by side.
-CommandOutput showLevels(Engine &engine, const SkuLevels &levels, const QString &headline)
+/// The SKU as book and gate hold it, side by side, after `headline`; with the adjustment
+/// that just moved it (`adj:<id>`) when `adjustmentId` is set.
+CommandOutput showSku(Engine &engine, const QString &sku, const QString &headline, qint64 adjustmentId = 0)
 {
+    auto read = engine.book().levels(sku);
+    if (!read)
+        return errorOutput(read.error());
+    const SkuLevels &levels = *read;
     CommandOutput out;
+    if (adjustmentId > 0)
+        out.json.insert(u"adjustment"_s, u"adj:%1"_s.arg(adjustmentId));
     const GateSide gate = engine.gateLevels(levels.sku);
     QJsonValue gateJson;
     QString gateText = u"(none: book-only)"_s;
@@ -94,10 +101,7 @@ CommandOutput SkuAddCommand::execute(CliContext &ctx, const QCommandLineParser &
     auto added = (*engine)->addSku(*sku, stock, int(std::min<qint64>(*buckets, 1 << 20)));
     if (!added)
         return errorOutput(added.error());
-    auto levels = (*engine)->book().levels(*sku);
-    if (!levels)
-        return errorOutput(levels.error());
-    return showLevels(**engine, *levels, u"added SKU %1 with %2 units"_s.arg(*sku).arg(stock));
+    return showSku(**engine, *sku, u"added SKU %1 with %2 units"_s.arg(*sku).arg(stock));
 }
 
 QStringList SkuShowCommand::words() const { return {u"sku"_s, u"show"_s}; }
@@ -112,10 +116,7 @@ CommandOutput SkuShowCommand::execute(CliContext &ctx, const QCommandLineParser 
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
-    auto levels = (*engine)->book().levels(*sku);
-    if (!levels)
-        return errorOutput(levels.error());
-    return showLevels(**engine, *levels, {});
+    return showSku(**engine, *sku, {});
 }
 
 QStringList SkuRestockCommand::words() const { return {u"sku"_s, u"restock"_s}; }
@@ -143,13 +144,8 @@ CommandOutput SkuRestockCommand::execute(CliContext &ctx, const QCommandLinePars
     auto adjusted = (*engine)->restock(*sku, *qty, parser.value(u"reason"_s));
     if (!adjusted)
         return errorOutput(adjusted.error());
-    auto levels = (*engine)->book().levels(*sku);
-    if (!levels)
-        return errorOutput(levels.error());
-    CommandOutput out = showLevels(**engine, *levels, u"restocked %1 by %2 units (adjustment adj:%3)"_s.arg(*sku).arg(*qty)
-                                                .arg(adjusted->id));
-    out.json.insert(u"adjustment"_s, u"adj:%1"_s.arg(adjusted->id));
-    return out;
+    return showSku(**engine, *sku, u"restocked %1 by %2 units (adjustment adj:%3)"_s.arg(*sku).arg(*qty).arg(adjusted->id),
+                   adjusted->id);
 }
 
 namespace {
@@ -202,13 +198,10 @@ CommandOutput SkuRebalanceCommand::execute(CliContext &ctx, const QCommandLinePa
     auto moved = (*engine)->book().rebalance(*sku, *from, *to, *qty);
     if (!moved)
         return errorOutput(moved.error());
-    auto levels = (*engine)->book().levels(*sku);
-    if (!levels)
-        return errorOutput(levels.error());
-    CommandOutput out = showLevels(**engine, *levels, u"moved %1 units of %2 from bucket %3 to bucket %4 (adj:%5)"_s
-                                                            .arg(*qty).arg(*sku).arg(*from).arg(*to).arg(moved->id));
-    out.json.insert(u"adjustment"_s, u"adj:%1"_s.arg(moved->id));
-    return out;
+    return showSku(**engine, *sku,
+                   u"moved %1 units of %2 from bucket %3 to bucket %4 (adj:%5)"_s.arg(*qty).arg(*sku).arg(*from).arg(*to)
+                       .arg(moved->id),
+                   moved->id);
 }
 
 QStringList SkuBucketsCommand::words() const { return {u"sku"_s, u"buckets"_s}; }
@@ -238,13 +231,8 @@ CommandOutput SkuBucketsCommand::execute(CliContext &ctx, const QCommandLinePars
     auto changed = (*engine)->book().setBucketCount(*sku, int(std::min<qint64>(*count, 1 << 20)));
     if (!changed)
         return errorOutput(changed.error());
-    auto levels = (*engine)->book().levels(*sku);
-    if (!levels)
-        return errorOutput(levels.error());
-    CommandOutput out = showLevels(**engine, *levels, u"%1 now has %2 buckets (adj:%3)"_s.arg(*sku).arg(*count)
-                                                            .arg(changed->id));
-    out.json.insert(u"adjustment"_s, u"adj:%1"_s.arg(changed->id));
-    return out;
+    return showSku(**engine, *sku, u"%1 now has %2 buckets (adj:%3)"_s.arg(*sku).arg(*count).arg(changed->id),
+                   changed->id);
 }
 
 } // namespace flashstock
