@@ -151,7 +151,12 @@ void TestDrill::brokenEngineFails()
     DrillOptions o = shortDrill(11);
     o.sku = u"broken"_s;
     o.stock = 50;
-    o.buyers = 400;
+    // Every reservation pays, so each lost update is a unit sold that does not exist (with
+    // some buyers abandoning, a few lost updates could hide below the stock); more buyers and
+    // clients than the other drills make lost updates certain rather than likely.
+    o.payRatio = 1.0;
+    o.buyers = 1000;
+    o.concurrency = 16;
     o.faults = {};
     o.db = fresh.url();
     o.naiveBookForTesting = true;
