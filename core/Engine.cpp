@@ -206,8 +206,14 @@ GateSide Engine::gateLevels(const QString &sku)
         side.error = available.error().message;
         return side;
     }
+    auto counts = m_gate->counts(sku);
+    if (!counts) {
+        side.error = counts.error().message;
+        return side;
+    }
     side.reachable = true;
     side.available = *available;
+    side.counts = *counts;
     return side;
 }
 
@@ -376,6 +382,12 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
     }
     if (booked->outcome != Outcome::Reserved) {
         releaseTokens(created, u"book refused"_s);
+        // The gate let it through, so its counters missed this refusal (the reject rate).
+        const QString sku = booked->shortSku.isEmpty() ? lines.first().sku : booked->shortSku;
+        if (booked->outcome != Outcome::Duplicate)
+            if (auto counted = m_gate->countRefusal(sku, booked->outcome); !counted)
+                warn(u"gate did not count the book's %1 refusal of %2: %3"_s.arg(outcomeWord(booked->outcome), sku,
+                                                                               counted.error().message));
         return booked;
     }
     // The book may have answered from an order it already held (a repeat whose gate

@@ -2,6 +2,7 @@
 
 #include "Domain.h"
 #include "Result.h"
+#include "gate/Gate.h"
 #include "gate/RedisUrl.h"
 #include "store/Book.h"
 #include "store/DbUrl.h"
@@ -31,6 +32,7 @@ struct GateSide {
     bool configured = false;  ///< a gate is in front of the book
     bool reachable = false;
     qint64 available = -1;    ///< units; -1 if the stock key is absent
+    GateCounts counts;        ///< the SKU's reserve and refusal counters (calls)
     QString error;            ///< why unreachable
 };
 

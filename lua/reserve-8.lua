@@ -10,7 +10,10 @@
     KEYS[5] fs:{SKU}:users    hash, user -> units held, settled or sold (per-user limit)
     KEYS[6] fs:{SKU}:sale     hash, open (0/1), start_ms, end_ms, limit (units); absent = no sale
     KEYS[7] fs:{SKU}:paused   string, present = reserves refused
-    KEYS[8] fs:{SKU}:seq      string, INCR counter that makes tokens unique within one run
+    KEYS[8] fs:{SKU}:counts   hash of counters, outcome -> calls: `reserved` (also makes
+                              tokens unique within one run), `out_of_stock`,
+                              `limit_exceeded`, `sale_closed`, `paused` (the refusals the
+                              console shows as the reject rate)
 
     ARGV[1] order id (1..128 chars)
     ARGV[2] user id ("" = anonymous; required when the sale has a per-user limit)
@@ -29,10 +32,12 @@
     -7 USER_REQUIRED   the sale has a per-user limit and ARGV[2] is empty
     -8 BAD_ARGUMENT    an ARGV entry is malformed
     -9 CORRUPT         a stored value is not what this script wrote
-  Every negative code changes nothing. Time comes from Redis TIME only.
+  A negative code changes nothing but its counter in KEYS[8] (-1..-4 only; the counter is
+  best effort: a failed HINCRBY, e.g. OOM, never turns a refusal into an error). Time
+  comes from Redis TIME only.
 ]]
 local stockKey, ordersKey, tokensKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local usersKey, saleKey, pausedKey, seqKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local usersKey, saleKey, pausedKey, countsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local order, user, sku = ARGV[1], ARGV[2], ARGV[4]
 local qty = tonumber(ARGV[3])
 
@@ -53,7 +58,13 @@ if existing then
   -- the record was purged after its retention: the order may reserve again
 end
 
-if redis.call('EXISTS', pausedKey) == 1 then return {-4, '', 0, ''} end
+-- A business refusal: counted (best effort, see above), nothing else changes.
+local function refuse(code, counter)
+  redis.pcall('HINCRBY', countsKey, counter, 1)
+  return {code, '', 0, ''}
+end
+
+if redis.call('EXISTS', pausedKey) == 1 then return refuse(-4, 'paused') end
 
 local time = redis.call('TIME')
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -62,13 +73,13 @@ local sale = redis.call('HMGET', saleKey, 'open', 'start_ms', 'end_ms', 'limit')
 if sale[1] then
   local startMs, endMs, limit = tonumber(sale[2]) or 0, tonumber(sale[3]) or 0, tonumber(sale[4]) or 0
   if sale[1] ~= '1' or (startMs > 0 and nowMs < startMs) or (endMs > 0 and nowMs >= endMs) then
-    return {-3, '', 0, ''}
+    return refuse(-3, 'sale_closed')
   end
   if limit > 0 then
     if user == '' then return {-7, '', 0, ''} end
     local used = tonumber(redis.call('HGET', usersKey, user) or '0')
     if used == nil then return {-9, '', 0, ''} end
-    if used + qty > limit then return {-2, '', 0, ''} end
+    if used + qty > limit then return refuse(-2, 'limit_exceeded') end
   end
 end
 
@@ -76,14 +87,14 @@ local stockRaw = redis.call('GET', stockKey)
 if not stockRaw then return {-5, '', 0, ''} end
 if not string.match(stockRaw, '^%-?%d+$') then return {-9, '', 0, ''} end
 local available = tonumber(stockRaw)
-if available < qty then return {-1, '', 0, ''} end
+if available < qty then return refuse(-1, 'out_of_stock') end
 if user ~= '' and not string.match(redis.call('HGET', usersKey, user) or '0', '^%-?%d+$') then
   return {-9, '', 0, ''}
 end
 
--- All checks passed. INCR goes first: on a corrupt counter it errors before any other
+-- All checks passed. HINCRBY goes first: on a corrupt counter it errors before any other
 -- write (a Lua error does not roll back); the writes after it cannot fail on our data.
-local seq = redis.call('INCR', seqKey)
+local seq = redis.call('HINCRBY', countsKey, 'reserved', 1)
 redis.call('DECRBY', stockKey, qty)
 -- seconds + microseconds of TIME keep tokens unique across restarts without persistence;
 -- the counter keeps them unique within the same microsecond.

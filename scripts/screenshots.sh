@@ -8,7 +8,7 @@
 # Seeds a throwaway data dir through flashstock-cli (embedded redis-server, stopped at the
 # end): three SKUs, an open sale with paid, pending and released orders, one negative
 # drift and one gate excess for the reconciler; keeps reserving while the console samples,
-# so the live chart moves.
+# (and some over the per-user limit) so the live chart and rates move.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -59,6 +59,8 @@ redis-cli -s "$DATA/redis.sock" INCRBY 'fs:{EARBUDS}:stock' 7 >/dev/null
     n=$((n + 1))
     "$CLI" --operator ops reserve --order "live$n" --sku PHONE-X --qty 1 --user "buyer$n" >/dev/null 2>&1 || true
     (( n % 2 == 0 )) && "$CLI" --operator ops confirm --order "live$n" --payment "lp$n" >/dev/null 2>&1 || true
+    # and one buyer in two asks for more than the per-user limit: the reject rate moves too
+    (( n % 2 == 1 )) && "$CLI" --operator ops reserve --order "greedy$n" --sku PHONE-X --qty 3 --user "buyer$n" >/dev/null 2>&1 || true
     sleep 0.15
   done
 ) &

@@ -113,7 +113,7 @@ double redisBenchmark(const RedisUrl &url, int clients, int pipeline, int reques
                      u"-c"_s, QString::number(clients), u"-P"_s, QString::number(pipeline),
                      u"-n"_s, QString::number(requests), u"-r"_s, u"1000000000"_s, u"--csv"_s,
                      u"EVALSHA"_s, QString::fromLatin1(s.sha1), QString::number(s.numKeys)};
-    for (const char *suffix : {"stock", "orders", "tokens", "held", "users", "sale", "paused", "seq"})
+    for (const char *suffix : {"stock", "orders", "tokens", "held", "users", "sale", "paused", "counts"})
         args << QString::fromUtf8(GateKeys::key(kSku, suffix));
     args << u"rb-__rand_int__"_s << QString() << u"1"_s << kSku;
     QProcess p;

@@ -335,8 +335,14 @@ void TestCli::embeddedGateByDefault()
     QCOMPARE(json2.value(u"result"_s).toString(), u"reserved"_s);
     QCOMPARE(json2.value(u"tokens"_s).toArray().size(), 1);
     QVERIFY2(!err2.contains(u"started"_s), "the second command must reuse the running server");
+    auto [codeR, jsonR, errR] = run({u"reserve"_s, u"--order"_s, u"o2"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"2"_s,
+                                     u"--json"_s});
+    QCOMPARE(jsonR.value(u"result"_s).toString(), u"out_of_stock"_s);
     auto [code3, json3, err3] = run({u"sku"_s, u"show"_s, u"A"_s, u"--json"_s});
     QCOMPARE(json3.value(u"gate"_s).toObject().value(u"available"_s).toInt(), 1);
+    // The gate counts reserves and refusals (the console's reject rate).
+    QCOMPARE(json3.value(u"gate"_s).toObject().value(u"reserves"_s).toInt(), 1);
+    QCOMPARE(json3.value(u"gate"_s).toObject().value(u"refusals"_s).toObject().value(u"out_of_stock"_s).toInt(), 1);
     QCOMPARE(json3.value(u"book"_s).toObject().value(u"available"_s).toInt(), 1);
     auto [code4, json4, err4] = run({u"embedded"_s, u"status"_s, u"--json"_s});
     QCOMPARE(json4.value(u"running"_s).toBool(), true);

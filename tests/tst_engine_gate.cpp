@@ -217,6 +217,11 @@ void TestEngineGate::bookRefusalCompensatesGate()
     QVERIFY(r.has_value());
     QCOMPARE(r->outcome, Outcome::OutOfStock);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 5); // the gate got its 3 units back
+    // The buyer was refused although the gate let the reserve through: counted all the same.
+    const GateSide side = engine->gateLevels(u"A"_s);
+    QCOMPARE(side.counts.outOfStock, 1);
+    QCOMPARE(side.counts.reserved, 1);
+    QVERIFY(engine->takeWarnings().filter(u"count"_s).isEmpty());
     QVERIFY(!engine->book().orderStatus(u"o1"_s)->has_value());
     auto open = engine->gate()->openTokens(u"A"_s);
     QVERIFY(open.has_value());

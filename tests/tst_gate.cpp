@@ -250,11 +250,12 @@ private slots:
         QCOMPARE(reserve(u"A"_s, u"o2"_s, 1, u"bob"_s).code, GateCode::Reserved);
 
         const auto keysBefore = m_redis->command({"KEYS", "*"})->elements.size();
-        const auto seqBefore = m_redis->command({"GET", GateKeys::key(u"A"_s, "seq")})->str;
+        const auto reservedBefore = m_gate->counts(u"A"_s)->reserved;
         QCOMPARE(reserve(u"A"_s, u"o3"_s, 1, u"bob"_s).code, GateCode::LimitExceeded);
         QCOMPARE(available(u"A"_s), 97);
         QCOMPARE(m_redis->command({"KEYS", "*"})->elements.size(), keysBefore);
-        QCOMPARE(m_redis->command({"GET", GateKeys::key(u"A"_s, "seq")})->str, seqBefore);
+        QCOMPARE(m_gate->counts(u"A"_s)->reserved, reservedBefore);
+        QCOMPARE(m_gate->counts(u"A"_s)->limitExceeded, 1); // the only write: its counter
         QCOMPARE(m_redis->command({"HGET", GateKeys::key(u"A"_s, "orders"), "o3"})->type,
                  RedisValue::Type::Nil);
         QCOMPARE(m_gate->openTokens(u"A"_s)->size(), 2);
@@ -306,6 +307,53 @@ private slots:
         QVERIFY(held.code == GateCode::Reserved);
     }
 
+    void countsReservesAndRefusals()
+    {
+        QCOMPARE(m_gate->counts(u"A"_s)->refused(), 0); // nothing yet: all zero
+        QVERIFY(m_gate->load(u"A"_s, 2, false).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 1, u"bob"_s).code, GateCode::Reserved);
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 1, u"bob"_s).code, GateCode::Existing); // a repeat counts nothing
+        QCOMPARE(reserve(u"A"_s, u"o2"_s, 2).code, GateCode::OutOfStock);
+        QVERIFY(m_gate->setPaused(u"A"_s, true).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o3"_s, 1).code, GateCode::Paused);
+        QVERIFY(m_gate->setPaused(u"A"_s, false).has_value());
+        QVERIFY(m_gate->setSale(u"A"_s, GateSale{false, 0, 0, 1}).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o4"_s, 1, u"bob"_s).code, GateCode::SaleClosed);
+        QVERIFY(m_gate->setSale(u"A"_s, GateSale{true, 0, 0, 1}).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o5"_s, 1, u"bob"_s).code, GateCode::LimitExceeded);
+        QCOMPARE(reserve(u"A"_s, u"o6"_s, 1, u"eve"_s).code, GateCode::Reserved);
+        // Bad input is an error, not a refusal: not counted.
+        QVERIFY(!m_gate->reserve(u"A"_s, u"o7"_s, {}, 1));
+        // A refusal the book made behind the gate is counted by the engine.
+        QVERIFY(m_gate->countRefusal(u"A"_s, Outcome::OutOfStock).has_value());
+        auto notRefusal = m_gate->countRefusal(u"A"_s, Outcome::Reserved);
+        QCOMPARE(notRefusal.error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(notRefusal.error().field, u"outcome"_s);
+        const GateCounts c = *m_gate->counts(u"A"_s);
+        QCOMPARE(c.reserved, 2);
+        QCOMPARE(c.outOfStock, 2);
+        QCOMPARE(c.paused, 1);
+        QCOMPARE(c.saleClosed, 1);
+        QCOMPARE(c.limitExceeded, 1);
+        QCOMPARE(c.refused(), 5);
+        QCOMPARE(m_gate->counts(u"B"_s)->reserved, 0); // per SKU
+    }
+
+    void refusalUnderMaxmemoryIsStillARefusal()
+    {
+        // A full Redis (maxmemory, noeviction) refuses writes with OOM. The refusal counter
+        // is a write, so it must not turn a sold-out answer into an error.
+        QVERIFY(m_gate->load(u"A"_s, 1, false).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 1).code, GateCode::Reserved);
+        QVERIFY(m_redis->command({"CONFIG", "SET", "maxmemory-policy", "noeviction"}).has_value());
+        QVERIFY(m_redis->command({"CONFIG", "SET", "maxmemory", "1"}).has_value());
+        auto full = m_gate->reserve(u"A"_s, u"o2"_s, {}, 1);
+        QVERIFY(m_redis->command({"CONFIG", "SET", "maxmemory", "0"}).has_value());
+        QVERIFY2(full.has_value(), qPrintable(full ? QString() : full.error().message));
+        QCOMPARE(full->code, GateCode::OutOfStock);
+        QCOMPARE(m_gate->counts(u"A"_s)->outOfStock, 0); // not counted, not failed
+    }
+
     void missingStockKeyIsNotOutOfStock()
     {
         QCOMPARE(reserve(u"A"_s, u"o1"_s, 1).code, GateCode::NoStockKey);
@@ -329,7 +377,7 @@ private slots:
         QCOMPARE(m_gate->release(u"A"_s, held.token).error().code, ErrorCode::Internal);
         QCOMPARE(available(u"A"_s), 9);
         QCOMPARE(m_gate->openTokens(u"A"_s)->size(), 1);
-        QVERIFY(m_redis->command({"SET", GateKeys::key(u"A"_s, "seq"), "not-a-number"}).has_value());
+        QVERIFY(m_redis->command({"HSET", GateKeys::key(u"A"_s, "counts"), "reserved", "not-a-number"}).has_value());
         r = m_gate->reserve(u"A"_s, u"o3"_s, {}, 1);
         QCOMPARE(r.error().code, ErrorCode::Internal);
         QCOMPARE(available(u"A"_s), 9);

@@ -127,7 +127,7 @@ private slots:
         QCOMPARE(crc16("123456789"), quint16(0x31C3)); // the reference check value
         for (const char *sku : {"A", "SKU-1", "hot.item_42", "x"}) {
             for (const char *suffix : {"stock", "orders", "tokens", "held", "users", "sale",
-                                       "paused", "seq", "settled", "done"}) {
+                                       "paused", "counts", "settled", "done"}) {
                 const QByteArray key = GateKeys::key(QString::fromLatin1(sku), suffix);
                 auto server = m_nodes[0]->command({"CLUSTER", "KEYSLOT", key});
                 QVERIFY(server.has_value());

@@ -115,7 +115,7 @@ void TestReconcile::staleHoldAfterRedisRestart()
     const QString token = r->lines.first().token;
     // The fixture has no persistence: save the SKU's gate keys, as an AOF would keep them.
     QList<QList<QByteArray>> restore;
-    for (const char *key : {"stock", "orders", "tokens", "settled", "seq"}) {
+    for (const char *key : {"stock", "orders", "tokens", "settled", "counts"}) {
         auto dump = redis.command({"DUMP", GateKeys::key(u"A"_s, key)});
         QVERIFY(dump && dump->type == RedisValue::Type::String);
         restore << QList<QByteArray>{"RESTORE", GateKeys::key(u"A"_s, key), "0", dump->str, "REPLACE"};

@@ -98,6 +98,26 @@ void TestUiConsole::wizardLaunchesSale()
     QVERIFY(sales && sales->size() == 1);
     QCOMPARE(sales->first().status, SaleStatus::Open);
     QCOMPARE(book->book().levels(u"FLASH1"_s)->available, 50);
+    if (!redis)
+        return;
+
+    // A crowd on the started sale: 25 buyers take the 50 units, 5 find it sold out, one
+    // comes back over the limit. The live sample carries the gate's counters, which the
+    // live view turns into the reserve and reject rates.
+    auto gated = Engine::open(EngineOptions{*DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s)),
+                                            redis->url(), Actor{u"tester"_s, u"test"_s}});
+    QVERIFY(gated);
+    for (int i = 1; i <= 30; ++i)
+        QVERIFY((*gated)->reserve(u"o%1"_s.arg(i), u"u%1"_s.arg(i), {{u"FLASH1"_s, 2, {}}}).has_value());
+    QCOMPARE((*gated)->reserve(u"again"_s, u"u1"_s, {{u"FLASH1"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
+    QSignalSpy sampled(session.worker(), &EngineWorker::sampled);
+    QVERIFY(session.sample());
+    QTRY_VERIFY_WITH_TIMEOUT(!sampled.isEmpty(), 10000);
+    const LiveSnapshot snap = sampled.first().first().value<LiveSnapshot>();
+    QCOMPARE(snap.skus.size(), 1);
+    QCOMPARE(snap.skus.first().gateReserved, 25);
+    QCOMPARE(snap.skus.first().gateRefused, 6);
+    QCOMPARE(snap.skus.first().available, 0);
 }
 
 void TestUiConsole::approveNegativeDriftThroughDialog()

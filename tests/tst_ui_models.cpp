@@ -15,10 +15,11 @@ using namespace flashstock;
 
 namespace {
 
-QList<SkuSample> samples(qint64 available)
+/// A has a gate (its refusal counter grows by `refused`), B is book-only.
+QList<SkuSample> samples(qint64 available, qint64 refused = 0)
 {
-    return {SkuSample{u"A"_s, available, 3, 7, available + 10, 1, available + 1},
-            SkuSample{u"B"_s, 50, 0, 0, 50, 4, -1}};
+    return {SkuSample{u"A"_s, available, 3, 7, available + 10, 1, available + 1, 100 - available, refused},
+            SkuSample{u"B"_s, 50, 0, 0, 50, 4, -1, -1, -1}};
 }
 
 } // namespace
@@ -31,14 +32,19 @@ private slots:
     void discrepancyModel();
     void ledgerModel();
     void liveChartStaysWithinCap();
+    void liveRejectRateFollowsGateCounter();
 };
 
 void TestUiModels::skuLevelsModel()
 {
     SkuLevelsModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model.setSamples(samples(90), {{u"A"_s, 2.5}});
+    model.setSamples(samples(90), {{u"A"_s, SkuRates{2.5, 4.0}}, {u"B"_s, SkuRates{1.0, -1}}});
     QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.index(0, SkuLevelsModel::TakenRate).data(RawRole).toDouble(), 2.5);
+    QCOMPARE(model.index(0, SkuLevelsModel::RefusedRate).data(RawRole).toDouble(), 4.0);
+    QCOMPARE(model.index(1, SkuLevelsModel::RefusedRate).data(RawRole).toDouble(), -1.0);
+    QCOMPARE(model.index(1, SkuLevelsModel::RefusedRate).data().toString(), u"n/a"_s);
     QCOMPARE(model.index(0, SkuLevelsModel::Drift).data(RawRole).toLongLong(), 1);
     QCOMPARE(model.index(1, SkuLevelsModel::GateAvailable).data(RawRole).toLongLong(), -1);
     QVERIFY(!model.index(1, SkuLevelsModel::Drift).data(RawRole).isValid());
@@ -56,11 +62,13 @@ void TestUiModels::salesModel()
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     Sale open{2, u"A"_s, SaleStatus::Open, 0, 0, 120, 1, false, 100, 0};
     Sale old{1, u"A"_s, SaleStatus::Stopped, 0, 0, 120, 1, false, 40, 0};
-    model.setSales({open, old}, samples(75), {{u"A"_s, 4.0}});
+    model.setSales({open, old}, samples(75), {{u"A"_s, SkuRates{4.0, 12.5}}});
     QCOMPARE(model.rowCount(), 2);
     QCOMPARE(model.index(0, SalesModel::Id).data(RawRole).toLongLong(), 2);
     QCOMPARE(model.index(0, SalesModel::SoldPercent).data(RawRole).toDouble(), 25.0);
-    QCOMPARE(model.index(0, SalesModel::Rate).data(RawRole).toDouble(), 4.0);
+    QCOMPARE(model.index(0, SalesModel::ReserveRate).data(RawRole).toDouble(), 4.0);
+    QCOMPARE(model.index(0, SalesModel::RejectRate).data(RawRole).toDouble(), 12.5);
+    QVERIFY(!model.index(1, SalesModel::RejectRate).data(RawRole).isValid()); // a stopped sale has no rates
     QVERIFY(!model.index(1, SalesModel::SoldPercent).data(RawRole).isValid()); // not the latest sale
     QCOMPARE(model.index(0, SalesModel::Status).data(RawRole).toString(), u"open"_s);
     model.setSales({open}, samples(70), {});
@@ -143,7 +151,7 @@ void TestUiModels::liveChartStaysWithinCap()
     QCOMPARE(view.seriesPointCount(LiveView::BookAvailable), 20);
     QCOMPARE(view.seriesPointCount(LiveView::GateAvailable), 20);
     QCOMPARE(view.levelsModel()->rowCount(), 2);
-    QVERIFY(view.rates().value(u"A"_s) > 0.5); // one unit per second going out
+    QVERIFY(view.rates().value(u"A"_s).taken > 0.5); // one unit per second going out
     view.setCurrentSku(u"B"_s);
     QCOMPARE(view.seriesPointCount(LiveView::GateAvailable), 0); // B has no gate figure
     QCOMPARE(view.seriesPointCount(LiveView::BookAvailable), 20);
@@ -151,6 +159,31 @@ void TestUiModels::liveChartStaysWithinCap()
     LiveView fresh;
     QCOMPARE(fresh.pointCap(), 900);
     QCOMPARE(fresh.windowMinutes(), 15);
+}
+
+void TestUiModels::liveRejectRateFollowsGateCounter()
+{
+    LiveView view;
+    const qint64 t0 = QDateTime::currentMSecsSinceEpoch() - 60000;
+    auto feed = [&](int second, qint64 refused) {
+        LiveSnapshot snap;
+        snap.atMs = t0 + second * 1000;
+        snap.health.bookUp = true;
+        snap.skus = samples(50, refused);
+        view.addSnapshot(snap);
+    };
+    for (int i = 0; i <= 10; ++i)
+        feed(i, 1000 + 40 * i); // 40 refusals a second
+    QCOMPARE(view.rates().value(u"A"_s).refused, 40.0);
+    QCOMPARE(view.levelsModel()->index(0, SkuLevelsModel::RefusedRate).data(RawRole).toDouble(), 40.0);
+    QCOMPARE(view.rates().value(u"B"_s).refused, -1.0); // book-only: not counted
+    for (int i = 11; i <= 20; ++i)
+        feed(i, 1400); // the crowd left: no refusals
+    QCOMPARE(view.rates().value(u"A"_s).refused, 0.0);
+    feed(21, 3); // the gate restarted without persistence: its counter began again
+    QCOMPARE(view.rates().value(u"A"_s).refused, 0.0);
+    feed(22, 13);
+    QCOMPARE(view.rates().value(u"A"_s).refused, 10.0);
 }
 
 QTEST_MAIN(TestUiModels)

@@ -51,6 +51,16 @@ struct SkuSample {
     qint64 total = 0;
     int buckets = 1;
     qint64 gateAvailable = -1; ///< units; -1 = no gate, unreachable or key absent
+    qint64 gateReserved = -1;  ///< the gate's reserve counter (calls); -1 = no gate figure
+    qint64 gateRefused = -1;   ///< the gate's refusal counter (calls, the book's refusals behind
+                               ///< the gate included); -1 = no gate figure
+};
+
+/// Rates of one SKU over the last few seconds (LiveView::rates()).
+struct SkuRates {
+    double taken = 0;    ///< units per second leaving book available (net of releases)
+    double refused = -1; ///< refused reserves per second, as the gate counts them; -1 = not
+                         ///< counted (book-only, or the gate did not answer)
 };
 
 /// One 1 s sample of everything the live and sales views show.

@@ -130,8 +130,14 @@ void EngineWorker::sample()
             SkuSample s{sku, levels->available, levels->locked, levels->sold, levels->total,
                         int(levels->buckets.size()), -1};
             // A gate that is down would cost a timeout per SKU: ask only when it answered.
-            if (h.gateUp)
-                s.gateAvailable = m_engine->gateLevels(sku).available;
+            if (h.gateUp) {
+                const GateSide gate = m_engine->gateLevels(sku);
+                if (gate.reachable) {
+                    s.gateAvailable = gate.available;
+                    s.gateReserved = gate.counts.reserved;
+                    s.gateRefused = gate.counts.refused();
+                }
+            }
             snap.skus << s;
         }
         if (auto sales = m_engine->sales().list())

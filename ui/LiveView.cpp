@@ -30,6 +30,20 @@ namespace {
 
 constexpr qint64 kRateSpanMs = 5000; // rates average over this span, so one slow sample does not spike them
 
+/// Change per second of the points' y from the newest point at least kRateSpanMs older than
+/// the last (or the oldest) to the last; 0 with fewer than two points.
+double changePerSecond(const QList<QPointF> &points)
+{
+    if (points.size() < 2)
+        return 0;
+    const double x = points.last().x();
+    qsizetype from = points.size() - 1;
+    while (from > 0 && points[from].x() > x - kRateSpanMs)
+        --from;
+    const double dt = (x - points[from].x()) / 1000.0;
+    return dt > 0 ? (points.last().y() - points[from].y()) / dt : 0.0;
+}
+
 } // namespace
 
 LiveView::LiveView(QWidget *parent)
@@ -66,6 +80,9 @@ LiveView::LiveView(QWidget *parent)
     m_figures[Locked] = addFigure(grid, 2, tr("Locked"));
     m_figures[Sold] = addFigure(grid, 3, tr("Sold"));
     m_rateFigure = addFigure(grid, 4, tr("Taken per second"));
+    m_refusedFigure = addFigure(grid, 5, tr("Refused per second"));
+    m_refusedFigure->setToolTip(tr("Reserves refused (out of stock, over the per-user limit, sale closed, paused) "
+                                   "as the gate counts them; n/a when book-only"));
     layout->addWidget(figures);
 
     m_chart = new QChart;
@@ -196,13 +213,19 @@ void LiveView::addSnapshot(const LiveSnapshot &snap)
             if (drop)
                 points.remove(0, drop);
         }
+        SkuRates &rates = m_rates[s.sku];
         // Units taken per second: available going down over the last few seconds.
-        const auto &avail = h.points[BookAvailable];
-        qsizetype from = avail.size() - 1;
-        while (from > 0 && avail[from].x() > x - kRateSpanMs)
-            --from;
-        const double dt = (x - avail[from].x()) / 1000.0;
-        m_rates[s.sku] = dt > 0 ? qMax(0.0, (avail[from].y() - avail.last().y()) / dt) : 0.0;
+        rates.taken = qMax(0.0, -changePerSecond(h.points[BookAvailable]));
+        // Refusals per second from the gate's counter; a counter that went down was started
+        // again (a Redis restart without persistence): its history no longer applies.
+        if (s.gateRefused < 0 || (!h.refused.isEmpty() && h.refused.last().y() > double(s.gateRefused)))
+            h.refused.clear();
+        if (s.gateRefused >= 0) {
+            h.refused.append(QPointF(x, double(s.gateRefused)));
+            while (h.refused.size() > 2 && h.refused[1].x() <= x - kRateSpanMs)
+                h.refused.removeFirst();
+        }
+        rates.refused = s.gateRefused < 0 ? -1.0 : changePerSecond(h.refused);
     }
     m_last = snap.skus;
     m_lastAtMs = snap.atMs;
@@ -237,7 +260,9 @@ void LiveView::updateFigures()
         m_figures[GateAvailable]->setText(s.gateAvailable >= 0 ? loc.toString(s.gateAvailable) : tr("n/a"));
         m_figures[Locked]->setText(loc.toString(s.locked));
         m_figures[Sold]->setText(loc.toString(s.sold));
-        m_rateFigure->setText(loc.toString(m_rates.value(sku), 'f', 1));
+        const SkuRates rates = m_rates.value(sku);
+        m_rateFigure->setText(loc.toString(rates.taken, 'f', 1));
+        m_refusedFigure->setText(rates.refused >= 0 ? loc.toString(rates.refused, 'f', 1) : tr("n/a"));
         // Drift shows in the gate figure's colour as well as in the chart.
         const bool drift = s.gateAvailable >= 0 && s.gateAvailable != s.available;
         m_figures[GateAvailable]->setStyleSheet(drift ? u"color: #d9534f;"_s : QString());
@@ -248,6 +273,7 @@ void LiveView::updateFigures()
     for (QLabel *label : m_figures)
         label->setText(u"–"_s);
     m_rateFigure->setText(u"–"_s);
+    m_refusedFigure->setText(u"–"_s);
 }
 
 void LiveView::redraw()

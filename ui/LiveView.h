@@ -35,8 +35,9 @@ public:
 
     /// Adds one sample of every SKU and redraws the chosen SKU.
     void addSnapshot(const LiveSnapshot &snapshot);
-    /// Units taken (available going down) per second over the last few seconds, by SKU.
-    const QHash<QString, double> &rates() const { return m_rates; }
+    /// Units taken (book available going down) and reserves refused per second over the last
+    /// few seconds, by SKU.
+    const QHash<QString, SkuRates> &rates() const { return m_rates; }
 
     /// Most points any series keeps (default: 15 minutes of 1 s samples).
     int pointCap() const { return m_pointCap; }
@@ -56,6 +57,7 @@ protected:
 private:
     struct History {
         QList<QPointF> points[SeriesCount];
+        QList<QPointF> refused; ///< the gate's refusal counter, the last few seconds only
     };
     void redraw();
     void updateFigures();
@@ -67,6 +69,7 @@ private:
     QSpinBox *m_window = nullptr;
     QLabel *m_figures[SeriesCount] = {};
     QLabel *m_rateFigure = nullptr;
+    QLabel *m_refusedFigure = nullptr;
     QChart *m_chart = nullptr;
     QChartView *m_chartView = nullptr;
     QLineSeries *m_series[SeriesCount] = {};
@@ -74,7 +77,7 @@ private:
     QValueAxis *m_axisY = nullptr;
     QTableView *m_table = nullptr;
     QHash<QString, History> m_history;
-    QHash<QString, double> m_rates;
+    QHash<QString, SkuRates> m_rates;
     QList<SkuSample> m_last;
     qint64 m_lastAtMs = 0;
     int m_pointCap = 15 * 60;

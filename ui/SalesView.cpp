@@ -92,7 +92,7 @@ SalesView::SalesView(ConsoleSession *session, QWidget *parent)
     updateActions();
 }
 
-void SalesView::setSnapshot(const LiveSnapshot &snapshot, const QHash<QString, double> &rates)
+void SalesView::setSnapshot(const LiveSnapshot &snapshot, const QHash<QString, SkuRates> &rates)
 {
     if (!snapshot.health.bookUp)
         return;

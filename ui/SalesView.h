@@ -21,8 +21,8 @@ class SalesView : public QWidget {
 public:
     explicit SalesView(ConsoleSession *session, QWidget *parent = nullptr);
 
-    /// Refreshes the table from a live sample; `rates`: units taken per second by SKU.
-    void setSnapshot(const LiveSnapshot &snapshot, const QHash<QString, double> &rates);
+    /// Refreshes the table from a live sample; `rates`: see LiveView::rates().
+    void setSnapshot(const LiveSnapshot &snapshot, const QHash<QString, SkuRates> &rates);
     SalesModel *model() const { return m_model; }
     QTableView *table() const { return m_table; }
     QAction *newSaleAction() const { return m_new; }

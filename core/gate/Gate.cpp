@@ -18,6 +18,24 @@ namespace {
 
 QByteArray num(qint64 v) { return QByteArray::number(v); }
 
+/// KEYS of reserve-8.lua, in its order.
+QList<QByteArray> reserveKeys(const QString &sku)
+{
+    return GateKeys::keys(sku, {"stock", "orders", "tokens", "held", "users", "sale", "paused", "counts"});
+}
+
+/// The counter field of `fs:{sku}:counts` that reserve-8.lua increments for a refusal.
+const char *refusalCounter(Outcome outcome)
+{
+    switch (outcome) {
+    case Outcome::OutOfStock: return "out_of_stock";
+    case Outcome::LimitExceeded: return "limit_exceeded";
+    case Outcome::SaleClosed: return "sale_closed";
+    case Outcome::Paused: return "paused";
+    default: return nullptr;
+    }
+}
+
 TokenState parseState(const QByteArray &s)
 {
     if (s == "held") return TokenState::Held;
@@ -165,10 +183,7 @@ Result<GateReservation> Gate::reserve(const QString &sku, const QString &order,
     if (auto v = checkOrderId(order); !v) return std::unexpected(v.error());
     if (auto v = checkUser(user); !v) return std::unexpected(v.error());
     if (auto v = checkQuantity(qty); !v) return std::unexpected(v.error());
-    auto r = d->run(ScriptId::Reserve,
-                    GateKeys::keys(sku, {"stock", "orders", "tokens", "held", "users", "sale",
-                                         "paused", "seq"}),
-                    {order.toUtf8(), user.toUtf8(), num(qty), sku.toUtf8()});
+    auto r = d->run(ScriptId::Reserve, reserveKeys(sku), {order.toUtf8(), user.toUtf8(), num(qty), sku.toUtf8()});
     if (!r)
         return std::unexpected(r.error());
     return parseReservation(*r, sku);
@@ -188,10 +203,7 @@ Result<QList<GateReservation>> Gate::reserveBatch(const QString &sku,
     }
     if (auto p = d->prepare(); !p)
         return std::unexpected(p.error());
-    auto replies = ScriptRegistry::instance().runBatch(
-        d->conn, ScriptId::Reserve,
-        GateKeys::keys(sku, {"stock", "orders", "tokens", "held", "users", "sale", "paused", "seq"}),
-        argsList);
+    auto replies = ScriptRegistry::instance().runBatch(d->conn, ScriptId::Reserve, reserveKeys(sku), argsList);
     if (!replies)
         return std::unexpected(replies.error());
     QList<GateReservation> out;
@@ -316,6 +328,51 @@ Result<qint64> Gate::available(const QString &sku)
     if (r->type != RedisValue::Type::String || !ok)
         return unexpectedReply(*r, u"GET stock of %1"_s.arg(sku));
     return v;
+}
+
+Result<GateCounts> Gate::counts(const QString &sku)
+{
+    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
+    if (auto p = d->prepare(); !p) return std::unexpected(p.error());
+    auto r = d->conn.command({QByteArrayLiteral("HGETALL"), GateKeys::key(sku, "counts")});
+    if (!r)
+        return std::unexpected(r.error());
+    if (r->type != RedisValue::Type::Array || r->elements.size() % 2 != 0)
+        return unexpectedReply(*r, u"HGETALL counts of %1"_s.arg(sku));
+    GateCounts out;
+    const std::pair<const char *, qint64 GateCounts::*> fields[] = {
+        {"reserved", &GateCounts::reserved},     {"out_of_stock", &GateCounts::outOfStock},
+        {"limit_exceeded", &GateCounts::limitExceeded}, {"sale_closed", &GateCounts::saleClosed},
+        {"paused", &GateCounts::paused}};
+    for (qsizetype i = 0; i < r->elements.size(); i += 2) {
+        for (const auto &[name, member] : fields) {
+            if (r->elements[i].str != name)
+                continue;
+            bool ok = false;
+            out.*member = r->elements[i + 1].str.toLongLong(&ok);
+            if (!ok)
+                return fail(ErrorCode::Internal, u"gate counter %1 of %2 is not a number"_s.arg(
+                                                     QString::fromLatin1(name), sku));
+        }
+    }
+    return out;
+}
+
+Result<void> Gate::countRefusal(const QString &sku, Outcome outcome)
+{
+    if (auto v = checkSkuId(sku); !v) return v;
+    const char *counter = refusalCounter(outcome);
+    if (!counter)
+        return fail(ErrorCode::InvalidArgument,
+                    u"outcome: %1 is not a reserve refusal"_s.arg(outcomeWord(outcome)), u"outcome"_s);
+    if (auto p = d->prepare(); !p) return p;
+    auto r = d->conn.command({QByteArrayLiteral("HINCRBY"), GateKeys::key(sku, "counts"), counter,
+                              QByteArrayLiteral("1")});
+    if (!r)
+        return std::unexpected(r.error());
+    if (r->type != RedisValue::Type::Integer)
+        return unexpectedReply(*r, u"HINCRBY counts of %1"_s.arg(sku));
+    return {};
 }
 
 Result<void> Gate::setSale(const QString &sku, const GateSale &sale)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "Outcome.h"
 #include "Result.h"
 #include "gate/RedisUrl.h"
 
@@ -62,6 +63,21 @@ struct GateSale {
     qint64 perUserLimit = 0;  ///< units per user; 0 = no limit
 };
 
+/// The reserve counters of one SKU since its gate keys were created (`fs:{sku}:counts`):
+/// calls, not units. They only grow (a Redis restart without persistence or a flush starts
+/// them again at 0), so a rate is the difference of two readings over their interval.
+struct GateCounts {
+    qint64 reserved = 0; ///< new tokens issued
+    // Refusals by reason; the engine adds the book's refusals of reserves the gate let
+    // through (Gate::countRefusal).
+    qint64 outOfStock = 0;
+    qint64 limitExceeded = 0;
+    qint64 saleClosed = 0;
+    qint64 paused = 0;
+    /// Every business refusal (the console's reject rate counts these).
+    qint64 refused() const { return outOfStock + limitExceeded + saleClosed + paused; }
+};
+
 /// What `health()` found.
 struct GateHealth {
     bool reachable = false;
@@ -121,6 +137,13 @@ public:
     [[nodiscard]] Result<bool> adjust(const QString &sku, qint64 units);
     /// Gate available in units, or -1 when the stock key is absent.
     [[nodiscard]] Result<qint64> available(const QString &sku);
+
+    /// The SKU's reserve counters (all 0 before its first reserve).
+    [[nodiscard]] Result<GateCounts> counts(const QString &sku);
+    /// Counts one refusal the gate did not see itself (the book refused after the gate let
+    /// the reserve through). `outcome` is OutOfStock, LimitExceeded, SaleClosed or Paused;
+    /// anything else is InvalidArgument.
+    [[nodiscard]] Result<void> countRefusal(const QString &sku, Outcome outcome);
 
     /// Defines or updates the sale of `sku`; removing it (`clearSale`) lets the SKU sell normally.
     [[nodiscard]] Result<void> setSale(const QString &sku, const GateSale &sale);

@@ -58,10 +58,15 @@ QVariant SalesModel::raw(int row, int column) const
         const qint64 taken = qBound<qint64>(0, s.units - l.available, s.units);
         return 100.0 * double(taken) / double(s.units);
     }
-    case Rate:
+    case ReserveRate:
+    case RejectRate: {
         if (!latest || s.status != SaleStatus::Open)
             return {};
-        return m_rates.value(s.sku, 0.0);
+        const SkuRates rates = m_rates.value(s.sku);
+        if (column == ReserveRate)
+            return rates.taken;
+        return rates.refused >= 0 ? QVariant(rates.refused) : QVariant();
+    }
     default: return {};
     }
 }
@@ -88,12 +93,16 @@ QVariant SalesModel::data(const QModelIndex &index, int role) const
         case Limit: return s.perUserLimit ? QLocale().toString(s.perUserLimit) : tr("none");
         case Status: return s.bookOnly ? tr("%1 (book-only)").arg(v.toString()) : v;
         case SoldPercent: return v.isValid() ? u"%1 %"_s.arg(v.toDouble(), 0, 'f', 1) : QString();
-        case Rate: return v.isValid() ? tr("%1/s").arg(v.toDouble(), 0, 'f', 1) : QString();
+        case ReserveRate: return v.isValid() ? tr("%1/s").arg(v.toDouble(), 0, 'f', 1) : QString();
+        case RejectRate:
+            if (v.isValid())
+                return tr("%1/s").arg(v.toDouble(), 0, 'f', 1);
+            return s.status == SaleStatus::Open && m_latestSaleOfSku.value(s.sku) == s.id ? tr("n/a") : QString();
         default: return v;
         }
     case Qt::TextAlignmentRole:
         switch (index.column()) {
-        case Units: case Hold: case Limit: case SoldPercent: case Rate:
+        case Units: case Hold: case Limit: case SoldPercent: case ReserveRate: case RejectRate:
             return int(Qt::AlignRight | Qt::AlignVCenter);
         default:
             return int(Qt::AlignLeft | Qt::AlignVCenter);
@@ -116,12 +125,13 @@ QVariant SalesModel::headerData(int section, Qt::Orientation orientation, int ro
     case Limit: return tr("Per user");
     case Status: return tr("Status");
     case SoldPercent: return tr("Taken");
-    case Rate: return tr("Reserve rate");
+    case ReserveRate: return tr("Reserve rate");
+    case RejectRate: return tr("Reject rate");
     default: return {};
     }
 }
 
-void SalesModel::setSales(const QList<Sale> &sales, const QList<SkuSample> &levels, const QHash<QString, double> &rates)
+void SalesModel::setSales(const QList<Sale> &sales, const QList<SkuSample> &levels, const QHash<QString, SkuRates> &rates)
 {
     bool sameKeys = sales.size() == m_sales.size();
     for (qsizetype i = 0; sameKeys && i < sales.size(); ++i)

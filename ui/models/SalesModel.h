@@ -12,7 +12,7 @@ namespace flashstock {
 class SalesModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Id, Sku, Units, Window, Hold, Limit, Status, SoldPercent, Rate, ColumnCount };
+    enum Column { Id, Sku, Units, Window, Hold, Limit, Status, SoldPercent, ReserveRate, RejectRate, ColumnCount };
 
     explicit SalesModel(QObject *parent = nullptr);
 
@@ -21,8 +21,9 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    /// Replaces the rows. `levels`: the SKUs' current levels; `rates`: units taken per second.
-    void setSales(const QList<Sale> &sales, const QList<SkuSample> &levels, const QHash<QString, double> &rates);
+    /// Replaces the rows. `levels`: the SKUs' current levels; `rates`: see LiveView::rates().
+    /// The rates show on the open, latest sale of a SKU only.
+    void setSales(const QList<Sale> &sales, const QList<SkuSample> &levels, const QHash<QString, SkuRates> &rates);
     /// The sale on `row`, or nullptr.
     const Sale *saleAt(int row) const;
 
@@ -31,7 +32,7 @@ private:
 
     QList<Sale> m_sales;
     QHash<QString, SkuSample> m_levels;
-    QHash<QString, double> m_rates;
+    QHash<QString, SkuRates> m_rates;
     QHash<QString, qint64> m_latestSaleOfSku;
 };
 

@@ -33,7 +33,8 @@ QVariant SkuLevelsModel::raw(const SkuSample &s, int column) const
     case Locked: return s.locked;
     case Sold: return s.sold;
     case Total: return s.total;
-    case Rate: return m_rates.value(s.sku, 0.0);
+    case TakenRate: return m_rates.value(s.sku).taken;
+    case RefusedRate: return s.gateRefused < 0 ? -1.0 : qMax(0.0, m_rates.value(s.sku).refused);
     default: return {};
     }
 }
@@ -54,7 +55,9 @@ QVariant SkuLevelsModel::data(const QModelIndex &index, int role) const
             return tr("n/a");
         if (index.column() == Drift && !v.isValid())
             return QString();
-        if (index.column() == Rate)
+        if (index.column() == RefusedRate && v.toDouble() < 0)
+            return tr("n/a");
+        if (index.column() == TakenRate || index.column() == RefusedRate)
             return QLocale().toString(v.toDouble(), 'f', 1);
         return QLocale().toString(v.toLongLong());
     case Qt::TextAlignmentRole:
@@ -66,6 +69,9 @@ QVariant SkuLevelsModel::data(const QModelIndex &index, int role) const
     case Qt::ToolTipRole:
         if (index.column() == Drift)
             return tr("Gate available minus book available; non-zero while reserves are in flight or after drift");
+        if (index.column() == RefusedRate)
+            return tr("Reserves refused per second (out of stock, over the per-user limit, sale closed, paused), "
+                      "as the gate counts them; n/a when book-only");
         return {};
     default:
         return {};
@@ -84,12 +90,13 @@ QVariant SkuLevelsModel::headerData(int section, Qt::Orientation orientation, in
     case Locked: return tr("Locked");
     case Sold: return tr("Sold");
     case Total: return tr("Total");
-    case Rate: return tr("Taken/s");
+    case TakenRate: return tr("Taken/s");
+    case RefusedRate: return tr("Refused/s");
     default: return {};
     }
 }
 
-void SkuLevelsModel::setSamples(const QList<SkuSample> &samples, const QHash<QString, double> &rates)
+void SkuLevelsModel::setSamples(const QList<SkuSample> &samples, const QHash<QString, SkuRates> &rates)
 {
     bool sameKeys = samples.size() == m_rows.size();
     for (qsizetype i = 0; sameKeys && i < samples.size(); ++i)

@@ -12,7 +12,7 @@ namespace flashstock {
 class SkuLevelsModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Sku, Available, GateAvailable, Drift, Locked, Sold, Total, Rate, ColumnCount };
+    enum Column { Sku, Available, GateAvailable, Drift, Locked, Sold, Total, TakenRate, RefusedRate, ColumnCount };
 
     explicit SkuLevelsModel(QObject *parent = nullptr);
 
@@ -21,15 +21,16 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    /// Replaces the rows; `rates` are net units taken per second by SKU (see LiveView).
-    void setSamples(const QList<SkuSample> &samples, const QHash<QString, double> &rates = {});
+    /// Replaces the rows; `rates` by SKU (see LiveView::rates()). RawRole of RefusedRate is
+    /// -1 where the refusals are not counted (no gate figure).
+    void setSamples(const QList<SkuSample> &samples, const QHash<QString, SkuRates> &rates = {});
     const QList<SkuSample> &samples() const { return m_rows; }
 
 private:
     QVariant raw(const SkuSample &s, int column) const;
 
     QList<SkuSample> m_rows;
-    QHash<QString, double> m_rates;
+    QHash<QString, SkuRates> m_rates;
 };
 
 } // namespace flashstock
