@@ -57,10 +57,7 @@ Result<Adjustment> Engine::addSku(const QString &sku, qint64 stock, int buckets)
     auto added = m_book->addSku(sku, stock, buckets);
     if (!added || !m_gate)
         return added;
-    auto levels = m_book->levels(sku);
-    if (!levels)
-        return std::unexpected(levels.error());
-    if (auto loaded = m_gate->load(sku, levels->available, false); !loaded)
+    if (auto loaded = restoreGate(sku, false); !loaded)
         warn(u"gate not loaded for %1 (the next reserve or gate rebuild loads it): %2"_s.arg(sku, loaded.error().message));
     return added;
 }
@@ -72,12 +69,9 @@ Result<Adjustment> Engine::restock(const QString &sku, qint64 qty, const QString
         return adjusted;
     auto raised = m_gate->adjust(sku, adjusted->units);
     if (raised && !*raised) {
-        // No stock key yet: load it from the book, which already holds the restock.
-        auto levels = m_book->levels(sku);
-        if (levels) {
-            if (auto loaded = m_gate->load(sku, levels->available, false); !loaded)
-                raised = std::unexpected(loaded.error());
-        }
+        // No stock key: load it from the book, which already holds the restock.
+        if (auto loaded = restoreGate(sku, false); !loaded)
+            raised = std::unexpected(loaded.error());
     }
     if (!raised)
         warn(u"gate not raised by %1 units for %2 (the reconciler raises it): %3"_s.arg(qty).arg(sku, raised.error().message));
@@ -129,13 +123,44 @@ Result<void> Engine::pushSaleToGate(const Sale &sale)
     if (!available)
         return std::unexpected(available.error());
     if (*available < 0) {
-        auto levels = m_book->levels(sale.sku);
-        if (!levels)
-            return std::unexpected(levels.error());
-        if (auto loaded = m_gate->load(sale.sku, levels->available, false); !loaded)
+        if (auto loaded = restoreGate(sale.sku, false); !loaded)
             return std::unexpected(loaded.error());
     }
     return {};
+}
+
+Result<qint64> Engine::restoreGate(const QString &sku, bool force)
+{
+    // Straight from the book, not the engine's caches: this runs after the gate lost state.
+    auto paused = DiscrepancyStore(*m_db).isPaused(sku);
+    if (!paused)
+        return std::unexpected(paused.error());
+    if (*paused) {
+        if (auto r = m_gate->setPaused(sku, true); !r)
+            return std::unexpected(r.error());
+    }
+    auto sale = m_sales->latestFor(sku);
+    if (!sale)
+        return std::unexpected(sale.error());
+    if (*sale) {
+        const Sale &s = **sale;
+        if (auto r = m_gate->setSale(sku, GateSale{s.status == SaleStatus::Open, s.startMs, s.endMs, s.perUserLimit});
+            !r)
+            return std::unexpected(r.error());
+        if (s.perUserLimit > 0) {
+            auto units = m_sales->unitsByUser(sku);
+            if (!units)
+                return std::unexpected(units.error());
+            if (auto r = m_gate->restoreUserUnits(sku, *units); !r)
+                return std::unexpected(r.error());
+        }
+    }
+    auto levels = m_book->levels(sku);
+    if (!levels)
+        return std::unexpected(levels.error());
+    // The load subtracts the units of tokens still held (pre-deducted, not yet in the book),
+    // so live reserves are not counted twice.
+    return m_gate->load(sku, levels->available, force);
 }
 
 Result<Sale> Engine::createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
@@ -187,12 +212,7 @@ Result<qint64> Engine::rebuildGate(const QString &sku)
 {
     if (!m_gate)
         return fail(ErrorCode::InvalidArgument, u"redis: no gate is configured (--redis none)"_s, u"redis"_s);
-    auto levels = m_book->levels(sku);
-    if (!levels)
-        return std::unexpected(levels.error());
-    // The load subtracts the units of tokens still held (pre-deducted, not yet in the book),
-    // so live reserves are not counted twice.
-    return m_gate->load(sku, levels->available, true);
+    return restoreGate(sku, true);
 }
 
 GateSide Engine::gateLevels(const QString &sku)
@@ -320,14 +340,10 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
     for (OrderLine &line : lines) {
         auto g = m_gate->reserve(line.sku, order, user, line.qty);
         if (g && g->code == GateCode::NoStockKey) {
-            // The stock key is gone (never loaded, flushed, evicted): reload it from the book
-            // (only if still absent) and try once more. Never answer out_of_stock for that.
-            auto levels = m_book->levels(line.sku);
-            if (!levels) {
-                releaseTokens(created, u"reserve failed"_s);
-                return std::unexpected(levels.error());
-            }
-            if (auto loaded = m_gate->load(line.sku, levels->available, false); !loaded)
+            // The stock key is gone (never loaded, flushed, evicted, Redis restarted without
+            // its data): restore the SKU's gate from the book (stock only if still absent)
+            // and try once more. Never answer out_of_stock for that.
+            if (auto loaded = restoreGate(line.sku, false); !loaded)
                 g = std::unexpected(loaded.error());
             else
                 g = m_gate->reserve(line.sku, order, user, line.qty);

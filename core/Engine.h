@@ -88,7 +88,8 @@ public:
     [[nodiscard]] Result<Sale> setSaleStatus(qint64 saleId, SaleStatus status);
     /// Switches a sale to book-only (reserves skip the gate) or back; back rebuilds the gate.
     [[nodiscard]] Result<Sale> setSaleBookOnly(qint64 saleId, bool on);
-    /// Reloads the SKU's gate from the book (net of tokens still held). Returns gate available.
+    /// Reloads the SKU's gate from the book: pause, sale, per-user units, then stock (net of
+    /// tokens still held). Returns gate available.
     [[nodiscard]] Result<qint64> rebuildGate(const QString &sku);
     /// The gate's side of a SKU (never fails: unreachable is reported in the value).
     GateSide gateLevels(const QString &sku);
@@ -107,6 +108,12 @@ private:
     Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
                                         qint64 holdSeconds, const QHash<QString, Sale> &sales);
     Result<void> pushSaleToGate(const Sale &sale);
+    /// Puts the book's view of `sku` into the gate in an order that never lets through a
+    /// reserve the book would refuse: a pending discrepancy's pause, the latest sale (open,
+    /// window, per-user limit) and its users' units, then the stock (`force` false: only
+    /// if the stock key is absent, as after Redis lost its data; true: replace it, rebuild).
+    /// Returns gate available.
+    Result<qint64> restoreGate(const QString &sku, bool force);
     void releaseTokens(const QList<OrderLine> &lines, const QString &why);
     void warn(const QString &message);
 

@@ -44,6 +44,8 @@ private slots:
     void bookRefusalCompensatesGate();
     void missingStockKeyReloads_data() { test::addBackendRows(); }
     void missingStockKeyReloads();
+    void gateThatLostItsDataKeepsSaleAndLimit_data() { test::addBackendRows(); }
+    void gateThatLostItsDataKeepsSaleAndLimit();
     void idleConnectionClosedByServer();
     void redisKilledAndRestarted();
     void bookOnlyWhileGateIsDown();
@@ -246,6 +248,40 @@ void TestEngineGate::missingStockKeyReloads()
     QCOMPARE(r->outcome, Outcome::Reserved);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 2);
     QCOMPARE(engine->book().levels(u"A"_s)->available, 2);
+}
+
+void TestEngineGate::gateThatLostItsDataKeepsSaleAndLimit()
+{
+    QFETCH(QString, backend);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, backend);
+    RedisFixture redis;
+    QVERIFY(redis.start());
+    auto engine = test::openEngine(fresh.url(), redis.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    auto sale = engine->createSale(u"A"_s, 0, 0, 120, 2); // scheduled, 2 units per user
+    QVERIFY(sale.has_value());
+    QCOMPARE(engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+    // Redis loses its data (a restart without persistence): the next reserve finds no stock
+    // key and restores the SKU from the book, the sale before the stock.
+    QVERIFY(redis.command({"FLUSHALL"}).has_value());
+    QCOMPARE(engine->reserve(u"o2"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+
+    QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
+    QCOMPARE(engine->reserve(u"o3"_s, u"u1"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    QVERIFY(engine->confirm(u"o3"_s, u"pay-3"_s).has_value());
+    QCOMPARE(engine->reserve(u"o4"_s, u"u2"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QVERIFY(redis.command({"FLUSHALL"}).has_value());
+    // u1 bought their 2 units and u2 holds 1: the limit still counts them.
+    QCOMPARE(engine->reserve(u"o5"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
+    QCOMPARE(engine->reserve(u"o6"_s, u"u2"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::LimitExceeded);
+    QCOMPARE(engine->reserve(u"o7"_s, u"u2"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 6);
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 6);
+    // A rebuild while u1's count is intact does not lower it.
+    QVERIFY(engine->rebuildGate(u"A"_s).has_value());
+    QCOMPARE(engine->reserve(u"o8"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
 }
 
 void TestEngineGate::idleConnectionClosedByServer()

@@ -399,6 +399,39 @@ Result<void> Gate::clearSale(const QString &sku)
     return {};
 }
 
+Result<qint64> Gate::restoreUserUnits(const QString &sku, const QHash<QString, qint64> &units)
+{
+    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
+    if (auto p = d->prepare(); !p) return std::unexpected(p.error());
+    constexpr qsizetype kBatch = 1000;
+    const QByteArray key = GateKeys::key(sku, "users");
+    QList<QList<QByteArray>> batch;
+    qint64 set = 0;
+    const auto flush = [&]() -> Result<void> {
+        auto replies = d->conn.pipeline(batch);
+        batch.clear();
+        if (!replies)
+            return std::unexpected(replies.error());
+        for (const RedisValue &r : *replies) {
+            if (r.type != RedisValue::Type::Integer)
+                return unexpectedReply(r, u"HSETNX users of %1"_s.arg(sku));
+            set += r.integer;
+        }
+        return {};
+    };
+    for (auto it = units.cbegin(); it != units.cend(); ++it) {
+        if (auto v = checkUser(it.key()); !v) return std::unexpected(v.error());
+        if (it.value() <= 0)
+            continue;
+        batch.append({QByteArrayLiteral("HSETNX"), key, it.key().toUtf8(), num(it.value())});
+        if (batch.size() == kBatch)
+            if (auto f = flush(); !f) return std::unexpected(f.error());
+    }
+    if (!batch.isEmpty())
+        if (auto f = flush(); !f) return std::unexpected(f.error());
+    return set;
+}
+
 Result<void> Gate::setPaused(const QString &sku, bool paused)
 {
     if (auto v = checkSkuId(sku); !v) return v;

@@ -4,6 +4,7 @@
 #include "Result.h"
 #include "gate/RedisUrl.h"
 
+#include <QHash>
 #include <QList>
 #include <QString>
 
@@ -148,6 +149,11 @@ public:
     /// Defines or updates the sale of `sku`; removing it (`clearSale`) lets the SKU sell normally.
     [[nodiscard]] Result<void> setSale(const QString &sku, const GateSale &sale);
     [[nodiscard]] Result<void> clearSale(const QString &sku);
+    /// Sets each user's units of `sku` (the per-user limit's count) where the gate has no
+    /// figure for that user, in pipelined batches: restores a gate that lost its data from
+    /// the book without lowering a count that holds tokens the book has not seen yet.
+    /// Returns how many users were set.
+    [[nodiscard]] Result<qint64> restoreUserUnits(const QString &sku, const QHash<QString, qint64> &units);
     /// Pauses or unpauses reserves of `sku` (reserve answers Paused).
     [[nodiscard]] Result<void> setPaused(const QString &sku, bool paused);
 

@@ -166,4 +166,19 @@ Result<qint64> SaleStore::userUnits(const QString &sku, const QString &user)
     return rows->first().at(0).toLongLong();
 }
 
+Result<QHash<QString, qint64>> SaleStore::unitsByUser(const QString &sku)
+{
+    auto rows = m_db.exec(u"SELECT o.user_id, SUM(ol.qty) FROM order_lines ol JOIN orders o ON o.order_id = ol.order_id "
+                          u"WHERE ol.sku = ? AND o.status IN ('PENDING', 'PAID') AND o.user_id <> '' "
+                          u"GROUP BY o.user_id"_s,
+                          {sku});
+    if (!rows)
+        return std::unexpected(rows.error());
+    QHash<QString, qint64> out;
+    out.reserve(rows->rows.size());
+    for (const QVariantList &row : rows->rows)
+        out.insert(row.at(0).toString(), row.at(1).toLongLong());
+    return out;
+}
+
 } // namespace flashstock

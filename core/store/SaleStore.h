@@ -3,6 +3,7 @@
 #include "Domain.h"
 #include "Result.h"
 
+#include <QHash>
 #include <QList>
 
 #include <optional>
@@ -36,6 +37,8 @@ public:
     /// Units `user` holds or bought of `sku` (PENDING and PAID orders), for per-user limits
     /// when reserves bypass the gate.
     [[nodiscard]] Result<qint64> userUnits(const QString &sku, const QString &user);
+    /// userUnits() of every named user with units of `sku` (to restore a gate that lost its data).
+    [[nodiscard]] Result<QHash<QString, qint64>> unitsByUser(const QString &sku);
 
 private:
     Database &m_db;
