@@ -358,6 +358,21 @@ void TestCli::reconcileAndApprovalExitCodes()
     QFETCH(QString, backend);
     FS_FRESH_BOOK(fresh, backend);
     const QStringList db{u"--db"_s, fresh.urlText(), u"--json"_s};
+    // `reconcile --every` (the real binary) stopped by SIGTERM after its first pass: its
+    // exit code and last JSON line tell that pass, as a single run would.
+    const auto everyUntilStopped = [&] {
+        QProcess p;
+        p.start(QStringLiteral(FLASHSTOCK_CLI_PATH),
+                QStringList{u"reconcile"_s, u"--every"_s, u"60"_s, u"--grace"_s, u"0"_s, u"--redis"_s, u"none"_s} + db);
+        bool passed = p.waitForStarted(10000);
+        while (passed && !p.canReadLine())
+            passed = p.waitForReadyRead(30000);
+        p.terminate();
+        p.waitForFinished(30000);
+        const QList<QByteArray> lines = p.readAllStandardOutput().trimmed().split('\n');
+        return std::make_pair(passed && p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                              QJsonDocument::fromJson(lines.last()).object());
+    };
     QCOMPARE(cli(QStringList{u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"10"_s} + db).exitCode, 0);
     // Nothing wrong yet: exit 0 and no discrepancies.
     Run clean = cli(QStringList{u"reconcile"_s} + db);
@@ -371,6 +386,10 @@ void TestCli::reconcileAndApprovalExitCodes()
     }
     Run found = cli(QStringList{u"reconcile"_s} + db);
     QCOMPARE(found.exitCode, 3);
+    const auto [everyCode, everySummary] = everyUntilStopped();
+    QCOMPARE(everyCode, 3);
+    QCOMPARE(everySummary.value(u"still_pending"_s).toInteger(), 1);
+    QCOMPARE(everySummary.value(u"stopped"_s).toBool(), true);
     const QJsonArray list = found.json().value(u"discrepancies"_s).toArray();
     QCOMPARE(list.size(), 1);
     const QJsonObject d = list.first().toObject();
@@ -402,6 +421,7 @@ void TestCli::reconcileAndApprovalExitCodes()
     Run show = cli(QStringList{u"sku"_s, u"show"_s, u"A"_s} + db);
     QCOMPARE(show.json().value(u"book"_s).toObject().value(u"available"_s).toInt(), 10);
     QCOMPARE(cli(QStringList{u"reconcile"_s} + db).exitCode, 0);
+    QCOMPARE(everyUntilStopped().first, 0);
     QCOMPARE(cli(QStringList{u"reserve"_s, u"--order"_s, u"o2"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s} + db)
                  .json().value(u"result"_s).toString(),
              u"reserved"_s);

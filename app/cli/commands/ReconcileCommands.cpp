@@ -131,7 +131,8 @@ QString ReconcileCommand::summary() const
 }
 QList<QCommandLineOption> ReconcileCommand::options() const
 {
-    return {{u"every"_s, u"Run a pass every SECONDS until SIGINT/SIGTERM."_s, u"SECONDS"_s},
+    return {{u"every"_s, u"Run a pass every SECONDS until SIGINT/SIGTERM; the exit code then tells the last pass."_s,
+             u"SECONDS"_s},
             {u"grace"_s, u"How old a held token must be (Redis time) to count as orphaned; default 30."_s,
              u"SECONDS"_s},
             {u"alert-url"_s, u"POST a JSON alert for each new discrepancy that needs approval."_s, u"URL"_s}};
@@ -173,13 +174,17 @@ CommandOutput ReconcileCommand::execute(CliContext &ctx, const QCommandLineParse
     QTextStream out(stdout);
     QTextStream err(stderr);
     int passes = 0, failures = 0;
+    bool lastFailed = false;
+    qint64 lastPending = 0;
     while (!StopSignal::requested()) {
         auto report = reconciler.runPass(*grace * 1000);
         ++passes;
+        lastFailed = !report.has_value();
         if (!report) {
             ++failures;
             err << u"reconcile pass %1 failed: %2\n"_s.arg(passes).arg(report.error().message);
         } else {
+            lastPending = report->stillPending;
             alertNew(alerts.get(), *report);
             const CommandOutput pass = reportOutput(*report);
             if (ctx.json)
@@ -194,9 +199,12 @@ CommandOutput ReconcileCommand::execute(CliContext &ctx, const QCommandLineParse
         // Alerts go out while the loop waits; it never waits on them beyond that.
         StopSignal::wait(*every * 1000);
     }
+    // The exit code tells the last pass, as a single run would: pending beats a failure.
     CommandOutput done;
-    done.json = {{u"stopped"_s, true}, {u"passes"_s, passes}, {u"failed_passes"_s, failures}};
-    done.text = u"reconcile stopped after %1 passes\n"_s.arg(passes);
+    done.json = {{u"stopped"_s, true}, {u"passes"_s, passes}, {u"failed_passes"_s, failures},
+                 {u"still_pending"_s, lastPending}};
+    done.text = u"reconcile stopped after %1 passes; %2 discrepancies wait for approval\n"_s.arg(passes).arg(lastPending);
+    done.exitCode = lastPending > 0 ? ExitPending : lastFailed ? ExitRuntime : ExitOk;
     // Printing the summary as one more JSON line keeps stdout one object per line.
     return done;
 }
