@@ -6,6 +6,7 @@
 #include "Engine.h"
 #include "store/Database.h"
 #include "support/BookFixture.h"
+#include "support/HttpSink.h"
 #include "support/RedisFixture.h"
 
 #include <QJsonArray>
@@ -58,6 +59,8 @@ private slots:
     void embeddedGateByDefault();
     void reconcileAndApprovalExitCodes_data() { test::addBackendRows(); }
     void reconcileAndApprovalExitCodes();
+    void alertsAreSentUntilDelivered_data() { test::addBackendRows(); }
+    void alertsAreSentUntilDelivered();
 };
 
 void TestCli::badInputChangesNothing_data()
@@ -425,6 +428,41 @@ void TestCli::reconcileAndApprovalExitCodes()
     QCOMPARE(cli(QStringList{u"reserve"_s, u"--order"_s, u"o2"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s} + db)
                  .json().value(u"result"_s).toString(),
              u"reserved"_s);
+}
+
+void TestCli::alertsAreSentUntilDelivered()
+{
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    test::HttpSink sink;
+    QVERIFY(sink.listen());
+    const QStringList reconcile{u"reconcile"_s, u"--grace"_s, u"0"_s, u"--alert-url"_s, sink.url().toString(),
+                                u"--db"_s, fresh.urlText(), u"--json"_s};
+    QCOMPARE(cli({u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"10"_s, u"--db"_s, fresh.urlText()}).exitCode, 0);
+    {
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
+        QVERIFY(e.has_value());
+        QVERIFY((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s).has_value());
+    }
+    // The alert endpoint is down: every attempt fails, the discrepancy stays unalerted.
+    sink.setStatus(503);
+    QCOMPARE(cli(reconcile).exitCode, 3);
+    const qsizetype attempts = sink.bodies().size();
+    QVERIFY2(attempts >= 2, "an alert that fails is retried");
+    const QJsonObject sent = QJsonDocument::fromJson(sink.bodies().first()).object();
+    QCOMPARE(sent.value(u"alert"_s).toString(), u"discrepancy_pending_approval"_s);
+    const qint64 id = sent.value(u"discrepancy"_s).toObject().value(u"id"_s).toInteger();
+    QVERIFY(id > 0);
+    // The endpoint is back: the next pass finds nothing new but sends the undelivered alert.
+    sink.setStatus(200);
+    QCOMPARE(cli(reconcile).exitCode, 3);
+    QCOMPARE(sink.bodies().size(), attempts + 1);
+    QCOMPARE(QJsonDocument::fromJson(sink.bodies().last()).object().value(u"discrepancy"_s).toObject()
+                 .value(u"id"_s).toInteger(),
+             id);
+    // Delivered once: never again.
+    QCOMPARE(cli(reconcile).exitCode, 3);
+    QCOMPARE(sink.bodies().size(), attempts + 1);
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -411,6 +411,16 @@ Result<QList<Discrepancy>> Reconciler::list(std::optional<DiscrepancyStatus> sta
     return m_store->list(status);
 }
 
+Result<QList<Discrepancy>> Reconciler::unalerted()
+{
+    return m_store->unalerted();
+}
+
+Result<void> Reconciler::markAlerted(qint64 id)
+{
+    return m_store->markAlerted(id);
+}
+
 Result<Discrepancy> Reconciler::get(qint64 id)
 {
     auto row = m_store->get(id);

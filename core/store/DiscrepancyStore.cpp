@@ -103,6 +103,28 @@ Result<QList<Discrepancy>> DiscrepancyStore::list(std::optional<DiscrepancyStatu
     return out;
 }
 
+Result<QList<Discrepancy>> DiscrepancyStore::unalerted()
+{
+    auto r = m_db.exec(u"SELECT %1 FROM discrepancies WHERE status = 'pending_approval' AND alerted_at IS NULL "
+                       u"ORDER BY id"_s.arg(kColumns));
+    if (!r)
+        return std::unexpected(r.error());
+    QList<Discrepancy> out;
+    for (const QVariantList &row : r->rows)
+        out << rowFrom(row).d;
+    return out;
+}
+
+Result<void> DiscrepancyStore::markAlerted(qint64 id)
+{
+    auto r = m_db.exec(u"UPDATE discrepancies SET alerted_at = %1 WHERE id = ? AND alerted_at IS NULL"_s.arg(
+                           m_db.nowMsExpr()),
+                       {id});
+    if (!r)
+        return std::unexpected(r.error());
+    return {};
+}
+
 Result<std::optional<DiscrepancyRow>> DiscrepancyStore::get(qint64 id)
 {
     auto r = m_db.exec(u"SELECT %1 FROM discrepancies WHERE id = ?"_s.arg(kColumns), {id});

@@ -78,6 +78,10 @@ public:
     [[nodiscard]] Result<QStringList> pausedSkus();
     /// True if `sku` has a pending discrepancy that pauses it (one indexed lookup).
     [[nodiscard]] Result<bool> isPaused(const QString &sku);
+    /// Discrepancies waiting for approval whose alert was not delivered yet, oldest first.
+    [[nodiscard]] Result<QList<Discrepancy>> unalerted();
+    /// Records that the alert of discrepancy `id` was delivered (the first delivery counts).
+    [[nodiscard]] Result<void> markAlerted(qint64 id);
     /// Number of discrepancies waiting for approval.
     [[nodiscard]] Result<int> pendingCount();
 

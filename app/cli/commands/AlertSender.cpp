@@ -23,24 +23,26 @@ AlertSender::AlertSender(QUrl url, int timeoutMs, int attempts, QObject *parent)
 
 AlertSender::~AlertSender() = default;
 
-void AlertSender::post(const QJsonObject &alert)
+void AlertSender::post(const QJsonObject &alert, std::function<void(bool delivered)> done)
 {
     ++m_inFlight;
-    attempt(QJsonDocument(alert).toJson(QJsonDocument::Compact), 1);
+    attempt(QJsonDocument(alert).toJson(QJsonDocument::Compact), 1, done);
 }
 
-void AlertSender::attempt(const QByteArray &body, int attemptNo)
+void AlertSender::attempt(const QByteArray &body, int attemptNo, const std::function<void(bool)> &done)
 {
     QNetworkRequest request(m_url);
     request.setHeader(QNetworkRequest::ContentTypeHeader, u"application/json"_s);
     request.setTransferTimeout(m_timeoutMs);
     QNetworkReply *reply = m_nam->post(request, body);
-    connect(reply, &QNetworkReply::finished, this, [this, reply, body, attemptNo] {
+    connect(reply, &QNetworkReply::finished, this, [this, reply, body, attemptNo, done] {
         reply->deleteLater();
         const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
         if (reply->error() == QNetworkReply::NoError && status >= 200 && status < 300) {
             ++m_delivered;
             --m_inFlight;
+            if (done)
+                done(true);
             return;
         }
         if (attemptNo >= m_attempts) {
@@ -48,10 +50,13 @@ void AlertSender::attempt(const QByteArray &body, int attemptNo)
                      qPrintable(reply->errorString()));
             ++m_failed;
             --m_inFlight;
+            if (done)
+                done(false);
             return;
         }
         // Backoff 250 ms, 500 ms, ...
-        QTimer::singleShot(250 * (1 << (attemptNo - 1)), this, [this, body, attemptNo] { attempt(body, attemptNo + 1); });
+        QTimer::singleShot(250 * (1 << (attemptNo - 1)), this,
+                           [this, body, attemptNo, done] { attempt(body, attemptNo + 1, done); });
     });
 }
 

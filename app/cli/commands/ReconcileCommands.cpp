@@ -12,6 +12,8 @@
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QScopeGuard>
+#include <QSet>
 #include <QSettings>
 #include <QTextStream>
 #include <QUrl>
@@ -84,13 +86,33 @@ CommandOutput reportOutput(const ReconcileReport &report)
     return out;
 }
 
-void alertNew(AlertSender *alerts, const ReconcileReport &report)
+/// Sends an alert for every discrepancy waiting for approval whose alert was not delivered
+/// yet (this pass's and earlier ones'), except those still being sent (`inFlight`, ids).
+/// A delivery is recorded in the book, so each alert goes out until one is delivered.
+void alertPending(AlertSender *alerts, Reconciler &reconciler, QSet<qint64> &inFlight)
 {
     if (!alerts)
         return;
-    for (const Discrepancy &d : report.discrepancies)
-        if (d.status == DiscrepancyStatus::PendingApproval)
-            alerts->post({{u"alert"_s, u"discrepancy_pending_approval"_s}, {u"discrepancy"_s, discrepancyJson(d)}});
+    auto pending = reconciler.unalerted();
+    if (!pending) {
+        qWarning("alerts: cannot list the discrepancies to alert: %s", qPrintable(pending.error().message));
+        return;
+    }
+    for (const Discrepancy &d : *pending) {
+        if (inFlight.contains(d.id))
+            continue;
+        inFlight.insert(d.id);
+        const qint64 id = d.id;
+        alerts->post({{u"alert"_s, u"discrepancy_pending_approval"_s}, {u"discrepancy"_s, discrepancyJson(d)}},
+                     [&reconciler, &inFlight, id](bool delivered) {
+                         inFlight.remove(id);
+                         if (!delivered)
+                             return; // sent again by the next pass
+                         if (auto r = reconciler.markAlerted(id); !r)
+                             qWarning("alerts: discrepancy %lld alerted but not recorded (it will be sent again): %s",
+                                      id, qPrintable(r.error().message));
+                     });
+    }
 }
 
 } // namespace
@@ -159,14 +181,19 @@ CommandOutput ReconcileCommand::execute(CliContext &ctx, const QCommandLineParse
     if (!engine)
         return errorOutput(engine.error());
     Reconciler reconciler(**engine);
+    QSet<qint64> alertsInFlight;
+    // Alerts call back into the reconciler: they end (delivered, given up or dropped) first.
+    const auto finishAlerts = qScopeGuard([&] {
+        if (alerts)
+            alerts->flush(20000);
+        alerts.reset();
+    });
 
     if (!parser.isSet(u"every"_s)) {
         auto report = reconciler.runPass(*grace * 1000);
         if (!report)
             return errorOutput(report.error());
-        alertNew(alerts.get(), *report);
-        if (alerts)
-            alerts->flush(20000); // a one-shot run sends its alerts before it exits
+        alertPending(alerts.get(), reconciler, alertsInFlight); // sent before the run exits
         return reportOutput(*report);
     }
 
@@ -185,7 +212,7 @@ CommandOutput ReconcileCommand::execute(CliContext &ctx, const QCommandLineParse
             err << u"reconcile pass %1 failed: %2\n"_s.arg(passes).arg(report.error().message);
         } else {
             lastPending = report->stillPending;
-            alertNew(alerts.get(), *report);
+            alertPending(alerts.get(), reconciler, alertsInFlight);
             const CommandOutput pass = reportOutput(*report);
             if (ctx.json)
                 out << QString::fromUtf8(QJsonDocument(pass.json).toJson(QJsonDocument::Compact)) << '\n';
