@@ -9,6 +9,8 @@
 #include "LaunchWizard.h"
 #include "MainWindow.h"
 #include "ReconciliationView.h"
+#include "SalesView.h"
+#include "models/SalesModel.h"
 #include "models/DiscrepancyModel.h"
 #include "store/Database.h"
 #include "store/SaleStore.h"
@@ -18,6 +20,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTableView>
 #include <QTcpServer>
 #include <QtTest>
 
@@ -44,6 +47,7 @@ class TestUiConsole : public QObject {
 private slots:
     void initTestCase() { std::signal(SIGPIPE, SIG_IGN); }
     void wizardLaunchesSale();
+    void pauseAndResumeFromSalesView();
     void approveNegativeDriftThroughDialog();
     void staysResponsiveWhileGateHangs();
 };
@@ -118,6 +122,57 @@ void TestUiConsole::wizardLaunchesSale()
     QCOMPARE(snap.skus.first().gateReserved, 25);
     QCOMPARE(snap.skus.first().gateRefused, 6);
     QCOMPARE(snap.skus.first().available, 0);
+}
+
+void TestUiConsole::pauseAndResumeFromSalesView()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    qint64 saleId = 0;
+    {
+        auto book = openBook(dir.path());
+        QVERIFY(book);
+        QVERIFY(book->addSku(u"P1"_s, 10).has_value());
+        auto sale = book->createSale(u"P1"_s, 0, 0, 60, 0);
+        QVERIFY(sale.has_value());
+        saleId = sale->id;
+        QVERIFY(book->setSaleStatus(saleId, SaleStatus::Open).has_value());
+    }
+    ConsoleSession session;
+    SalesView view(&session);
+    view.resize(1000, 400);
+    view.show();
+    QSignalSpy opened(session.worker(), &EngineWorker::opened);
+    session.open(ConnectionProfile{dir.path(), {}, u"none"_s, u"tester"_s});
+    QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
+    // Samples refresh the view, as the main window wires them (the view asks for one after a change).
+    connect(session.worker(), &EngineWorker::sampled, &view,
+            [&view](const LiveSnapshot &snap) { view.setSnapshot(snap, {}); });
+    QVERIFY(session.sample());
+    QTRY_COMPARE_WITH_TIMEOUT(view.model()->rowCount(), 1, 10000);
+    view.table()->selectRow(0);
+    QTRY_VERIFY(view.pauseAction()->isEnabled());
+    QVERIFY(!view.startAction()->isEnabled());
+
+    const auto statusAfter = [&](QAction *action) {
+        QSignalSpy changed(session.worker(), &EngineWorker::saleChanged);
+        action->trigger();
+        for (QDeadlineTimer deadline(10000); changed.isEmpty() && !deadline.hasExpired();)
+            QTest::qWait(20);
+        if (changed.isEmpty())
+            return SaleStatus::Scheduled; // never answered
+        return changed.first().first().value<Sale>().status;
+    };
+    QCOMPARE(statusAfter(view.pauseAction()), SaleStatus::Paused);
+    {
+        auto book = openBook(dir.path());
+        QCOMPARE(book->sales().get(saleId)->status, SaleStatus::Paused);
+        QCOMPARE(book->reserve(u"o1"_s, u"u1"_s, {{u"P1"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+    }
+    QTRY_VERIFY(view.startAction()->isEnabled()); // Start resumes a paused sale
+    QCOMPARE(statusAfter(view.startAction()), SaleStatus::Open);
+    auto book = openBook(dir.path());
+    QCOMPARE(book->reserve(u"o2"_s, u"u1"_s, {{u"P1"_s, 1, {}}})->outcome, Outcome::Reserved);
 }
 
 void TestUiConsole::approveNegativeDriftThroughDialog()

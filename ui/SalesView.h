@@ -13,9 +13,9 @@ class ConsoleSession;
 class LaunchWizard;
 class SalesModel;
 
-/// The sales view: the flash sales (SKU, units, window, status, progress, live reserve
-/// rate), the launch wizard, and Start / Stop of the selected sale. The engine has no
-/// resumable pause: Stop closes a sale for good, so it asks first. GUI thread.
+/// The sales view: the flash sales (SKU, units, window, status, progress, live reserve and
+/// reject rates), the launch wizard, and Start / Pause / Stop of the selected sale. Pause is
+/// resumed by Start; Stop closes a sale for good, so it asks first. GUI thread.
 class SalesView : public QWidget {
     Q_OBJECT
 public:
@@ -26,6 +26,8 @@ public:
     SalesModel *model() const { return m_model; }
     QTableView *table() const { return m_table; }
     QAction *newSaleAction() const { return m_new; }
+    QAction *startAction() const { return m_start; }
+    QAction *pauseAction() const { return m_pause; }
     /// Opens the launch wizard (window-modal, does not block the event loop) and returns it.
     LaunchWizard *openWizard();
 
