@@ -66,12 +66,7 @@ void TestEngineGate::crowdThroughGate()
 {
     QFETCH(QString, backend);
     QFETCH(bool, flushScripts);
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, backend);
-    RedisFixture redis;
-    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(backend);
     QVERIFY(engine->addSku(u"A"_s, 1000).has_value());
     QCOMPARE(gateAvailable(*engine, u"A"_s), 1000);
 
@@ -132,12 +127,7 @@ void TestEngineGate::crowdThroughGate()
 void TestEngineGate::sameOrderFiveTimes()
 {
     QFETCH(QString, backend);
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, backend);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(backend);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     for (int i = 0; i < 5; ++i)
         QCOMPARE(engine->reserve(u"seq"_s, u"u"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
@@ -169,12 +159,7 @@ void TestEngineGate::sameOrderFiveTimes()
 void TestEngineGate::perUserLimit()
 {
     QFETCH(QString, backend);
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, backend);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(backend);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     auto sale = engine->createSale(u"A"_s, 0, 0, 60, 2);
     QVERIFY(sale.has_value());
@@ -205,12 +190,7 @@ void TestEngineGate::perUserLimit()
 void TestEngineGate::bookRefusalCompensatesGate()
 {
     QFETCH(QString, backend);
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, backend);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(backend);
     QVERIFY(engine->addSku(u"A"_s, 5).has_value());
     // The book holds fewer units than the gate believes (a stocktake behind the gate's back).
     QVERIFY(engine->database().exec(u"UPDATE buckets SET available = 1, total = 1 WHERE sku = 'A'"_s).has_value());
@@ -233,12 +213,7 @@ void TestEngineGate::bookRefusalCompensatesGate()
 void TestEngineGate::missingStockKeyReloads()
 {
     QFETCH(QString, backend);
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, backend);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(backend);
     QVERIFY(engine->addSku(u"A"_s, 4).has_value());
     QCOMPARE(engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
     QVERIFY(redis.command({"DEL", GateKeys::key(u"A"_s, "stock")}).has_value());
@@ -253,12 +228,7 @@ void TestEngineGate::missingStockKeyReloads()
 void TestEngineGate::gateThatLostItsDataKeepsSaleAndLimit()
 {
     QFETCH(QString, backend);
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, backend);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(backend);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     auto sale = engine->createSale(u"A"_s, 0, 0, 120, 2); // scheduled, 2 units per user
     QVERIFY(sale.has_value());
@@ -286,12 +256,7 @@ void TestEngineGate::gateThatLostItsDataKeepsSaleAndLimit()
 
 void TestEngineGate::idleConnectionClosedByServer()
 {
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, u"sqlite"_s);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(u"sqlite"_s);
     QVERIFY(engine->addSku(u"A"_s, 4).has_value());
     QVERIFY(redis.command({"CONFIG", "SET", "timeout", "1"}).has_value());
     QTest::qWait(2200);
@@ -372,12 +337,7 @@ void TestEngineGate::bookOnlyWhileGateIsDown()
 
 void TestEngineGate::releaseAndConfirmTellTheGate()
 {
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, u"sqlite"_s);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(u"sqlite"_s);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     QCOMPARE(engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 3, {}}})->outcome, Outcome::Reserved);
     QCOMPARE(engine->reserve(u"o2"_s, u"u"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);

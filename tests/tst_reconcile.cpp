@@ -70,12 +70,7 @@ private slots:
 void TestReconcile::orphanPreDeduct()
 {
     QFETCH(QString, backend);
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, backend);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(backend);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     // The gate took 3 units, the process died before the book.
     auto g = engine->gate()->reserve(u"A"_s, u"o1"_s, {}, 3);
@@ -143,12 +138,7 @@ void TestReconcile::staleHoldAfterRedisRestart()
 void TestReconcile::gateShortfallAndExcess()
 {
     QFETCH(QString, backend);
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, backend);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(backend);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     Reconciler rec(*engine);
     QVERIFY(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "7"}).has_value());
@@ -171,12 +161,7 @@ void TestReconcile::gateShortfallAndExcess()
 void TestReconcile::negativeDriftWaitsForApproval()
 {
     QFETCH(QString, backend);
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, backend);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(backend);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5 WHERE sku = 'A'"_s));
     Reconciler rec(*engine);
@@ -220,12 +205,7 @@ void TestReconcile::negativeDriftWaitsForApproval()
 void TestReconcile::rejectLeavesStock()
 {
     QFETCH(QString, backend);
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, backend);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(backend);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available - 4, total = total - 4 WHERE sku = 'A'"_s));
     Reconciler rec(*engine);
@@ -305,12 +285,7 @@ void TestReconcile::crashWindowRealCli()
 {
     // PostgreSQL: another session holds the bucket row, so the CLI blocks inside the book
     // after the gate took its units (SQLite would block it earlier, in its migration check).
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_FRESH_BOOK(fresh, u"postgresql"_s);
-    RedisFixture redis;
-    QVERIFY(redis.start());
-    auto engine = test::openEngine(fresh.url(), redis.url());
-    QVERIFY(engine);
+    FS_GATED_ENGINE(u"postgresql"_s);
     QVERIFY(engine->addSku(u"A"_s, 10).has_value());
     // A second session, by hand: a transaction left open on purpose.
     QSqlDatabase holder = QSqlDatabase::addDatabase(u"QPSQL"_s, u"holder"_s);

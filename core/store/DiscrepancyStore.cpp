@@ -90,11 +90,9 @@ Result<std::optional<qint64>> DiscrepancyStore::insert(const DiscrepancyRow &row
     return std::optional<qint64>{i64(r->first().at(0))};
 }
 
-Result<QList<Discrepancy>> DiscrepancyStore::list(std::optional<DiscrepancyStatus> status)
+Result<QList<Discrepancy>> DiscrepancyStore::select(const QString &whereAndOrder, const QVariantList &args)
 {
-    auto r = status ? m_db.exec(u"SELECT %1 FROM discrepancies WHERE status = ? ORDER BY id DESC"_s.arg(kColumns),
-                                {discrepancyStatusName(*status)})
-                    : m_db.exec(u"SELECT %1 FROM discrepancies ORDER BY id DESC"_s.arg(kColumns));
+    auto r = m_db.exec(u"SELECT %1 FROM discrepancies %2"_s.arg(kColumns, whereAndOrder), args);
     if (!r)
         return std::unexpected(r.error());
     QList<Discrepancy> out;
@@ -103,16 +101,16 @@ Result<QList<Discrepancy>> DiscrepancyStore::list(std::optional<DiscrepancyStatu
     return out;
 }
 
+Result<QList<Discrepancy>> DiscrepancyStore::list(std::optional<DiscrepancyStatus> status)
+{
+    if (status)
+        return select(u"WHERE status = ? ORDER BY id DESC"_s, {discrepancyStatusName(*status)});
+    return select(u"ORDER BY id DESC"_s, {});
+}
+
 Result<QList<Discrepancy>> DiscrepancyStore::unalerted()
 {
-    auto r = m_db.exec(u"SELECT %1 FROM discrepancies WHERE status = 'pending_approval' AND alerted_at IS NULL "
-                       u"ORDER BY id"_s.arg(kColumns));
-    if (!r)
-        return std::unexpected(r.error());
-    QList<Discrepancy> out;
-    for (const QVariantList &row : r->rows)
-        out << rowFrom(row).d;
-    return out;
+    return select(u"WHERE status = 'pending_approval' AND alerted_at IS NULL ORDER BY id"_s, {});
 }
 
 Result<void> DiscrepancyStore::markAlerted(qint64 id)

@@ -118,6 +118,8 @@ public:
                                               const QString &source);
 
 private:
+    /// Discrepancies by `SELECT <columns> FROM discrepancies <whereAndOrder>` with `args` bound.
+    Result<QList<Discrepancy>> select(const QString &whereAndOrder, const QVariantList &args);
     /// `ledger ... WHERE id > after`: the window of one pass (see the .cpp for why a literal).
     QString ledgerWindow(qint64 after) const;
     Result<Levels3> replay(const QString &sku, int bucket);

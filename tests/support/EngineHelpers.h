@@ -1,6 +1,8 @@
 #pragma once
 
 #include "Engine.h"
+#include "support/BookFixture.h"
+#include "support/RedisFixture.h"
 
 #include <memory>
 #include <optional>
@@ -15,3 +17,14 @@ std::unique_ptr<Engine> openEngine(const DbUrl &db, const std::optional<RedisUrl
 bool bookHolds(Engine &engine);
 
 } // namespace flashstock::test
+
+/// In a test function: a fresh book of `backend` (skipped or failed as FS_FRESH_BOOK), a
+/// redis-server of its own (required as FLASHSTOCK_REQUIRE_REDIS_SERVER) and an engine on
+/// both. Declares `fresh`, `redis` and `engine`.
+#define FS_GATED_ENGINE(backend)                                                                                 \
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();                                                                           \
+    FS_FRESH_BOOK(fresh, backend);                                                                               \
+    flashstock::RedisFixture redis;                                                                              \
+    QVERIFY2(redis.start(), qPrintable(redis.errorString()));                                                    \
+    auto engine = flashstock::test::openEngine(fresh.url(), redis.url());                                        \
+    QVERIFY(engine)
