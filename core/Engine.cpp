@@ -7,6 +7,7 @@
 #include "store/SaleStore.h"
 
 #include <QSet>
+#include <QThread>
 
 using namespace Qt::StringLiterals;
 
@@ -147,20 +148,73 @@ Result<qint64> Engine::restoreGate(const QString &sku, bool force)
         if (auto r = m_gate->setSale(sku, GateSale{s.status == SaleStatus::Open, s.startMs, s.endMs, s.perUserLimit});
             !r)
             return std::unexpected(r.error());
-        if (s.perUserLimit > 0) {
-            auto units = m_sales->unitsByUser(sku);
-            if (!units)
-                return std::unexpected(units.error());
-            if (auto r = m_gate->restoreUserUnits(sku, *units); !r)
-                return std::unexpected(r.error());
-        }
     }
+    if (auto r = syncGateUsers(sku); !r)
+        return std::unexpected(r.error());
+    if (!m_gate->counts(sku)) // unreadable counters are reset (they are only the console's rates)
+        (void)m_gate->clearCounts(sku);
     auto levels = m_book->levels(sku);
     if (!levels)
         return std::unexpected(levels.error());
     // The load subtracts the units of tokens still held (pre-deducted, not yet in the book),
     // so live reserves are not counted twice.
-    return m_gate->load(sku, levels->available, force);
+    auto loaded = m_gate->load(sku, levels->available, force);
+    if (!loaded)
+        return loaded;
+    // A pause the book no longer has (its discrepancy was resolved while the gate was away).
+    if (!*paused) {
+        auto still = DiscrepancyStore(*m_db).isPaused(sku);
+        if (still && !*still)
+            if (auto r = m_gate->setPaused(sku, false); !r)
+                return std::unexpected(r.error());
+    }
+    return loaded;
+}
+
+Result<void> Engine::restoreGateOnce(const QString &sku)
+{
+    // A crowd finds the stock key missing at once: one engine restores, the others wait for
+    // the stock key (the restore writes it last), then reserve. A claim whose holder died
+    // expires; after the wait an engine restores itself (only-if-absent, so harmless).
+    constexpr qint64 kClaimMs = 10000, kWaitMs = 5000, kPollMs = 20;
+    auto claimed = m_gate->claimRestore(sku, kClaimMs);
+    if (!claimed)
+        return std::unexpected(claimed.error());
+    if (!*claimed) {
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < kWaitMs) {
+            auto available = m_gate->available(sku);
+            if (!available)
+                return std::unexpected(available.error());
+            if (*available >= 0)
+                return {};
+            QThread::msleep(kPollMs);
+        }
+    }
+    auto restored = restoreGate(sku, false);
+    if (*claimed)
+        (void)m_gate->endRestore(sku);
+    if (!restored)
+        return std::unexpected(restored.error());
+    return {};
+}
+
+Result<void> Engine::syncGateUsers(const QString &sku)
+{
+    if (!m_gate)
+        return {};
+    auto sale = m_sales->latestFor(sku);
+    if (!sale)
+        return std::unexpected(sale.error());
+    if (!*sale || (*sale)->perUserLimit <= 0)
+        return {}; // the count only serves a per-user limit
+    auto units = m_sales->unitsByUser(sku);
+    if (!units)
+        return std::unexpected(units.error());
+    if (auto r = m_gate->setUserUnits(sku, *units); !r)
+        return std::unexpected(r.error());
+    return {};
 }
 
 Result<Sale> Engine::createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
@@ -177,18 +231,36 @@ Result<Sale> Engine::createSale(const QString &sku, qint64 startMs, qint64 endMs
 
 Result<Sale> Engine::setSaleStatus(qint64 saleId, SaleStatus status)
 {
-    auto sale = m_sales->setStatus(saleId, status);
-    if (!sale)
-        return sale;
-    m_saleCache.remove(sale->sku);
-    if (auto pushed = pushSaleToGate(*sale); !pushed) {
-        if (status == SaleStatus::Open)
-            return fail(pushed.error().code,
-                        u"sale %1 is open in the book but the gate did not open it: %2"_s.arg(saleId).arg(
-                            pushed.error().message));
-        warn(u"gate did not close sale %1 (it refuses reserves again when it is rebuilt): %2"_s.arg(saleId).arg(
-            pushed.error().message));
+    const bool opening = status == SaleStatus::Open && m_gate;
+    if (opening) {
+        // The gate opens first: a sale the gate cannot enforce (window, per-user limit) is not
+        // opened in the book either.
+        auto current = m_sales->get(saleId);
+        if (!current)
+            return current;
+        if (current->status != SaleStatus::Open && current->status != SaleStatus::Stopped) {
+            Sale target = *current;
+            target.status = SaleStatus::Open;
+            if (auto pushed = pushSaleToGate(target); !pushed)
+                return fail(pushed.error().code, u"sale %1 not started: the gate did not open it: %2"_s.arg(saleId).arg(
+                                                     pushed.error().message));
+        }
     }
+    auto sale = m_sales->setStatus(saleId, status);
+    if (!sale) {
+        if (opening) {
+            // The gate follows the book again (best effort: the book refuses a closed sale anyway).
+            if (auto current = m_sales->get(saleId); current)
+                if (auto pushed = pushSaleToGate(*current); !pushed)
+                    warn(u"gate still has sale %1 open: %2"_s.arg(saleId).arg(pushed.error().message));
+        }
+        return sale;
+    }
+    m_saleCache.remove(sale->sku);
+    if (auto pushed = pushSaleToGate(*sale); !pushed)
+        warn(u"gate did not get sale %1 as %2 (the book refuses its reserves; gate rebuild fixes the gate): %3"_s
+                 .arg(saleId)
+                 .arg(saleStatusName(sale->status), pushed.error().message));
     return sale;
 }
 
@@ -226,14 +298,13 @@ GateSide Engine::gateLevels(const QString &sku)
         side.error = available.error().message;
         return side;
     }
-    auto counts = m_gate->counts(sku);
-    if (!counts) {
-        side.error = counts.error().message;
-        return side;
-    }
     side.reachable = true;
     side.available = *available;
-    side.counts = *counts;
+    // The counters are best effort (the console's rates): unreadable ones never hide the stock.
+    if (auto counts = m_gate->counts(sku))
+        side.counts = *counts;
+    else
+        side.error = counts.error().message;
     return side;
 }
 
@@ -288,7 +359,7 @@ Result<ReserveResult> Engine::reserve(const QString &order, const QString &user,
     }
     if (bookOnly)
         return reserveInBook(order, user, *normalized, hold, sales);
-    return reserveThroughGate(order, user, *normalized, hold);
+    return reserveThroughGate(order, user, *normalized, hold, sales);
 }
 
 Result<ReserveResult> Engine::reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
@@ -330,7 +401,7 @@ Result<ReserveResult> Engine::reserveInBook(const QString &order, const QString 
 }
 
 Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
-                                                 qint64 holdSeconds)
+                                                 qint64 holdSeconds, const QHash<QString, Sale> &sales)
 {
     QList<OrderLine> created; // tokens this call issued: the only ones it may give back
     auto refuse = [&](Outcome outcome, const QString &sku) {
@@ -343,7 +414,7 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
             // The stock key is gone (never loaded, flushed, evicted, Redis restarted without
             // its data): restore the SKU's gate from the book (stock only if still absent)
             // and try once more. Never answer out_of_stock for that.
-            if (auto loaded = restoreGate(line.sku, false); !loaded)
+            if (auto loaded = restoreGateOnce(line.sku); !loaded)
                 g = std::unexpected(loaded.error());
             else
                 g = m_gate->reserve(line.sku, order, user, line.qty);
@@ -391,6 +462,17 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
         }
     }
 
+    // The gate enforces the sale's window and limit; the book's status has the last word,
+    // so a gate that missed a pause or stop (down at the time) never sells for it.
+    for (const OrderLine &line : std::as_const(lines)) {
+        auto it = sales.constFind(line.sku);
+        if (it == sales.cend() || it->status == SaleStatus::Open)
+            continue;
+        releaseTokens(created, u"sale not open in the book"_s);
+        if (auto counted = m_gate->countRefusal(line.sku, Outcome::SaleClosed); !counted)
+            warn(u"gate did not count the book's sale_closed refusal of %1: %2"_s.arg(line.sku, counted.error().message));
+        return ReserveResult{Outcome::SaleClosed, order, lines, line.sku, 0};
+    }
     auto booked = m_book->reserve(order, user, lines, holdSeconds);
     if (!booked) {
         releaseTokens(created, u"book failed"_s);

@@ -32,8 +32,8 @@ struct GateSide {
     bool configured = false;  ///< a gate is in front of the book
     bool reachable = false;
     qint64 available = -1;    ///< units; -1 if the stock key is absent
-    GateCounts counts;        ///< the SKU's reserve and refusal counters (calls)
-    QString error;            ///< why unreachable
+    std::optional<GateCounts> counts; ///< the SKU's counters (calls); nullopt if unreadable
+    QString error;            ///< why unreachable, or why the counters are unreadable
 };
 
 /// The engine API the CLI, the console and the drill call: the book of record, with the
@@ -91,6 +91,9 @@ public:
     /// Reloads the SKU's gate from the book: pause, sale, per-user units, then stock (net of
     /// tokens still held). Returns gate available.
     [[nodiscard]] Result<qint64> rebuildGate(const QString &sku);
+    /// Sets the gate's per-user counts of `sku` to the book's (PENDING and PAID orders) plus
+    /// the users' held tokens, when its latest sale has a per-user limit; else does nothing.
+    [[nodiscard]] Result<void> syncGateUsers(const QString &sku);
     /// The gate's side of a SKU (never fails: unreachable is reported in the value).
     GateSide gateLevels(const QString &sku);
 
@@ -104,7 +107,7 @@ private:
     /// A pending discrepancy pauses the SKU (book-only reserves; the gate has its own key).
     Result<bool> pausedInBook(const QString &sku);
     Result<ReserveResult> reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
-                                             qint64 holdSeconds);
+                                             qint64 holdSeconds, const QHash<QString, Sale> &sales);
     Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
                                         qint64 holdSeconds, const QHash<QString, Sale> &sales);
     Result<void> pushSaleToGate(const Sale &sale);
@@ -114,6 +117,8 @@ private:
     /// if the stock key is absent, as after Redis lost its data; true: replace it, rebuild).
     /// Returns gate available.
     Result<qint64> restoreGate(const QString &sku, bool force);
+    /// restoreGate(sku, false) by one engine at a time (see the .cpp); the others wait for it.
+    Result<void> restoreGateOnce(const QString &sku);
     void releaseTokens(const QList<OrderLine> &lines, const QString &why);
     void warn(const QString &message);
 

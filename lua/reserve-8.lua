@@ -10,8 +10,8 @@
     KEYS[5] fs:{SKU}:users    hash, user -> units held, settled or sold (per-user limit)
     KEYS[6] fs:{SKU}:sale     hash, open (0/1), start_ms, end_ms, limit (units); absent = no sale
     KEYS[7] fs:{SKU}:paused   string, present = reserves refused
-    KEYS[8] fs:{SKU}:counts   hash of counters, outcome -> calls: `reserved` (also makes
-                              tokens unique within one run), `out_of_stock`,
+    KEYS[8] fs:{SKU}:counts   hash of counters, outcome -> calls: `reserved` (tokens issued;
+                              also makes tokens unique within one run), `out_of_stock`,
                               `limit_exceeded`, `sale_closed`, `paused` (the refusals the
                               console shows as the reject rate)
 
@@ -32,9 +32,9 @@
     -7 USER_REQUIRED   the sale has a per-user limit and ARGV[2] is empty
     -8 BAD_ARGUMENT    an ARGV entry is malformed
     -9 CORRUPT         a stored value is not what this script wrote
-  A negative code changes nothing but its counter in KEYS[8] (-1..-4 only; the counter is
-  best effort: a failed HINCRBY, e.g. OOM, never turns a refusal into an error). Time
-  comes from Redis TIME only.
+  A negative code changes nothing but its counter in KEYS[8] (-1..-4 only). The counters
+  are best effort: a failed HINCRBY (OOM, a corrupt KEYS[8]) never fails a reserve or
+  turns a refusal into an error. Time comes from Redis TIME only.
 ]]
 local stockKey, ordersKey, tokensKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local usersKey, saleKey, pausedKey, countsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
@@ -92,9 +92,11 @@ if user ~= '' and not string.match(redis.call('HGET', usersKey, user) or '0', '^
   return {-9, '', 0, ''}
 end
 
--- All checks passed. HINCRBY goes first: on a corrupt counter it errors before any other
--- write (a Lua error does not roll back); the writes after it cannot fail on our data.
-local seq = redis.call('HINCRBY', countsKey, 'reserved', 1)
+-- All checks passed; the writes below cannot fail on our data (a Lua error would not roll
+-- back). The counter makes the token unique within one microsecond; when it cannot be
+-- counted, the order does (one order reserves once per SKU at a time).
+local counted, seq = pcall(redis.call, 'HINCRBY', countsKey, 'reserved', 1)
+if not counted then seq = 'o' .. order end
 redis.call('DECRBY', stockKey, qty)
 -- seconds + microseconds of TIME keep tokens unique across restarts without persistence;
 -- the counter keeps them unique within the same microsecond.

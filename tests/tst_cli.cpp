@@ -344,7 +344,7 @@ void TestCli::embeddedGateByDefault()
     auto [code3, json3, err3] = run({u"sku"_s, u"show"_s, u"A"_s, u"--json"_s});
     QCOMPARE(json3.value(u"gate"_s).toObject().value(u"available"_s).toInt(), 1);
     // The gate counts reserves and refusals (the console's reject rate).
-    QCOMPARE(json3.value(u"gate"_s).toObject().value(u"reserves"_s).toInt(), 1);
+    QCOMPARE(json3.value(u"gate"_s).toObject().value(u"tokens_issued"_s).toInt(), 1);
     QCOMPARE(json3.value(u"gate"_s).toObject().value(u"refusals"_s).toObject().value(u"out_of_stock"_s).toInt(), 1);
     QCOMPARE(json3.value(u"book"_s).toObject().value(u"available"_s).toInt(), 1);
     auto [code4, json4, err4] = run({u"embedded"_s, u"status"_s, u"--json"_s});

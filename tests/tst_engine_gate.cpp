@@ -5,6 +5,7 @@
 #include "gate/Gate.h"
 #include "gate/GateKeys.h"
 #include "store/Database.h"
+#include "store/SaleStore.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
@@ -46,6 +47,12 @@ private slots:
     void missingStockKeyReloads();
     void gateThatLostItsDataKeepsSaleAndLimit_data() { test::addBackendRows(); }
     void gateThatLostItsDataKeepsSaleAndLimit();
+    void bookSaleStatusHasTheLastWord_data() { test::addBackendRows(); }
+    void bookSaleStatusHasTheLastWord();
+    void limitHoldsAfterBookOnlyMode_data() { test::addBackendRows(); }
+    void limitHoldsAfterBookOnlyMode();
+    void crowdAfterGateLostItsData();
+    void corruptCountersAreReportedAndReset();
     void idleConnectionClosedByServer();
     void redisKilledAndRestarted();
     void bookOnlyWhileGateIsDown();
@@ -201,8 +208,8 @@ void TestEngineGate::bookRefusalCompensatesGate()
     QCOMPARE(gateAvailable(*engine, u"A"_s), 5); // the gate got its 3 units back
     // The buyer was refused although the gate let the reserve through: counted all the same.
     const GateSide side = engine->gateLevels(u"A"_s);
-    QCOMPARE(side.counts.outOfStock, 1);
-    QCOMPARE(side.counts.reserved, 1);
+    QCOMPARE(side.counts->outOfStock, 1);
+    QCOMPARE(side.counts->reserved, 1);
     QVERIFY(engine->takeWarnings().filter(u"count"_s).isEmpty());
     QVERIFY(!engine->book().orderStatus(u"o1"_s)->has_value());
     auto open = engine->gate()->openTokens(u"A"_s);
@@ -252,6 +259,109 @@ void TestEngineGate::gateThatLostItsDataKeepsSaleAndLimit()
     // A rebuild while u1's count is intact does not lower it.
     QVERIFY(engine->rebuildGate(u"A"_s).has_value());
     QCOMPARE(engine->reserve(u"o8"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
+}
+
+void TestEngineGate::bookSaleStatusHasTheLastWord()
+{
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    auto sale = engine->createSale(u"A"_s, 0, 0, 120, 0);
+    QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
+    QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Stopped).has_value());
+    // The gate missed the stop (it was down at the time): it still has the sale open.
+    QVERIFY(engine->gate()->setSale(u"A"_s, GateSale{true, 0, 0, 0}).has_value());
+    QTest::qWait(1100); // past the engine's sale cache
+    auto r = engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 2, {}}});
+    QVERIFY(r.has_value());
+    QCOMPARE(r->outcome, Outcome::SaleClosed);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), 10); // the token the gate issued was given back
+    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    QCOMPARE(engine->gateLevels(u"A"_s).counts->saleClosed, 1);
+
+    // A sale the gate cannot open is not opened in the book either.
+    auto next = engine->createSale(u"A"_s, 0, 0, 120, 1);
+    QVERIFY(next.has_value());
+    redis.stop();
+    auto opened = engine->setSaleStatus(next->id, SaleStatus::Open);
+    QVERIFY(!opened);
+    QCOMPARE(opened.error().code, ErrorCode::Unavailable);
+    QCOMPARE(engine->sales().get(next->id)->status, SaleStatus::Scheduled);
+}
+
+void TestEngineGate::limitHoldsAfterBookOnlyMode()
+{
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    QVERIFY(engine->addSku(u"L"_s, 10).has_value());
+    auto sale = engine->createSale(u"L"_s, 0, 0, 120, 2);
+    QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
+    QCOMPARE(engine->reserve(u"a1"_s, u"alice"_s, {{u"L"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QVERIFY(engine->setSaleBookOnly(sale->id, true).has_value());
+    QTest::qWait(1100); // past the engine's sale cache
+    QCOMPARE(engine->reserve(u"a2"_s, u"alice"_s, {{u"L"_s, 1, {}}})->outcome, Outcome::Reserved); // book only
+    QVERIFY(engine->setSaleBookOnly(sale->id, false).has_value()); // rebuilds the gate from the book
+    QTest::qWait(1100);
+    // The gate counted alice's first unit only; the rebuild gave it the book's two.
+    QCOMPARE(engine->reserve(u"a3"_s, u"alice"_s, {{u"L"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
+    QCOMPARE(engine->reserve(u"b1"_s, u"bob"_s, {{u"L"_s, 2, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(gateAvailable(*engine, u"L"_s), 6);
+}
+
+void TestEngineGate::crowdAfterGateLostItsData()
+{
+    // Redis loses its data in the middle of a sale with a per-user limit; 16 buyers arrive
+    // together. One of them restores the gate from the book, the others wait for it; none is
+    // refused for the missing key, no limit is passed and nothing is sold twice.
+    FS_GATED_ENGINE(u"sqlite"_s);
+    QVERIFY(engine->addSku(u"H"_s, 100).has_value());
+    auto sale = engine->createSale(u"H"_s, 0, 0, 120, 1);
+    QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
+    for (int i = 0; i < 10; ++i)
+        QCOMPARE(engine->reserve(u"early%1"_s.arg(i), u"u%1"_s.arg(i), {{u"H"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QVERIFY(redis.command({"FLUSHALL"}).has_value());
+    std::atomic<int> reserved{0}, limited{0}, other{0};
+    std::latch go(16);
+    std::vector<std::thread> buyers;
+    for (int t = 0; t < 16; ++t)
+        buyers.emplace_back([&, t] {
+            auto mine = test::openEngine(fresh.url(), redis.url());
+            go.arrive_and_wait();
+            // Users u0..u15: the first ten already hold their one unit.
+            auto r = mine ? mine->reserve(u"late%1"_s.arg(t), u"u%1"_s.arg(t), {{u"H"_s, 1, {}}})
+                          : Result<ReserveResult>(std::unexpected(Error{}));
+            if (r && r->outcome == Outcome::Reserved)
+                ++reserved;
+            else if (r && r->outcome == Outcome::LimitExceeded)
+                ++limited;
+            else
+                ++other;
+        });
+    for (auto &b : buyers)
+        b.join();
+    QCOMPARE(other.load(), 0);
+    QCOMPARE(limited.load(), 10);
+    QCOMPARE(reserved.load(), 6);
+    QCOMPARE(engine->book().levels(u"H"_s)->available, 84);
+    QCOMPARE(gateAvailable(*engine, u"H"_s), 84);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestEngineGate::corruptCountersAreReportedAndReset()
+{
+    FS_GATED_ENGINE(u"sqlite"_s);
+    QVERIFY(engine->addSku(u"C"_s, 5).has_value());
+    QVERIFY(redis.command({"SET", GateKeys::key(u"C"_s, "counts"), "x"}).has_value());
+    QCOMPARE(engine->reserve(u"o1"_s, u"u"_s, {{u"C"_s, 1, {}}})->outcome, Outcome::Reserved); // still sells
+    GateSide side = engine->gateLevels(u"C"_s);
+    QVERIFY(side.reachable); // the stock is there; only the counters are not
+    QCOMPARE(side.available, 4);
+    QVERIFY(!side.counts);
+    QVERIFY2(side.error.contains(u"WRONGTYPE"_s), qPrintable(side.error));
+    QVERIFY(engine->rebuildGate(u"C"_s).has_value());
+    side = engine->gateLevels(u"C"_s);
+    QVERIFY(side.counts.has_value());
+    QCOMPARE(side.counts->reserved, 0);
 }
 
 void TestEngineGate::idleConnectionClosedByServer()

@@ -114,7 +114,7 @@ private slots:
     void scriptShaEqualsScriptLoad()
     {
         const auto &scripts = ScriptRegistry::instance().all();
-        QCOMPARE(scripts.size(), 10);
+        QCOMPARE(scripts.size(), 11);
         static const QRegularExpression keysRe(u"KEYS\\[(\\d+)\\]"_s);
         for (const LuaScript &s : scripts) {
             auto r = m_redis->command({"SCRIPT", "LOAD", s.body});
@@ -377,11 +377,44 @@ private slots:
         QCOMPARE(m_gate->release(u"A"_s, held.token).error().code, ErrorCode::Internal);
         QCOMPARE(available(u"A"_s), 9);
         QCOMPARE(m_gate->openTokens(u"A"_s)->size(), 1);
+    }
+
+    void setUserUnitsIsBookPlusHeld()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        QCOMPARE(reserve(u"A"_s, u"o1"_s, 2, u"alice"_s).code, GateCode::Reserved); // held, not in the book yet
+        const auto settled = reserve(u"A"_s, u"o2"_s, 1, u"carol"_s);
+        QVERIFY(m_gate->settle(u"A"_s, settled.token).has_value()); // in the book: counted there
+        QVERIFY(m_redis->command({"HSET", GateKeys::key(u"A"_s, "users"), "zed", "5"}).has_value()); // stale
+        auto set = m_gate->setUserUnits(u"A"_s, {{u"bob"_s, 3}, {u"carol"_s, 1}});
+        QVERIFY2(set.has_value(), qPrintable(set ? QString() : set.error().message));
+        QCOMPARE(*set, 3);
+        const auto users = m_redis->command({"HGETALL", GateKeys::key(u"A"_s, "users")});
+        QHash<QByteArray, QByteArray> got;
+        for (qsizetype i = 0; i + 1 < users->elements.size(); i += 2)
+            got.insert(users->elements[i].str, users->elements[i + 1].str);
+        QCOMPARE(got, (QHash<QByteArray, QByteArray>{{"alice", "2"}, {"bob", "3"}, {"carol", "1"}}));
+        QCOMPARE(m_gate->setUserUnits(u"A"_s, {{u"bob"_s, 0}}).error().code, ErrorCode::InvalidArgument);
+    }
+
+    void corruptCountersNeverStopSelling()
+    {
+        // The counters are best effort: unreadable ones cost the console its rates, never a sale.
+        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
         QVERIFY(m_redis->command({"HSET", GateKeys::key(u"A"_s, "counts"), "reserved", "not-a-number"}).has_value());
-        r = m_gate->reserve(u"A"_s, u"o3"_s, {}, 1);
-        QCOMPARE(r.error().code, ErrorCode::Internal);
-        QCOMPARE(available(u"A"_s), 9);
-        QCOMPARE(m_redis->command({"HLEN", GateKeys::key(u"A"_s, "orders")})->integer, 1);
+        const auto first = reserve(u"A"_s, u"o1"_s, 1);
+        QCOMPARE(first.code, GateCode::Reserved);
+        QVERIFY2(first.token.endsWith(u".oo1"_s), qPrintable(first.token)); // unique by its order instead
+        QCOMPARE(m_gate->counts(u"A"_s).error().code, ErrorCode::Internal);
+        QVERIFY(m_redis->command({"SET", GateKeys::key(u"A"_s, "counts"), "x"}).has_value()); // wrong type
+        QCOMPARE(reserve(u"A"_s, u"o2"_s, 1).code, GateCode::Reserved);
+        QCOMPARE(reserve(u"A"_s, u"o3"_s, 9).code, GateCode::OutOfStock);
+        QCOMPARE(available(u"A"_s), 8);
+        QVERIFY(!m_gate->counts(u"A"_s));
+        QVERIFY(m_gate->clearCounts(u"A"_s).has_value());
+        QCOMPARE(m_gate->counts(u"A"_s)->reserved, 0);
+        QCOMPARE(reserve(u"A"_s, u"o4"_s, 1).code, GateCode::Reserved);
+        QCOMPARE(m_gate->counts(u"A"_s)->reserved, 1);
     }
 
     void releaseIsIdempotent()

@@ -60,6 +60,8 @@ private slots:
     void rejectLeavesStock_data() { test::addBackendRows(); }
     void rejectLeavesStock();
     void bookOnlyReservePaused();
+    void releaseTheGateMissedFreesTheBuyer();
+    void stalePauseIsLifted();
     void orderLedgerMismatch_data() { test::addBackendRows(); }
     void orderLedgerMismatch();
     void unrefundedPayment_data() { test::addBackendRows(); }
@@ -236,6 +238,53 @@ void TestReconcile::bookOnlyReservePaused()
     QVERIFY(report && report->pendingApproval == 1);
     auto r = engine->reserve(u"o1"_s, {}, {{u"A"_s, 1, {}}});
     QVERIFY(r && r->outcome == Outcome::Paused);
+}
+
+void TestReconcile::releaseTheGateMissedFreesTheBuyer()
+{
+    // Redis lost its data while carol held 2 units (limit 2); the gate was refilled from the
+    // book, without her token. Her release cannot reach the gate; the reconciler's heal of
+    // the gate's stock corrects her count too, so she can buy again.
+    FS_GATED_ENGINE(u"sqlite"_s);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    auto sale = engine->createSale(u"A"_s, 0, 0, 120, 2);
+    QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
+    QCOMPARE(engine->reserve(u"c1"_s, u"carol"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    QVERIFY(redis.command({"FLUSHALL"}).has_value());
+    QCOMPARE(engine->reserve(u"d1"_s, u"dave"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved); // restores
+    QCOMPARE(engine->reserve(u"c2"_s, u"carol"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
+    QCOMPARE(engine->release(u"c1"_s, u"cancel"_s)->outcome, Outcome::Released);
+    (void)engine->takeWarnings(); // the gate did not know the token
+    Reconciler rec(*engine);
+    const ReconcileReport report = passTwice(rec);
+    QCOMPARE(report.autoFixed, 1); // the gate's shortfall of carol's 2 units
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 9);
+    QCOMPARE(engine->reserve(u"c3"_s, u"carol"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+}
+
+void TestReconcile::stalePauseIsLifted()
+{
+    // A discrepancy approved while the gate was away leaves the gate's pause behind: the
+    // next pass (or a gate rebuild) lifts it, as the book no longer pauses the SKU.
+    FS_GATED_ENGINE(u"sqlite"_s);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
+    Reconciler rec(*engine);
+    auto first = rec.runPass(0);
+    QVERIFY(first && first->pendingApproval == 1);
+    QCOMPARE(engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}})->outcome, Outcome::Paused);
+    {
+        auto bookOnly = test::openEngine(fresh.url()); // no gate: the approval cannot unpause it
+        QVERIFY(bookOnly);
+        Reconciler offline(*bookOnly);
+        QVERIFY(offline.approve(first->discrepancies.first().id, u"alice"_s, u"counted"_s, kApprovers).has_value());
+    }
+    QCOMPARE(engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}})->outcome, Outcome::Paused); // stale
+    QVERIFY(engine->rebuildGate(u"A"_s).has_value());
+    QCOMPARE(engine->reserve(u"p3"_s, {}, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QVERIFY(engine->gate()->setPaused(u"A"_s, true).has_value()); // stale again
+    QVERIFY(rec.runPass(0).has_value());
+    QCOMPARE(engine->reserve(u"p4"_s, {}, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
 }
 
 void TestReconcile::orderLedgerMismatch()

@@ -48,6 +48,7 @@ private slots:
     void initTestCase() { std::signal(SIGPIPE, SIG_IGN); }
     void wizardLaunchesSale();
     void pauseAndResumeFromSalesView();
+    void embeddedGateThatFailsIsDownNotAbsent();
     void approveNegativeDriftThroughDialog();
     void staysResponsiveWhileGateHangs();
 };
@@ -122,6 +123,12 @@ void TestUiConsole::wizardLaunchesSale()
     QCOMPARE(snap.skus.first().gateReserved, 25);
     QCOMPARE(snap.skus.first().gateRefused, 6);
     QCOMPARE(snap.skus.first().available, 0);
+    // Book-only, reserves skip the gate: its counters no longer tell the reject rate (n/a).
+    QVERIFY((*gated)->setSaleBookOnly(sale.id, true).has_value());
+    sampled.clear();
+    QVERIFY(session.sample());
+    QTRY_VERIFY_WITH_TIMEOUT(!sampled.isEmpty(), 10000);
+    QCOMPARE(sampled.first().first().value<LiveSnapshot>().skus.first().gateRefused, -1);
 }
 
 void TestUiConsole::pauseAndResumeFromSalesView()
@@ -173,6 +180,39 @@ void TestUiConsole::pauseAndResumeFromSalesView()
     QCOMPARE(statusAfter(view.startAction()), SaleStatus::Open);
     auto book = openBook(dir.path());
     QCOMPARE(book->reserve(u"o2"_s, u"u1"_s, {{u"P1"_s, 1, {}}})->outcome, Outcome::Reserved);
+}
+
+void TestUiConsole::embeddedGateThatFailsIsDownNotAbsent()
+{
+    // A data dir whose socket path is too long for a unix socket: the book opens, the
+    // embedded redis-server cannot start.
+    QTemporaryDir base;
+    QVERIFY(base.isValid());
+    const QString dataDir = base.filePath(QString(120, u'd'));
+    QVERIFY(QDir().mkpath(dataDir));
+    ConsoleSession session;
+    QSignalSpy opened(session.worker(), &EngineWorker::opened);
+    session.open(ConnectionProfile{dataDir, {}, {}, u"tester"_s});
+    QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
+    const ConnectionInfo info = opened.first().first().value<ConnectionInfo>();
+    QVERIFY2(info.bookOpen, qPrintable(info.error));
+    QVERIFY2(info.gateDisplay.contains(u"failed"_s), qPrintable(info.gateDisplay));
+    QVERIFY(info.gateConfigured); // down, not book-only: nothing may open a sale without the gate
+
+    SaleRequest request;
+    request.sku = u"NOGATE"_s;
+    request.units = 5;
+    QSignalSpy launched(session.worker(), &EngineWorker::saleLaunched);
+    QSignalSpy failed(session.worker(), &EngineWorker::failed);
+    session.launchSale(request);
+    QTRY_VERIFY_WITH_TIMEOUT(!launched.isEmpty() || !failed.isEmpty(), 20000);
+    QVERIFY2(!failed.isEmpty(), "a sale must not open while its gate is down");
+    auto book = openBook(dataDir);
+    QVERIFY(book);
+    auto sales = book->sales().list();
+    QVERIFY(sales.has_value());
+    for (const Sale &s : *sales)
+        QVERIFY(s.status != SaleStatus::Open);
 }
 
 void TestUiConsole::approveNegativeDriftThroughDialog()

@@ -39,14 +39,10 @@ Result<DrillOptions> drillOptions(const ConnectionProfile &profile, const DrillR
         return std::unexpected(db.error());
     o.db = *db;
     // Validate before starting any server (a gate is assumed unless the profile says none).
-    std::optional<RedisUrl> redis;
-    if (!embedded) {
-        auto parsed = RedisUrl::parse(ProfileSettings::withRedisPassword(profile.redisUrl));
-        if (!parsed)
-            return std::unexpected(parsed.error());
-        if (!parsed->isNone())
-            redis = *parsed;
-    }
+    auto gate = ProfileSettings::gateUrl(profile);
+    if (!gate)
+        return std::unexpected(gate.error());
+    std::optional<RedisUrl> redis = *gate;
     o.redis = embedded ? std::optional<RedisUrl>(RedisUrl::unixSocket(u"/validation-only"_s)) : redis;
     if (auto v = o.validate(); !v)
         return std::unexpected(v.error());

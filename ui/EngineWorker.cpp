@@ -75,16 +75,17 @@ void EngineWorker::open(const ConnectionProfile &profile)
             redis = *started;
             info.gateDisplay = started->toDisplayString();
         } else {
-            // Stay usable: the book still answers, reserves fail closed until a gate is back.
+            // Stay usable for the book, with the gate configured and down (never book-only
+            // by accident): reserves fail closed and starting a sale says the gate is missing.
+            redis = server.url();
             info.gateDisplay = tr("embedded redis-server failed: %1").arg(started.error().message);
         }
     } else {
-        auto parsed = RedisUrl::parse(ProfileSettings::withRedisPassword(profile.redisUrl));
-        if (!parsed)
-            return finish(parsed.error().message);
-        if (!parsed->isNone())
-            redis = *parsed;
-        info.gateDisplay = parsed->isNone() ? tr("none (book-only)") : parsed->toDisplayString();
+        auto gate = ProfileSettings::gateUrl(profile);
+        if (!gate)
+            return finish(gate.error().message);
+        redis = *gate;
+        info.gateDisplay = redis ? redis->toDisplayString() : tr("none (book-only)");
     }
     info.gateConfigured = redis.has_value();
     auto engine = Engine::open(EngineOptions{*db, redis, Actor{profile.operatorName, u"console"_s}});
@@ -123,6 +124,13 @@ void EngineWorker::sample()
         h.gateDetail = gh.detail;
     }
     if (skus) {
+        if (auto sales = m_engine->sales().list())
+            snap.sales = *sales;
+        // A SKU whose latest sale is book-only skips the gate: its refusals are not counted there.
+        QHash<QString, bool> bookOnly;
+        for (const Sale &s : std::as_const(snap.sales)) // newest first: the first one seen is the latest
+            if (!bookOnly.contains(s.sku))
+                bookOnly.insert(s.sku, s.bookOnly);
         for (const QString &sku : *skus) {
             auto levels = m_engine->book().levels(sku);
             if (!levels)
@@ -134,14 +142,14 @@ void EngineWorker::sample()
                 const GateSide gate = m_engine->gateLevels(sku);
                 if (gate.reachable) {
                     s.gateAvailable = gate.available;
-                    s.gateReserved = gate.counts.reserved;
-                    s.gateRefused = gate.counts.refused();
+                    if (gate.counts && !bookOnly.value(sku)) {
+                        s.gateReserved = gate.counts->reserved;
+                        s.gateRefused = gate.counts->refused();
+                    }
                 }
             }
             snap.skus << s;
         }
-        if (auto sales = m_engine->sales().list())
-            snap.sales = *sales;
     }
     emit sampled(snap);
 }

@@ -107,6 +107,16 @@ QString ProfileSettings::withRedisPassword(const QString &url)
     return text.left(start + at) + u":"_s + encoded + text.mid(start + at);
 }
 
+Result<std::optional<RedisUrl>> ProfileSettings::gateUrl(const ConnectionProfile &profile)
+{
+    if (profile.redisUrl.isEmpty())
+        return std::optional<RedisUrl>{};
+    auto parsed = RedisUrl::parse(withRedisPassword(profile.redisUrl));
+    if (!parsed)
+        return std::unexpected(parsed.error());
+    return parsed->isNone() ? std::optional<RedisUrl>{} : std::optional<RedisUrl>(*parsed);
+}
+
 Result<DbUrl> ProfileSettings::bookUrl(const ConnectionProfile &profile)
 {
     if (profile.dbUrl.isEmpty() || profile.redisUrl.isEmpty()) {

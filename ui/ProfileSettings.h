@@ -1,7 +1,10 @@
 #pragma once
 
 #include "Result.h"
+#include "gate/RedisUrl.h"
 #include "store/DbUrl.h"
+
+#include <optional>
 
 #include "ConsoleTypes.h"
 
@@ -29,6 +32,11 @@ public:
     /// The profile's book: its --db URL, or the data dir's flashstock.db (creating the data
     /// dir, 0700, when the embedded defaults need it). InvalidArgument for a bad URL or dir.
     [[nodiscard]] static Result<DbUrl> bookUrl(const ConnectionProfile &profile);
+    /// The profile's gate when it names one (`redisUrl` not empty): its URL with the password
+    /// from the environment, or nullopt for `none` (book-only). An empty `redisUrl` means the
+    /// data dir's embedded redis-server, which the caller starts (EmbeddedRedis): nullopt.
+    /// InvalidArgument for a malformed URL.
+    [[nodiscard]] static Result<std::optional<RedisUrl>> gateUrl(const ConnectionProfile &profile);
 };
 
 } // namespace flashstock

@@ -358,6 +358,18 @@ Result<GateCounts> Gate::counts(const QString &sku)
     return out;
 }
 
+Result<void> Gate::clearCounts(const QString &sku)
+{
+    if (auto v = checkSkuId(sku); !v) return v;
+    if (auto p = d->prepare(); !p) return p;
+    auto r = d->conn.command({QByteArrayLiteral("DEL"), GateKeys::key(sku, "counts")});
+    if (!r)
+        return std::unexpected(r.error());
+    if (r->type != RedisValue::Type::Integer)
+        return unexpectedReply(*r, u"DEL counts of %1"_s.arg(sku));
+    return {};
+}
+
 Result<void> Gate::countRefusal(const QString &sku, Outcome outcome)
 {
     if (auto v = checkSkuId(sku); !v) return v;
@@ -399,37 +411,49 @@ Result<void> Gate::clearSale(const QString &sku)
     return {};
 }
 
-Result<qint64> Gate::restoreUserUnits(const QString &sku, const QHash<QString, qint64> &units)
+Result<qint64> Gate::setUserUnits(const QString &sku, const QHash<QString, qint64> &bookUnits)
+{
+    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
+    QList<QByteArray> args;
+    args.reserve(bookUnits.size() * 2);
+    for (auto it = bookUnits.cbegin(); it != bookUnits.cend(); ++it) {
+        if (auto v = checkName(it.key(), u"user"_s, 128); !v) return std::unexpected(v.error());
+        if (auto v = checkQuantity(it.value(), u"units"_s); !v) return std::unexpected(v.error());
+        args << it.key().toUtf8() << num(it.value());
+    }
+    auto r = d->run(ScriptId::SetUsers, GateKeys::keys(sku, {"users", "held", "tokens"}), args);
+    if (!r)
+        return std::unexpected(r.error());
+    if (r->type != RedisValue::Type::Array || r->elements.size() != 2)
+        return unexpectedReply(*r, u"set-users of %1"_s.arg(sku));
+    if (r->elements[0].integer < 0)
+        return scriptFailure(int(r->elements[0].integer), u"set-users-3.lua"_s, sku);
+    return r->elements[1].integer;
+}
+
+Result<bool> Gate::claimRestore(const QString &sku, qint64 ttlMs)
 {
     if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
     if (auto p = d->prepare(); !p) return std::unexpected(p.error());
-    constexpr qsizetype kBatch = 1000;
-    const QByteArray key = GateKeys::key(sku, "users");
-    QList<QList<QByteArray>> batch;
-    qint64 set = 0;
-    const auto flush = [&]() -> Result<void> {
-        auto replies = d->conn.pipeline(batch);
-        batch.clear();
-        if (!replies)
-            return std::unexpected(replies.error());
-        for (const RedisValue &r : *replies) {
-            if (r.type != RedisValue::Type::Integer)
-                return unexpectedReply(r, u"HSETNX users of %1"_s.arg(sku));
-            set += r.integer;
-        }
-        return {};
-    };
-    for (auto it = units.cbegin(); it != units.cend(); ++it) {
-        if (auto v = checkUser(it.key()); !v) return std::unexpected(v.error());
-        if (it.value() <= 0)
-            continue;
-        batch.append({QByteArrayLiteral("HSETNX"), key, it.key().toUtf8(), num(it.value())});
-        if (batch.size() == kBatch)
-            if (auto f = flush(); !f) return std::unexpected(f.error());
-    }
-    if (!batch.isEmpty())
-        if (auto f = flush(); !f) return std::unexpected(f.error());
-    return set;
+    auto r = d->conn.command({QByteArrayLiteral("SET"), GateKeys::key(sku, "restoring"), QByteArrayLiteral("1"),
+                              QByteArrayLiteral("NX"), QByteArrayLiteral("PX"), num(qMax<qint64>(1, ttlMs))});
+    if (!r)
+        return std::unexpected(r.error());
+    if (r->type == RedisValue::Type::Nil)
+        return false;
+    if (r->type != RedisValue::Type::Status)
+        return unexpectedReply(*r, u"SET restoring of %1"_s.arg(sku));
+    return true;
+}
+
+Result<void> Gate::endRestore(const QString &sku)
+{
+    if (auto v = checkSkuId(sku); !v) return v;
+    if (auto p = d->prepare(); !p) return p;
+    auto r = d->conn.command({QByteArrayLiteral("DEL"), GateKeys::key(sku, "restoring")});
+    if (!r)
+        return std::unexpected(r.error());
+    return {};
 }
 
 Result<void> Gate::setPaused(const QString &sku, bool paused)

@@ -141,6 +141,8 @@ public:
 
     /// The SKU's reserve counters (all 0 before its first reserve).
     [[nodiscard]] Result<GateCounts> counts(const QString &sku);
+    /// Deletes the SKU's counters (a rebuild resets counters it cannot read).
+    [[nodiscard]] Result<void> clearCounts(const QString &sku);
     /// Counts one refusal the gate did not see itself (the book refused after the gate let
     /// the reserve through). `outcome` is OutOfStock, LimitExceeded, SaleClosed or Paused;
     /// anything else is InvalidArgument.
@@ -149,11 +151,16 @@ public:
     /// Defines or updates the sale of `sku`; removing it (`clearSale`) lets the SKU sell normally.
     [[nodiscard]] Result<void> setSale(const QString &sku, const GateSale &sale);
     [[nodiscard]] Result<void> clearSale(const QString &sku);
-    /// Sets each user's units of `sku` (the per-user limit's count) where the gate has no
-    /// figure for that user, in pipelined batches: restores a gate that lost its data from
-    /// the book without lowering a count that holds tokens the book has not seen yet.
-    /// Returns how many users were set.
-    [[nodiscard]] Result<qint64> restoreUserUnits(const QString &sku, const QHash<QString, qint64> &units);
+    /// Replaces the users' units of `sku` (the per-user limit's count) with `bookUnits` (user
+    /// -> units of PENDING and PAID orders) plus the units of each user's tokens still held,
+    /// in one script call (set-users-3.lua). Returns how many users now have units.
+    /// InvalidArgument for a bad user id or units < 1; Internal for a corrupt held token.
+    [[nodiscard]] Result<qint64> setUserUnits(const QString &sku, const QHash<QString, qint64> &bookUnits);
+    /// Claims the restore of `sku` from the book for `ttlMs` (`fs:{sku}:restoring`, SET NX PX):
+    /// true for the one caller that got it, so a crowd that finds the gate empty restores it
+    /// once. endRestore() gives the claim back early.
+    [[nodiscard]] Result<bool> claimRestore(const QString &sku, qint64 ttlMs);
+    [[nodiscard]] Result<void> endRestore(const QString &sku);
     /// Pauses or unpauses reserves of `sku` (reserve answers Paused).
     [[nodiscard]] Result<void> setPaused(const QString &sku, bool paused);
 

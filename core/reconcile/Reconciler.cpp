@@ -137,15 +137,20 @@ Result<ReconcileReport> Reconciler::runPass(qint64 graceMs)
         if (!now) {
             report.warnings << u"gate unreachable, gate not reconciled: %1"_s.arg(now.error().message);
         } else {
-            // Re-asserted every pass: a restarted Redis has lost its pause keys.
+            // Re-asserted every pass: a restarted Redis has lost its pause keys, and a gate
+            // that was away when a discrepancy was resolved still has one.
             for (const QString &sku : *paused)
                 if (auto r = gate->setPaused(sku, true); !r)
                     report.warnings << u"gate of %1 not paused: %2"_s.arg(sku, r.error().message);
             auto skus = m_engine.book().skus();
             if (!skus)
                 return std::unexpected(skus.error());
-            for (const QString &sku : *skus)
+            for (const QString &sku : *skus) {
+                if (!paused->contains(sku))
+                    if (auto r = gate->setPaused(sku, false); !r)
+                        report.warnings << u"gate of %1 not unpaused: %2"_s.arg(sku, r.error().message);
                 healGate(sku, *now, graceMs, paused->contains(sku), report);
+            }
         }
     }
 
@@ -391,6 +396,9 @@ void Reconciler::healGate(const QString &sku, qint64 nowMs, qint64 graceMs, bool
         report.warnings << u"gate of %1 not reloaded: %2"_s.arg(sku, loaded.error().message);
         return;
     }
+    // Units the gate missed (a release it could not see) also left its per-user counts wrong.
+    if (auto users = m_engine.syncGateUsers(sku); !users)
+        report.warnings << u"gate per-user counts of %1 not corrected: %2"_s.arg(sku, users.error().message);
     DiscrepancyRow row;
     Discrepancy &d = row.d;
     d.kind = book > found ? DiscrepancyKind::GateShortfall : DiscrepancyKind::GateExcess;

@@ -42,19 +42,26 @@ CommandOutput showSku(Engine &engine, const QString &sku, const QString &headlin
     } else if (gate.configured && gate.available < 0) {
         gateText = u"not loaded (the next reserve or gate rebuild loads it)"_s;
     } else if (gate.configured) {
-        const GateCounts &c = gate.counts;
-        gateJson = QJsonObject{{u"available"_s, gate.available},
-                               {u"reserves"_s, c.reserved},
-                               {u"refusals"_s, QJsonObject{{outcomeWord(Outcome::OutOfStock), c.outOfStock},
-                                                           {outcomeWord(Outcome::LimitExceeded), c.limitExceeded},
-                                                           {outcomeWord(Outcome::SaleClosed), c.saleClosed},
-                                                           {outcomeWord(Outcome::Paused), c.paused}}}};
+        QJsonObject g{{u"available"_s, gate.available}};
         gateText = u"available %1"_s.arg(gate.available);
         if (gate.available != levels.available)
             gateText += u"  (book %1: %2 in flight or drift)"_s.arg(levels.available).arg(gate.available - levels.available);
-        gateText += u"\n        reserves %1  refused %2 (out_of_stock %3, limit_exceeded %4, sale_closed %5, paused %6)"_s
-                        .arg(c.reserved).arg(c.refused()).arg(c.outOfStock).arg(c.limitExceeded).arg(c.saleClosed)
-                        .arg(c.paused);
+        if (const auto &c = gate.counts) {
+            // Tokens issued counts gate pre-deducts; a reserve the book then refused is among
+            // the refusals as well.
+            g.insert(u"tokens_issued"_s, c->reserved);
+            g.insert(u"refusals"_s, QJsonObject{{outcomeWord(Outcome::OutOfStock), c->outOfStock},
+                                                {outcomeWord(Outcome::LimitExceeded), c->limitExceeded},
+                                                {outcomeWord(Outcome::SaleClosed), c->saleClosed},
+                                                {outcomeWord(Outcome::Paused), c->paused}});
+            gateText += u"\n        tokens issued %1  refused %2 (out_of_stock %3, limit_exceeded %4, sale_closed %5, "
+                        u"paused %6)"_s.arg(c->reserved).arg(c->refused()).arg(c->outOfStock).arg(c->limitExceeded)
+                            .arg(c->saleClosed).arg(c->paused);
+        } else {
+            g.insert(u"counters_error"_s, gate.error);
+            gateText += u"\n        counters unreadable (gate rebuild resets them): "_s + gate.error;
+        }
+        gateJson = g;
     }
     out.json.insert(u"sku"_s, levels.sku);
     out.json.insert(u"book"_s, levelsJson(levels));
