@@ -51,6 +51,7 @@ private slots:
     void allFaultsHoldEveryInvariant_data();
     void allFaultsHoldEveryInvariant();
     void brokenEngineFails();
+    void cancelWindsDownConsistently();
     void cliRejectsBadOptions_data();
     void cliRejectsBadOptions();
 };
@@ -141,6 +142,32 @@ void TestDrill::allFaultsHoldEveryInvariant()
                             "latency_ms", "faults"})
         QVERIFY2(json.contains(QLatin1String(key)), key);
     QCOMPARE(json.value(u"invariants"_s).toObject().size(), 6);
+}
+
+void TestDrill::cancelWindsDownConsistently()
+{
+    // A long book-only drill cancelled after its first progress: it stops taking buyers,
+    // winds down (holds expire, the reconciler runs) and reports cancelled, never passed,
+    // with every invariant of the book it leaves behind holding.
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    DrillOptions o = shortDrill(5);
+    o.sku = u"cancelled"_s;
+    o.buyers = 5'000'000;
+    o.faults = {};
+    o.db = fresh.url();
+    QElapsedTimer clock;
+    clock.start();
+    o.cancelled = [&clock] { return clock.elapsed() > 500; };
+    auto report = Drill(o).run();
+    QVERIFY2(report, report ? "" : qPrintable(report.error().message));
+    QVERIFY(report->cancelled);
+    QVERIFY(!report->passed());
+    QVERIFY2(report->invariantsHold(), qPrintable(report->toText()));
+    QCOMPARE(report->oversold, 0);
+    QCOMPARE(report->stuck, 0);
+    QVERIFY(report->toText().contains(u"CANCELLED"_s));
+    QVERIFY(report->toJson().value(u"cancelled"_s).toBool());
+    QVERIFY2(clock.elapsed() < 60000, "a cancelled drill does not serve its remaining buyers");
 }
 
 void TestDrill::brokenEngineFails()

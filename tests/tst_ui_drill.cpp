@@ -89,7 +89,23 @@ void TestUiDrill::drillRunsFromTheView()
         QVERIFY(window.grab().save(QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(u"drill.png"_s)));
     }
 
+    // A long drill, cancelled from the view: it winds down and says CANCELLED, not PASSED.
+    view->skuField()->setText(u"DRILL-CANCEL"_s);
+    view->buyersField()->setValue(5'000'000);
+    finished.clear();
+    QVERIFY(!view->cancelButton()->isEnabled());
+    view->run();
+    QVERIFY(view->cancelButton()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(view->progressBar()->value() > 0, 30000);
+    QTest::mouseClick(view->cancelButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+    const DrillOutcome cancelled = finished.first().first().value<DrillOutcome>();
+    QVERIFY2(cancelled.ran && cancelled.cancelled && !cancelled.passed, qPrintable(cancelled.reportText));
+    QVERIFY(view->verdictText().contains(u"CANCELLED"_s));
+    QVERIFY(!view->cancelButton()->isEnabled());
+
     // The same SKU again: the drill refuses an existing SKU, and the view says so plainly.
+    view->skuField()->setText(u"DRILL-UI"_s);
     finished.clear();
     view->run();
     QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 30000);

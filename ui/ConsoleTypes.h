@@ -135,6 +135,7 @@ struct DrillOutcome {
     QString sku;
     bool ran = false;    ///< false: `error` says why the drill could not run
     bool passed = false;
+    bool cancelled = false; ///< the operator stopped it early (wound down, not passed)
     QString reportText;  ///< DrillReport::toText()
     QString reportJson;  ///< DrillReport::toJson(), indented
     QString error;

@@ -60,7 +60,8 @@ Result<DrillOptions> drillOptions(const ConnectionProfile &profile, const DrillR
 
 } // namespace
 
-void DrillRunner::run(const ConnectionProfile &profile, const DrillRequest &request)
+void DrillRunner::run(const ConnectionProfile &profile, const DrillRequest &request,
+                      std::shared_ptr<std::atomic<bool>> cancel)
 {
     QElapsedTimer clock;
     clock.start();
@@ -77,6 +78,8 @@ void DrillRunner::run(const ConnectionProfile &profile, const DrillRequest &requ
     }
     options->progressIntervalMs = 200;
     options->progress = [this](const DrillProgress &p) { emit progressed(p); };
+    if (cancel)
+        options->cancelled = [cancel] { return cancel->load(); };
     auto report = Drill(*options).run();
     if (!report) {
         outcome.error = report.error().message;
@@ -84,6 +87,7 @@ void DrillRunner::run(const ConnectionProfile &profile, const DrillRequest &requ
     }
     outcome.ran = true;
     outcome.passed = report->passed();
+    outcome.cancelled = report->cancelled;
     outcome.reportText = report->toText();
     outcome.reportJson = QString::fromUtf8(QJsonDocument(report->toJson()).toJson(QJsonDocument::Indented));
     finish();
@@ -106,6 +110,7 @@ DrillController::DrillController(QObject *parent)
 
 DrillController::~DrillController()
 {
+    cancel();
     m_thread.quit();
     m_thread.wait();
 }
@@ -115,9 +120,16 @@ bool DrillController::start(const ConnectionProfile &profile, const DrillRequest
     if (m_running)
         return false;
     m_running = true;
-    QMetaObject::invokeMethod(m_runner, [r = m_runner, profile, request] { r->run(profile, request); },
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    QMetaObject::invokeMethod(m_runner, [r = m_runner, profile, request, c = m_cancel] { r->run(profile, request, c); },
                               Qt::QueuedConnection);
     return true;
+}
+
+void DrillController::cancel()
+{
+    if (m_cancel)
+        m_cancel->store(true);
 }
 
 } // namespace flashstock

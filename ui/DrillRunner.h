@@ -5,6 +5,9 @@
 #include <QObject>
 #include <QThread>
 
+#include <atomic>
+#include <memory>
+
 namespace flashstock {
 
 /// Runs drills for the console. Lives on its own thread (DrillController moves it there),
@@ -18,7 +21,9 @@ public:
 
 public slots:
     /// Runs one drill to the end (blocking this thread); reports progress and the outcome.
-    void run(const flashstock::ConnectionProfile &profile, const flashstock::DrillRequest &request);
+    /// Setting `*cancel` (any thread) winds the drill down early (DrillOptions::cancelled).
+    void run(const flashstock::ConnectionProfile &profile, const flashstock::DrillRequest &request,
+             std::shared_ptr<std::atomic<bool>> cancel = {});
 
 signals:
     void progressed(const flashstock::DrillProgress &progress);
@@ -26,7 +31,7 @@ signals:
 };
 
 /// The GUI side of drills: owns the runner's thread; one drill at a time. GUI thread only.
-/// The thread is joined in the destructor, after a drill in progress finishes.
+/// The destructor cancels a drill in progress and joins the thread once it has wound down.
 class DrillController : public QObject {
     Q_OBJECT
 public:
@@ -37,9 +42,13 @@ public:
     bool isRunning() const { return m_running; }
     /// Returns false (and does nothing) while a drill runs.
     bool start(const ConnectionProfile &profile, const DrillRequest &request);
+    /// Asks the running drill to wind down early (its outcome says cancelled); the
+    /// destructor does the same, so closing the console does not wait for a whole drill.
+    void cancel();
 
 private:
     QThread m_thread;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
     DrillRunner *m_runner = nullptr;
     bool m_running = false;
 };

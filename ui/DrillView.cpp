@@ -101,7 +101,14 @@ DrillView::DrillView(ConsoleSession *session, QWidget *parent)
     m_run->setShortcut(Qt::CTRL | Qt::Key_Return);
     m_run->setToolTip(tr("Run the drill (Ctrl+Enter)"));
     m_run->setDefault(true);
-    form->addRow(m_run);
+    m_cancel = new QPushButton(tr("&Cancel drill"), box);
+    m_cancel->setToolTip(tr("Stop serving buyers; the drill then winds down (holds expire, the reconciler runs) "
+                            "so the book and gate stay consistent"));
+    m_cancel->setEnabled(false);
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_run, 1);
+    buttons->addWidget(m_cancel);
+    form->addRow(buttons);
     box->setMinimumWidth(box->sizeHint().width() + 80);
     box->setMaximumWidth(480);
     auto *left = new QVBoxLayout;
@@ -152,6 +159,11 @@ DrillView::DrillView(ConsoleSession *session, QWidget *parent)
         m_sku->setText(m_generatedSku);
     });
     connect(m_run, &QPushButton::clicked, this, &DrillView::run);
+    connect(m_cancel, &QPushButton::clicked, this, [this] {
+        m_controller->cancel();
+        m_cancel->setEnabled(false);
+        m_line->setText(tr("Cancelling: no new buyers; winding down…"));
+    });
     connect(m_json, &QCheckBox::toggled, this, &DrillView::showReport);
     connect(m_controller->runner(), &DrillRunner::progressed, this, &DrillView::onProgress);
     connect(m_controller->runner(), &DrillRunner::finished, this, &DrillView::onFinished);
@@ -205,6 +217,7 @@ void DrillView::run()
     if (!m_controller->start(profile, r))
         return;
     m_run->setEnabled(false);
+    m_cancel->setEnabled(true);
     m_last = {};
     m_report->clear();
     m_progress->setRange(0, int(qMin<qint64>(r.buyers, std::numeric_limits<int>::max())));
@@ -235,6 +248,7 @@ void DrillView::onFinished(const DrillOutcome &outcome)
 {
     m_last = outcome;
     m_run->setEnabled(true);
+    m_cancel->setEnabled(false);
     m_progress->setValue(m_progress->maximum());
     if (!outcome.ran) {
         m_progress->setFormat(tr("not run"));
@@ -243,10 +257,10 @@ void DrillView::onFinished(const DrillOutcome &outcome)
         emit message(tr("Drill on %1 could not run: %2").arg(outcome.sku, outcome.error));
     } else {
         m_progress->setFormat(tr("done"));
-        setVerdict(outcome.passed ? kGreen : kRed,
-                   outcome.passed ? tr("PASSED — %1").arg(outcome.sku) : tr("FAILED — %1").arg(outcome.sku));
+        const QString verdict = outcome.cancelled ? tr("CANCELLED") : outcome.passed ? tr("PASSED") : tr("FAILED");
+        setVerdict(outcome.cancelled ? kAmber : outcome.passed ? kGreen : kRed, tr("%1 — %2").arg(verdict, outcome.sku));
         m_line->setText(tr("Finished in %1 s.").arg(outcome.seconds, 0, 'f', 1));
-        emit message(tr("Drill on %1 %2").arg(outcome.sku, outcome.passed ? tr("passed") : tr("FAILED")));
+        emit message(tr("Drill on %1: %2").arg(outcome.sku, verdict));
         // The SKU now exists: offer a fresh default unless the operator typed their own.
         if (m_sku->text().trimmed() == m_generatedSku) {
             m_generatedSku = freshSkuName();

@@ -38,6 +38,7 @@ public:
     QComboBox *faultsField() const { return m_faults; }
     QSpinBox *seedField() const { return m_seed; }
     QPushButton *runButton() const { return m_run; }
+    QPushButton *cancelButton() const { return m_cancel; }
     QProgressBar *progressBar() const { return m_progress; }
     /// The verdict line (PASSED, FAILED, or why the drill could not run).
     QString verdictText() const;
@@ -71,6 +72,7 @@ private:
     QComboBox *m_faults = nullptr;
     QSpinBox *m_seed = nullptr;
     QPushButton *m_run = nullptr;
+    QPushButton *m_cancel = nullptr;
     QPushButton *m_newName = nullptr;
     QProgressBar *m_progress = nullptr;
     QLabel *m_line = nullptr;

@@ -128,6 +128,13 @@ Result<DrillReport> Drill::run()
     size_t nextEvent = 0;
     qint64 lastExpire = 0, lastProgress = 0;
     while (shared.workersDone.load() < o.concurrency) {
+        if (!shared.stop.load() && o.cancelled && o.cancelled()) {
+            shared.stop = true;
+            report.cancelled = true;
+            report.notes << u"cancelled after %1 of %2 buyers; the book and gate were wound down as after a full run"_s
+                                .arg(qMin(shared.next.load(), o.buyers))
+                                .arg(o.buyers);
+        }
         while (nextEvent < m_schedule.events.size()
                && shared.next.load() >= m_schedule.events[nextEvent].beforeBuyer) {
             const GlobalEvent &e = m_schedule.events[nextEvent++];

@@ -72,6 +72,11 @@ struct DrillOptions {
     QString embeddedDataDir;    ///< set when `redis` is the data dir's private redis-server (restartable)
     QString operatorName = QStringLiteral("drill"); ///< written on ledger rows (source `drill`)
     qint64 reconcileMaxPasses = 10; ///< passes before giving up on quiescence
+    /// Polled by the thread that runs the drill (every few ms); may be empty. Once it answers
+    /// true no new buyer is served and the drill winds down as after the last buyer (holds
+    /// expire, the reconciler runs, the invariants are checked), so book and gate are left
+    /// consistent; the report says cancelled and does not pass.
+    std::function<bool()> cancelled;
     /// Called every `progressIntervalMs` from the thread that runs the drill; may be empty.
     std::function<void(const DrillProgress &)> progress;
     int progressIntervalMs = 250;

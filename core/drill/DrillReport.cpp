@@ -30,7 +30,7 @@ QString passText(bool ok) { return ok ? u"pass"_s : u"FAIL"_s; }
 
 bool DrillReport::passed() const
 {
-    if (!invariantsHold() || oversold > 0 || stuck > 0 || !reconcile.quiet)
+    if (cancelled || !invariantsHold() || oversold > 0 || stuck > 0 || !reconcile.quiet)
         return false;
     for (const FaultTally &t : faults)
         if (t.healed < t.injected)
@@ -95,6 +95,8 @@ QJsonObject DrillReport::toJson() const
     }
     if (!notes.isEmpty())
         o.insert(u"notes"_s, QJsonArray::fromStringList(notes));
+    if (cancelled)
+        o.insert(u"cancelled"_s, true);
     return o;
 }
 
@@ -135,7 +137,7 @@ QString DrillReport::toText() const
         t += u"  problem: %1\n"_s.arg(i5Detail);
     for (const QString &n : notes)
         t += u"note: %1\n"_s.arg(n);
-    t += passed() ? u"PASSED\n"_s : u"FAILED\n"_s;
+    t += cancelled ? u"CANCELLED\n"_s : passed() ? u"PASSED\n"_s : u"FAILED\n"_s;
     return t;
 }
 

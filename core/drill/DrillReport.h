@@ -74,7 +74,10 @@ struct DrillReport {
     QuiesceSummary reconcile;
     QStringList notes;
 
-    /// Every invariant holds, nothing oversold or stuck, every injected fault healed.
+    bool cancelled = false;    ///< stopped before every buyer was served (then never passed)
+
+    /// Every invariant holds, nothing oversold or stuck, every injected fault healed, and
+    /// the drill ran to its end.
     bool passed() const;
     bool invariantsHold() const { return check.ok() && i5; }
     /// The DESIGN.md shape: sold, paid_units, oversold, stuck, invariants, throughput_per_s,

@@ -59,6 +59,7 @@ struct DrillShared {
     std::atomic<int> workersDone{0};
     /// Buyers from this number on wait: the next gate-wide event fires before them.
     std::atomic<qint64> holdFrom{std::numeric_limits<qint64>::max()};
+    std::atomic<bool> stop{false};        ///< cancelled: serve no new buyer
 
     std::mutex mutex;
     std::deque<PendingPayment> payments;

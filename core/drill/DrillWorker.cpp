@@ -61,12 +61,14 @@ void Worker::run()
         }
         ++m_s.active; // before taking a buyer, so "no buyer left and none active" is final
         const qint64 i = m_s.next.fetch_add(1);
-        if (i < m_s.options.buyers) {
-            while (i >= m_s.holdFrom.load()) // a gate-wide event is due before this buyer
+        if (i < m_s.options.buyers && !m_s.stop.load()) {
+            while (i >= m_s.holdFrom.load() && !m_s.stop.load()) // a gate-wide event is due before this buyer
                 QThread::msleep(1);
-            serveBuyer(i);
-            --m_s.active;
-            continue;
+            if (!m_s.stop.load()) {
+                serveBuyer(i);
+                --m_s.active;
+                continue;
+            }
         }
         --m_s.active;
         m_s.next.fetch_sub(1); // keep `next` at most buyers for the progress line

@@ -2,6 +2,7 @@
 
 #include "CliContext.h"
 #include "Identifiers.h"
+#include "StopSignal.h"
 #include "drill/Drill.h"
 #include "gate/Gate.h"
 #include "store/Database.h"
@@ -141,6 +142,9 @@ CommandOutput DrillCommand::execute(CliContext &ctx, const QCommandLineParser &p
     const bool tty = isatty(STDERR_FILENO) == 1;
     o.progressIntervalMs = tty ? 200 : 1000;
     o.progress = [tty](const DrillProgress &p) { writeProgress(p, tty); };
+    // Ctrl+C or SIGTERM: no new buyers, then the same wind-down as after the last one.
+    StopSignal::install();
+    o.cancelled = [] { return StopSignal::requested(); };
 
     auto report = Drill(o).run();
     if (tty) {

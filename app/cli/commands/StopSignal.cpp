@@ -14,8 +14,14 @@ namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
 
-extern "C" void onStopSignal(int)
+extern "C" void onStopSignal(int sig)
 {
+    if (g_stop) {
+        // A second signal: the operator will not wait for the wind-down. Default action.
+        std::signal(sig, SIG_DFL);
+        std::raise(sig);
+        return;
+    }
     g_stop = 1;
 }
 

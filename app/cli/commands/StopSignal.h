@@ -4,8 +4,9 @@
 
 namespace flashstock {
 
-/// SIGINT/SIGTERM for the CLI's `--every` loops: the handler only sets a flag; the loop checks
-/// it between passes and while it waits, and stops cleanly. Main thread only.
+/// SIGINT/SIGTERM for the CLI's `--every` loops and the drill: the first signal only sets a
+/// flag, which the loop checks between passes (the drill: every tick) and while it waits, and
+/// stops cleanly; a second one ends the process as the signal's default does. Main thread only.
 class StopSignal {
 public:
     /// Installs the handlers (idempotent) and clears the flag.
