@@ -6,6 +6,7 @@
 #include "store/DiscrepancyStore.h"
 #include "store/SaleStore.h"
 
+#include <QScopeGuard>
 #include <QSet>
 #include <QThread>
 
@@ -136,9 +137,26 @@ Result<qint64> Engine::restoreGate(const QString &sku, bool force)
     auto paused = DiscrepancyStore(*m_db).isPaused(sku);
     if (!paused)
         return std::unexpected(paused.error());
-    if (*paused) {
+    // A rebuild replaces live figures: reserves pause while it reads the book, and the
+    // reserves already past the gate settle first, so each one is counted once (in the book
+    // or as a held token). Without the stock key (a restore) no reserve gets past the gate.
+    const bool quiesce = force && !*paused;
+    if (*paused || force) {
         if (auto r = m_gate->setPaused(sku, true); !r)
             return std::unexpected(r.error());
+    }
+    auto unpause = qScopeGuard([&] {
+        if (quiesce)
+            if (auto still = DiscrepancyStore(*m_db).isPaused(sku); still && !*still)
+                (void)m_gate->setPaused(sku, false);
+    });
+    if (force) {
+        constexpr qint64 kSettleMs = 2000, kPollMs = 5; // held tokens left after that are orphans
+        QElapsedTimer settling;
+        settling.start();
+        for (auto held = m_gate->heldCount(sku); held && *held > 0 && settling.elapsed() < kSettleMs;
+             held = m_gate->heldCount(sku))
+            QThread::msleep(kPollMs);
     }
     auto sale = m_sales->latestFor(sku);
     if (!sale)
@@ -162,7 +180,7 @@ Result<qint64> Engine::restoreGate(const QString &sku, bool force)
     if (!loaded)
         return loaded;
     // A pause the book no longer has (its discrepancy was resolved while the gate was away).
-    if (!*paused) {
+    if (!*paused && !quiesce) {
         auto still = DiscrepancyStore(*m_db).isPaused(sku);
         if (still && !*still)
             if (auto r = m_gate->setPaused(sku, false); !r)
@@ -209,12 +227,36 @@ Result<void> Engine::syncGateUsers(const QString &sku)
         return std::unexpected(sale.error());
     if (!*sale || (*sale)->perUserLimit <= 0)
         return {}; // the count only serves a per-user limit
-    auto units = m_sales->unitsByUser(sku);
-    if (!units)
-        return std::unexpected(units.error());
-    if (auto r = m_gate->setUserUnits(sku, *units); !r)
+    // Held tokens first, then the book: a held token whose order the book has meanwhile
+    // committed is counted once, by the book. No new token can appear meanwhile (the caller
+    // paused the SKU, or its stock key is absent), so no reserve is missed either.
+    auto tokens = m_gate->openTokens(sku);
+    if (!tokens)
+        return std::unexpected(tokens.error());
+    auto orders = m_sales->unitsByOrder(sku);
+    if (!orders)
+        return std::unexpected(orders.error());
+    QHash<QString, qint64> units;
+    for (const SaleStore::OrderUnits &o : std::as_const(*orders))
+        units[o.user] += o.units;
+    for (const GateToken &t : std::as_const(*tokens))
+        if (t.state == TokenState::Held && !t.user.isEmpty() && !orders->contains(t.order))
+            units[t.user] += t.qty;
+    if (auto r = m_gate->setUserUnits(sku, units); !r)
         return std::unexpected(r.error());
     return {};
+}
+
+Result<void> Engine::syncGateSale(const QString &sku)
+{
+    if (!m_gate)
+        return {};
+    auto latest = m_sales->latestFor(sku);
+    if (!latest)
+        return std::unexpected(latest.error());
+    if (!*latest)
+        return {};
+    return pushSaleToGate(**latest);
 }
 
 Result<Sale> Engine::createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
@@ -251,13 +293,15 @@ Result<Sale> Engine::setSaleStatus(qint64 saleId, SaleStatus status)
         if (opening) {
             // The gate follows the book again (best effort: the book refuses a closed sale anyway).
             if (auto current = m_sales->get(saleId); current)
-                if (auto pushed = pushSaleToGate(*current); !pushed)
+                if (auto pushed = syncGateSale(current->sku); !pushed)
                     warn(u"gate still has sale %1 open: %2"_s.arg(saleId).arg(pushed.error().message));
         }
         return sale;
     }
     m_saleCache.remove(sale->sku);
-    if (auto pushed = pushSaleToGate(*sale); !pushed)
+    // What the book holds now, not the row read above: a change by another operator in
+    // between must not be overwritten in the gate by this one.
+    if (auto pushed = syncGateSale(sale->sku); !pushed)
         warn(u"gate did not get sale %1 as %2 (the book refuses its reserves; gate rebuild fixes the gate): %3"_s
                  .arg(saleId)
                  .arg(saleStatusName(sale->status), pushed.error().message));

@@ -89,11 +89,12 @@ public:
     /// Switches a sale to book-only (reserves skip the gate) or back; back rebuilds the gate.
     [[nodiscard]] Result<Sale> setSaleBookOnly(qint64 saleId, bool on);
     /// Reloads the SKU's gate from the book: pause, sale, per-user units, then stock (net of
-    /// tokens still held). Returns gate available.
+    /// tokens still held). The SKU's reserves answer `paused` meanwhile (up to 2 s more while
+    /// reserves already past the gate settle). Returns gate available.
     [[nodiscard]] Result<qint64> rebuildGate(const QString &sku);
-    /// Sets the gate's per-user counts of `sku` to the book's (PENDING and PAID orders) plus
-    /// the users' held tokens, when its latest sale has a per-user limit; else does nothing.
-    [[nodiscard]] Result<void> syncGateUsers(const QString &sku);
+    /// Pushes the SKU's latest sale as the book holds it now (open, window, per-user limit) to
+    /// the gate; nothing without a sale or a gate. The reconciler re-asserts it every pass.
+    [[nodiscard]] Result<void> syncGateSale(const QString &sku);
     /// The gate's side of a SKU (never fails: unreachable is reported in the value).
     GateSide gateLevels(const QString &sku);
 
@@ -119,6 +120,9 @@ private:
     Result<qint64> restoreGate(const QString &sku, bool force);
     /// restoreGate(sku, false) by one engine at a time (see the .cpp); the others wait for it.
     Result<void> restoreGateOnce(const QString &sku);
+    /// Sets the gate's per-user counts of `sku` to the book's (PENDING and PAID orders) plus
+    /// the users' held tokens, when its latest sale has a per-user limit; else does nothing.
+    Result<void> syncGateUsers(const QString &sku);
     void releaseTokens(const QList<OrderLine> &lines, const QString &why);
     void warn(const QString &message);
 

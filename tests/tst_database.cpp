@@ -118,6 +118,7 @@ void TestDatabase::migrationKeepsSales()
         QVERIFY(engine->setSaleStatus(saleId, SaleStatus::Open).has_value());
         // Back to schema 3, as a book written by an earlier release would be.
         QVERIFY(engine->database().exec(u"ALTER TABLE discrepancies DROP COLUMN alerted_at"_s).has_value());
+        QVERIFY(engine->database().exec(u"ALTER TABLE discrepancies DROP COLUMN alert_claimed_at"_s).has_value());
         auto undo = engine->database().exec(u"UPDATE meta SET value = '3' WHERE key = 'schema_version'"_s);
         QVERIFY(undo.has_value());
     }

@@ -51,6 +51,7 @@ private slots:
     void bookSaleStatusHasTheLastWord();
     void limitHoldsAfterBookOnlyMode_data() { test::addBackendRows(); }
     void limitHoldsAfterBookOnlyMode();
+    void rebuildCountsEachBuyersUnitOnce();
     void crowdAfterGateLostItsData();
     void corruptCountersAreReportedAndReset();
     void idleConnectionClosedByServer();
@@ -306,6 +307,25 @@ void TestEngineGate::limitHoldsAfterBookOnlyMode()
     QCOMPARE(engine->reserve(u"a3"_s, u"alice"_s, {{u"L"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
     QCOMPARE(engine->reserve(u"b1"_s, u"bob"_s, {{u"L"_s, 2, {}}})->outcome, Outcome::Reserved);
     QCOMPARE(gateAvailable(*engine, u"L"_s), 6);
+}
+
+void TestEngineGate::rebuildCountsEachBuyersUnitOnce()
+{
+    // u1 holds 3 of a limit of 4: one unit booked and settled, one token held with no order
+    // (its process died before the book), one booked whose settle has not reached the gate
+    // yet. A rebuild counts each once: 3, so u1 may still take one more unit.
+    FS_GATED_ENGINE(u"sqlite"_s);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    auto sale = engine->createSale(u"A"_s, 0, 0, 120, 4);
+    QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
+    QCOMPARE(engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(engine->gate()->reserve(u"A"_s, u"orphan"_s, u"u1"_s, 1)->code, GateCode::Reserved);
+    auto held = engine->gate()->reserve(u"A"_s, u"o2"_s, u"u1"_s, 1);
+    QVERIFY(held && held->code == GateCode::Reserved);
+    QCOMPARE(engine->book().reserve(u"o2"_s, u"u1"_s, {{u"A"_s, 1, held->token}}, 120)->outcome, Outcome::Reserved);
+    QVERIFY(engine->rebuildGate(u"A"_s).has_value()); // waits for the held tokens, then counts
+    QCOMPARE(engine->reserve(u"o3"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(engine->reserve(u"o4"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
 }
 
 void TestEngineGate::crowdAfterGateLostItsData()

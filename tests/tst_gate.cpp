@@ -379,22 +379,22 @@ private slots:
         QCOMPARE(m_gate->openTokens(u"A"_s)->size(), 1);
     }
 
-    void setUserUnitsIsBookPlusHeld()
+    void setUserUnitsReplacesTheCounts()
     {
-        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
-        QCOMPARE(reserve(u"A"_s, u"o1"_s, 2, u"alice"_s).code, GateCode::Reserved); // held, not in the book yet
-        const auto settled = reserve(u"A"_s, u"o2"_s, 1, u"carol"_s);
-        QVERIFY(m_gate->settle(u"A"_s, settled.token).has_value()); // in the book: counted there
-        QVERIFY(m_redis->command({"HSET", GateKeys::key(u"A"_s, "users"), "zed", "5"}).has_value()); // stale
-        auto set = m_gate->setUserUnits(u"A"_s, {{u"bob"_s, 3}, {u"carol"_s, 1}});
+        QVERIFY(m_redis->command({"HSET", GateKeys::key(u"A"_s, "users"), "zed", "5", "bob", "1"}).has_value());
+        // 100 characters of two bytes each: a valid user id of 200 bytes.
+        const QString accented(100, QChar(0xe9));
+        auto set = m_gate->setUserUnits(u"A"_s, {{u"bob"_s, 3}, {u"carol"_s, 1}, {accented, 2}});
         QVERIFY2(set.has_value(), qPrintable(set ? QString() : set.error().message));
         QCOMPARE(*set, 3);
         const auto users = m_redis->command({"HGETALL", GateKeys::key(u"A"_s, "users")});
         QHash<QByteArray, QByteArray> got;
         for (qsizetype i = 0; i + 1 < users->elements.size(); i += 2)
             got.insert(users->elements[i].str, users->elements[i + 1].str);
-        QCOMPARE(got, (QHash<QByteArray, QByteArray>{{"alice", "2"}, {"bob", "3"}, {"carol", "1"}}));
+        QCOMPARE(got, (QHash<QByteArray, QByteArray>{{"bob", "3"}, {"carol", "1"}, {accented.toUtf8(), "2"}}));
         QCOMPARE(m_gate->setUserUnits(u"A"_s, {{u"bob"_s, 0}}).error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(m_gate->setUserUnits(u"A"_s, {}).value(), 0); // nobody holds anything
+        QCOMPARE(m_redis->command({"EXISTS", GateKeys::key(u"A"_s, "users")})->integer, 0);
     }
 
     void corruptCountersNeverStopSelling()

@@ -62,6 +62,9 @@ private slots:
     void bookOnlyReservePaused();
     void releaseTheGateMissedFreesTheBuyer();
     void stalePauseIsLifted();
+    void passPushesTheBooksSale();
+    void oneProcessSendsEachAlert_data() { test::addBackendRows(); }
+    void oneProcessSendsEachAlert();
     void orderLedgerMismatch_data() { test::addBackendRows(); }
     void orderLedgerMismatch();
     void unrefundedPayment_data() { test::addBackendRows(); }
@@ -285,6 +288,47 @@ void TestReconcile::stalePauseIsLifted()
     QVERIFY(engine->gate()->setPaused(u"A"_s, true).has_value()); // stale again
     QVERIFY(rec.runPass(0).has_value());
     QCOMPARE(engine->reserve(u"p4"_s, {}, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+}
+
+void TestReconcile::passPushesTheBooksSale()
+{
+    // A gate that missed a start (two operators racing, or down at the time) has the open
+    // sale closed: every pass pushes the sale as the book holds it.
+    FS_GATED_ENGINE(u"sqlite"_s);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    auto sale = engine->createSale(u"A"_s, 0, 0, 120, 0);
+    QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
+    QVERIFY(engine->gate()->setSale(u"A"_s, GateSale{false, 0, 0, 0}).has_value());
+    QCOMPARE(engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+    Reconciler rec(*engine);
+    QVERIFY(rec.runPass(0).has_value());
+    QCOMPARE(engine->reserve(u"o2"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+}
+
+void TestReconcile::oneProcessSendsEachAlert()
+{
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 1, total = total + 1"_s));
+    Reconciler rec(*engine);
+    QVERIFY(rec.runPass(0).has_value());
+    auto pending = rec.unalerted();
+    QVERIFY(pending && pending->size() == 1);
+    const qint64 id = pending->first().id;
+    // Two reconcile processes (two engines, as two processes would have) see the same alert.
+    auto other = test::openEngine(fresh.url());
+    QVERIFY(other);
+    Reconciler rec2(*other);
+    QCOMPARE(rec.claimAlert(id, 60000).value(), true);
+    QCOMPARE(rec2.claimAlert(id, 60000).value(), false); // taken: the other one sends it
+    QVERIFY(rec.finishAlert(id, false).has_value());      // not delivered: the claim goes back
+    QCOMPARE(rec2.claimAlert(id, 60000).value(), true);
+    QVERIFY(rec2.finishAlert(id, true).has_value());
+    QCOMPARE(rec.claimAlert(id, 0).value(), false);       // delivered: never again
+    QVERIFY(rec.unalerted()->isEmpty());
 }
 
 void TestReconcile::orderLedgerMismatch()

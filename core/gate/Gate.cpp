@@ -358,6 +358,18 @@ Result<GateCounts> Gate::counts(const QString &sku)
     return out;
 }
 
+Result<qint64> Gate::heldCount(const QString &sku)
+{
+    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
+    if (auto p = d->prepare(); !p) return std::unexpected(p.error());
+    auto r = d->conn.command({QByteArrayLiteral("ZCARD"), GateKeys::key(sku, "held")});
+    if (!r)
+        return std::unexpected(r.error());
+    if (r->type != RedisValue::Type::Integer)
+        return unexpectedReply(*r, u"ZCARD held of %1"_s.arg(sku));
+    return r->integer;
+}
+
 Result<void> Gate::clearCounts(const QString &sku)
 {
     if (auto v = checkSkuId(sku); !v) return v;
@@ -411,23 +423,23 @@ Result<void> Gate::clearSale(const QString &sku)
     return {};
 }
 
-Result<qint64> Gate::setUserUnits(const QString &sku, const QHash<QString, qint64> &bookUnits)
+Result<qint64> Gate::setUserUnits(const QString &sku, const QHash<QString, qint64> &units)
 {
     if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
     QList<QByteArray> args;
-    args.reserve(bookUnits.size() * 2);
-    for (auto it = bookUnits.cbegin(); it != bookUnits.cend(); ++it) {
+    args.reserve(units.size() * 2);
+    for (auto it = units.cbegin(); it != units.cend(); ++it) {
         if (auto v = checkName(it.key(), u"user"_s, 128); !v) return std::unexpected(v.error());
         if (auto v = checkQuantity(it.value(), u"units"_s); !v) return std::unexpected(v.error());
         args << it.key().toUtf8() << num(it.value());
     }
-    auto r = d->run(ScriptId::SetUsers, GateKeys::keys(sku, {"users", "held", "tokens"}), args);
+    auto r = d->run(ScriptId::SetUsers, GateKeys::keys(sku, {"users"}), args);
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.size() != 2)
         return unexpectedReply(*r, u"set-users of %1"_s.arg(sku));
     if (r->elements[0].integer < 0)
-        return scriptFailure(int(r->elements[0].integer), u"set-users-3.lua"_s, sku);
+        return scriptFailure(int(r->elements[0].integer), u"set-users-1.lua"_s, sku);
     return r->elements[1].integer;
 }
 

@@ -141,6 +141,8 @@ public:
 
     /// The SKU's reserve counters (all 0 before its first reserve).
     [[nodiscard]] Result<GateCounts> counts(const QString &sku);
+    /// Tokens of `sku` in state held (pre-deducted, the book not answered yet).
+    [[nodiscard]] Result<qint64> heldCount(const QString &sku);
     /// Deletes the SKU's counters (a rebuild resets counters it cannot read).
     [[nodiscard]] Result<void> clearCounts(const QString &sku);
     /// Counts one refusal the gate did not see itself (the book refused after the gate let
@@ -151,11 +153,11 @@ public:
     /// Defines or updates the sale of `sku`; removing it (`clearSale`) lets the SKU sell normally.
     [[nodiscard]] Result<void> setSale(const QString &sku, const GateSale &sale);
     [[nodiscard]] Result<void> clearSale(const QString &sku);
-    /// Replaces the users' units of `sku` (the per-user limit's count) with `bookUnits` (user
-    /// -> units of PENDING and PAID orders) plus the units of each user's tokens still held,
-    /// in one script call (set-users-3.lua). Returns how many users now have units.
-    /// InvalidArgument for a bad user id or units < 1; Internal for a corrupt held token.
-    [[nodiscard]] Result<qint64> setUserUnits(const QString &sku, const QHash<QString, qint64> &bookUnits);
+    /// Replaces the users' units of `sku` (the per-user limit's count) with `units` (user ->
+    /// units, >= 1) in one script call (set-users-1.lua); call it while no reserve can pass
+    /// the gate (see Engine). Returns how many users now have units. InvalidArgument for a
+    /// bad user id or units < 1.
+    [[nodiscard]] Result<qint64> setUserUnits(const QString &sku, const QHash<QString, qint64> &units);
     /// Claims the restore of `sku` from the book for `ttlMs` (`fs:{sku}:restoring`, SET NX PX):
     /// true for the one caller that got it, so a crowd that finds the gate empty restores it
     /// once. endRestore() gives the claim back early.

@@ -25,7 +25,7 @@ constexpr ScriptFile kFiles[] = {
     {ScriptId::Load, u"load-3.lua"},             {ScriptId::Adjust, u"adjust-1.lua"},
     {ScriptId::SetSale, u"set-sale-1.lua"},      {ScriptId::ClearSale, u"clear-sale-1.lua"},
     {ScriptId::SetPaused, u"set-paused-1.lua"},  {ScriptId::OpenTokens, u"open-tokens-3.lua"},
-    {ScriptId::SetUsers, u"set-users-3.lua"},
+    {ScriptId::SetUsers, u"set-users-1.lua"},
 };
 
 } // namespace

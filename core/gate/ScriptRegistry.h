@@ -21,7 +21,7 @@ enum class ScriptId {
     ClearSale,  ///< clear-sale-1.lua
     SetPaused,  ///< set-paused-1.lua
     OpenTokens, ///< open-tokens-3.lua
-    SetUsers,   ///< set-users-3.lua
+    SetUsers,   ///< set-users-1.lua
 };
 
 /// One embedded script: its file name, KEYS count (from the `name-NUMKEYS.lua` file name),

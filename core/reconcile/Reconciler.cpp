@@ -146,10 +146,20 @@ Result<ReconcileReport> Reconciler::runPass(qint64 graceMs)
             if (!skus)
                 return std::unexpected(skus.error());
             for (const QString &sku : *skus) {
-                if (!paused->contains(sku))
+                // Fresh per SKU, not the list above: another reconciler may have paused it
+                // (or an approval unpaused it) since.
+                auto pausedNow = m_store->isPaused(sku);
+                if (!pausedNow) {
+                    report.warnings << u"pause of %1 not read: %2"_s.arg(sku, pausedNow.error().message);
+                    continue;
+                }
+                if (!*pausedNow)
                     if (auto r = gate->setPaused(sku, false); !r)
                         report.warnings << u"gate of %1 not unpaused: %2"_s.arg(sku, r.error().message);
-                healGate(sku, *now, graceMs, paused->contains(sku), report);
+                // The sale as the book holds it (a gate that missed a start, pause or stop).
+                if (auto r = m_engine.syncGateSale(sku); !r)
+                    report.warnings << u"sale of %1 not pushed to the gate: %2"_s.arg(sku, r.error().message);
+                healGate(sku, *now, graceMs, *pausedNow, report);
             }
         }
     }
@@ -390,15 +400,14 @@ void Reconciler::healGate(const QString &sku, qint64 nowMs, qint64 graceMs, bool
     auto last = m_store->lastLedgerId(sku);
     if (!last)
         return;
-    // Absolute and net of held tokens, so two reconcilers converge on the same value.
-    auto loaded = gate.load(sku, book, true);
+    // A rebuild: absolute and net of held tokens, so two reconcilers converge on the same
+    // value; the per-user counts follow too (units the gate missed, e.g. a release it could
+    // not see, also left them wrong).
+    auto loaded = m_engine.rebuildGate(sku);
     if (!loaded) {
         report.warnings << u"gate of %1 not reloaded: %2"_s.arg(sku, loaded.error().message);
         return;
     }
-    // Units the gate missed (a release it could not see) also left its per-user counts wrong.
-    if (auto users = m_engine.syncGateUsers(sku); !users)
-        report.warnings << u"gate per-user counts of %1 not corrected: %2"_s.arg(sku, users.error().message);
     DiscrepancyRow row;
     Discrepancy &d = row.d;
     d.kind = book > found ? DiscrepancyKind::GateShortfall : DiscrepancyKind::GateExcess;
@@ -424,9 +433,14 @@ Result<QList<Discrepancy>> Reconciler::unalerted()
     return m_store->unalerted();
 }
 
-Result<void> Reconciler::markAlerted(qint64 id)
+Result<bool> Reconciler::claimAlert(qint64 id, qint64 leaseMs)
 {
-    return m_store->markAlerted(id);
+    return m_store->claimAlert(id, leaseMs);
+}
+
+Result<void> Reconciler::finishAlert(qint64 id, bool delivered)
+{
+    return m_store->finishAlert(id, delivered);
 }
 
 Result<Discrepancy> Reconciler::get(qint64 id)

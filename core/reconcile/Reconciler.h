@@ -88,8 +88,10 @@ public:
     [[nodiscard]] Result<QList<Discrepancy>> list(std::optional<DiscrepancyStatus> status = std::nullopt);
     /// Pending discrepancies whose alert was not delivered yet (see DiscrepancyStore::unalerted).
     [[nodiscard]] Result<QList<Discrepancy>> unalerted();
-    /// Records the delivery of discrepancy `id`'s alert.
-    [[nodiscard]] Result<void> markAlerted(qint64 id);
+    /// See DiscrepancyStore::claimAlert.
+    [[nodiscard]] Result<bool> claimAlert(qint64 id, qint64 leaseMs);
+    /// See DiscrepancyStore::finishAlert.
+    [[nodiscard]] Result<void> finishAlert(qint64 id, bool delivered);
     /// One discrepancy; InvalidArgument naming `id` if unknown.
     [[nodiscard]] Result<Discrepancy> get(qint64 id);
     /// Applies a pending correction once (re-checked first if the SKU moved), as a ledgered

@@ -113,11 +113,24 @@ Result<QList<Discrepancy>> DiscrepancyStore::unalerted()
     return select(u"WHERE status = 'pending_approval' AND alerted_at IS NULL ORDER BY id"_s, {});
 }
 
-Result<void> DiscrepancyStore::markAlerted(qint64 id)
+Result<bool> DiscrepancyStore::claimAlert(qint64 id, qint64 leaseMs)
 {
-    auto r = m_db.exec(u"UPDATE discrepancies SET alerted_at = %1 WHERE id = ? AND alerted_at IS NULL"_s.arg(
-                           m_db.nowMsExpr()),
-                       {id});
+    const QString now = m_db.nowMsExpr();
+    auto r = m_db.exec(u"UPDATE discrepancies SET alert_claimed_at = %1 WHERE id = ? AND alerted_at IS NULL "
+                       u"AND (alert_claimed_at IS NULL OR alert_claimed_at < %1 - ?)"_s.arg(now),
+                       {id, leaseMs});
+    if (!r)
+        return std::unexpected(r.error());
+    return r->affected == 1;
+}
+
+Result<void> DiscrepancyStore::finishAlert(qint64 id, bool delivered)
+{
+    auto r = delivered ? m_db.exec(u"UPDATE discrepancies SET alerted_at = %1 WHERE id = ? AND alerted_at IS NULL"_s.arg(
+                                       m_db.nowMsExpr()),
+                                   {id})
+                       : m_db.exec(u"UPDATE discrepancies SET alert_claimed_at = NULL WHERE id = ? AND alerted_at IS NULL"_s,
+                                   {id});
     if (!r)
         return std::unexpected(r.error());
     return {};

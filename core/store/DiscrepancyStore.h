@@ -80,8 +80,12 @@ public:
     [[nodiscard]] Result<bool> isPaused(const QString &sku);
     /// Discrepancies waiting for approval whose alert was not delivered yet, oldest first.
     [[nodiscard]] Result<QList<Discrepancy>> unalerted();
-    /// Records that the alert of discrepancy `id` was delivered (the first delivery counts).
-    [[nodiscard]] Result<void> markAlerted(qint64 id);
+    /// Takes the alert of discrepancy `id` for sending: true for the one caller that got it
+    /// (not delivered yet, and no other claim younger than `leaseMs`, database clock).
+    [[nodiscard]] Result<bool> claimAlert(qint64 id, qint64 leaseMs);
+    /// Ends a claimed alert: delivered, records it (the first delivery counts); not delivered,
+    /// gives the claim back so the next pass, here or elsewhere, sends it again.
+    [[nodiscard]] Result<void> finishAlert(qint64 id, bool delivered);
     /// Number of discrepancies waiting for approval.
     [[nodiscard]] Result<int> pendingCount();
 

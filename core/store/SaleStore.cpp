@@ -118,9 +118,16 @@ Result<Sale> SaleStore::setStatus(qint64 id, SaleStatus status)
         return fail(ErrorCode::InvalidArgument,
                     u"sale %1 is %2: only an open sale can be paused"_s.arg(id).arg(saleStatusName(current->status)),
                     u"sale"_s);
-    auto r = m_db.exec(u"UPDATE sales SET status = ? WHERE id = ?"_s, {saleStatusName(status), id});
+    // Only from the status just read: a stop that landed in between is final, never undone.
+    auto r = m_db.exec(u"UPDATE sales SET status = ? WHERE id = ? AND status = ?"_s,
+                       {saleStatusName(status), id, saleStatusName(current->status)});
     if (!r)
         return std::unexpected(r.error());
+    if (r->affected == 0)
+        return fail(ErrorCode::Conflict,
+                    u"sale %1 changed while it was being set to %2; look at it again"_s.arg(id).arg(
+                        saleStatusName(status)),
+                    u"sale"_s);
     return get(id);
 }
 
@@ -166,18 +173,19 @@ Result<qint64> SaleStore::userUnits(const QString &sku, const QString &user)
     return rows->first().at(0).toLongLong();
 }
 
-Result<QHash<QString, qint64>> SaleStore::unitsByUser(const QString &sku)
+Result<QHash<QString, SaleStore::OrderUnits>> SaleStore::unitsByOrder(const QString &sku)
 {
-    auto rows = m_db.exec(u"SELECT o.user_id, SUM(ol.qty) FROM order_lines ol JOIN orders o ON o.order_id = ol.order_id "
+    auto rows = m_db.exec(u"SELECT o.order_id, o.user_id, SUM(ol.qty) FROM order_lines ol "
+                          u"JOIN orders o ON o.order_id = ol.order_id "
                           u"WHERE ol.sku = ? AND o.status IN ('PENDING', 'PAID') AND o.user_id <> '' "
-                          u"GROUP BY o.user_id"_s,
+                          u"GROUP BY o.order_id, o.user_id"_s,
                           {sku});
     if (!rows)
         return std::unexpected(rows.error());
-    QHash<QString, qint64> out;
+    QHash<QString, OrderUnits> out;
     out.reserve(rows->rows.size());
     for (const QVariantList &row : rows->rows)
-        out.insert(row.at(0).toString(), row.at(1).toLongLong());
+        out.insert(row.at(0).toString(), OrderUnits{row.at(1).toString(), row.at(2).toLongLong()});
     return out;
 }
 

@@ -24,7 +24,8 @@ public:
     [[nodiscard]] Result<Sale> create(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
                                       qint64 perUserLimit, const QString &operatorName);
     /// Sets the status (idempotent): scheduled or paused -> open, open -> paused, any -> stopped.
-    /// InvalidArgument for an unknown id, reopening a stopped sale, or pausing one not open.
+    /// InvalidArgument for an unknown id, reopening a stopped sale, or pausing one not open;
+    /// Conflict if another change of the sale landed between the read and the update.
     [[nodiscard]] Result<Sale> setStatus(qint64 id, SaleStatus status);
     /// Switches book-only mode (reserves skip the gate). InvalidArgument for an unknown id.
     [[nodiscard]] Result<Sale> setBookOnly(qint64 id, bool on);
@@ -37,8 +38,14 @@ public:
     /// Units `user` holds or bought of `sku` (PENDING and PAID orders), for per-user limits
     /// when reserves bypass the gate.
     [[nodiscard]] Result<qint64> userUnits(const QString &sku, const QString &user);
-    /// userUnits() of every named user with units of `sku` (to restore a gate that lost its data).
-    [[nodiscard]] Result<QHash<QString, qint64>> unitsByUser(const QString &sku);
+    /// One order's units of a SKU and its user.
+    struct OrderUnits {
+        QString user;
+        qint64 units = 0;
+    };
+    /// Every PENDING or PAID order with units of `sku` and a named user, by order id: the
+    /// per-user counts of a gate rebuilt from the book.
+    [[nodiscard]] Result<QHash<QString, OrderUnits>> unitsByOrder(const QString &sku);
 
 private:
     Database &m_db;

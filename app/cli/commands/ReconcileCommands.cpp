@@ -98,18 +98,28 @@ void alertPending(AlertSender *alerts, Reconciler &reconciler, QSet<qint64> &inF
         qWarning("alerts: cannot list the discrepancies to alert: %s", qPrintable(pending.error().message));
         return;
     }
+    // Longer than one alert's attempts (AlertSender: 3 x 5 s plus backoff): while it runs,
+    // another reconcile process leaves the alert to this one.
+    constexpr qint64 kClaimMs = 60000;
     for (const Discrepancy &d : *pending) {
         if (inFlight.contains(d.id))
             continue;
+        auto claimed = reconciler.claimAlert(d.id, kClaimMs);
+        if (!claimed) {
+            qWarning("alerts: discrepancy %lld not claimed: %s", d.id, qPrintable(claimed.error().message));
+            continue;
+        }
+        if (!*claimed)
+            continue; // another reconcile process is sending it
         inFlight.insert(d.id);
         const qint64 id = d.id;
         alerts->post({{u"alert"_s, u"discrepancy_pending_approval"_s}, {u"discrepancy"_s, discrepancyJson(d)}},
                      [&reconciler, &inFlight, id](bool delivered) {
                          inFlight.remove(id);
-                         if (!delivered)
-                             return; // sent again by the next pass
-                         if (auto r = reconciler.markAlerted(id); !r)
-                             qWarning("alerts: discrepancy %lld alerted but not recorded (it will be sent again): %s",
+                         // Not delivered: the claim goes back and the next pass sends it again.
+                         if (auto r = reconciler.finishAlert(id, delivered); !r)
+                             qWarning("alerts: discrepancy %lld: the outcome of its alert was not recorded (it may "
+                                      "be sent again): %s",
                                       id, qPrintable(r.error().message));
                      });
     }
