@@ -157,6 +157,18 @@ struct Gate::Private {
         return r->integer;
     }
 
+    /// One plain command on a key of `sku` (the SKU checked, connected first); `integer`
+    /// also requires an integer reply, naming `what` otherwise.
+    Result<RedisValue> keyCommand(const QString &sku, const QList<QByteArray> &argv, const char *what = nullptr)
+    {
+        if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
+        if (auto p = prepare(); !p) return std::unexpected(p.error());
+        auto r = conn.command(argv);
+        if (r && what && r->type != RedisValue::Type::Integer)
+            return unexpectedReply(*r, u"%1 of %2"_s.arg(QString::fromLatin1(what), sku));
+        return r;
+    }
+
     RedisUrl url;
     RedisConnection conn;
     int scriptsLoadedFor = -1; ///< connectCount() at which loadAll last succeeded
@@ -316,9 +328,7 @@ Result<bool> Gate::adjust(const QString &sku, qint64 units)
 
 Result<qint64> Gate::available(const QString &sku)
 {
-    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    if (auto p = d->prepare(); !p) return std::unexpected(p.error());
-    auto r = d->conn.command({QByteArrayLiteral("GET"), GateKeys::key(sku, "stock")});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("GET"), GateKeys::key(sku, "stock")});
     if (!r)
         return std::unexpected(r.error());
     if (r->type == RedisValue::Type::Nil)
@@ -332,9 +342,7 @@ Result<qint64> Gate::available(const QString &sku)
 
 Result<GateCounts> Gate::counts(const QString &sku)
 {
-    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    if (auto p = d->prepare(); !p) return std::unexpected(p.error());
-    auto r = d->conn.command({QByteArrayLiteral("HGETALL"), GateKeys::key(sku, "counts")});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGETALL"), GateKeys::key(sku, "counts")});
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.size() % 2 != 0)
@@ -360,25 +368,17 @@ Result<GateCounts> Gate::counts(const QString &sku)
 
 Result<qint64> Gate::heldCount(const QString &sku)
 {
-    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    if (auto p = d->prepare(); !p) return std::unexpected(p.error());
-    auto r = d->conn.command({QByteArrayLiteral("ZCARD"), GateKeys::key(sku, "held")});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("ZCARD"), GateKeys::key(sku, "held")}, "ZCARD held");
     if (!r)
         return std::unexpected(r.error());
-    if (r->type != RedisValue::Type::Integer)
-        return unexpectedReply(*r, u"ZCARD held of %1"_s.arg(sku));
     return r->integer;
 }
 
 Result<void> Gate::clearCounts(const QString &sku)
 {
-    if (auto v = checkSkuId(sku); !v) return v;
-    if (auto p = d->prepare(); !p) return p;
-    auto r = d->conn.command({QByteArrayLiteral("DEL"), GateKeys::key(sku, "counts")});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("DEL"), GateKeys::key(sku, "counts")}, "DEL counts");
     if (!r)
         return std::unexpected(r.error());
-    if (r->type != RedisValue::Type::Integer)
-        return unexpectedReply(*r, u"DEL counts of %1"_s.arg(sku));
     return {};
 }
 
@@ -389,13 +389,11 @@ Result<void> Gate::countRefusal(const QString &sku, Outcome outcome)
     if (!counter)
         return fail(ErrorCode::InvalidArgument,
                     u"outcome: %1 is not a reserve refusal"_s.arg(outcomeWord(outcome)), u"outcome"_s);
-    if (auto p = d->prepare(); !p) return p;
-    auto r = d->conn.command({QByteArrayLiteral("HINCRBY"), GateKeys::key(sku, "counts"), counter,
-                              QByteArrayLiteral("1")});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("HINCRBY"), GateKeys::key(sku, "counts"), counter,
+                                 QByteArrayLiteral("1")},
+                           "HINCRBY counts");
     if (!r)
         return std::unexpected(r.error());
-    if (r->type != RedisValue::Type::Integer)
-        return unexpectedReply(*r, u"HINCRBY counts of %1"_s.arg(sku));
     return {};
 }
 
@@ -445,10 +443,8 @@ Result<qint64> Gate::setUserUnits(const QString &sku, const QHash<QString, qint6
 
 Result<bool> Gate::claimRestore(const QString &sku, qint64 ttlMs)
 {
-    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    if (auto p = d->prepare(); !p) return std::unexpected(p.error());
-    auto r = d->conn.command({QByteArrayLiteral("SET"), GateKeys::key(sku, "restoring"), QByteArrayLiteral("1"),
-                              QByteArrayLiteral("NX"), QByteArrayLiteral("PX"), num(qMax<qint64>(1, ttlMs))});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("SET"), GateKeys::key(sku, "restoring"), QByteArrayLiteral("1"),
+                                 QByteArrayLiteral("NX"), QByteArrayLiteral("PX"), num(qMax<qint64>(1, ttlMs))});
     if (!r)
         return std::unexpected(r.error());
     if (r->type == RedisValue::Type::Nil)
@@ -460,9 +456,7 @@ Result<bool> Gate::claimRestore(const QString &sku, qint64 ttlMs)
 
 Result<void> Gate::endRestore(const QString &sku)
 {
-    if (auto v = checkSkuId(sku); !v) return v;
-    if (auto p = d->prepare(); !p) return p;
-    auto r = d->conn.command({QByteArrayLiteral("DEL"), GateKeys::key(sku, "restoring")});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("DEL"), GateKeys::key(sku, "restoring")}, "DEL restoring");
     if (!r)
         return std::unexpected(r.error());
     return {};
