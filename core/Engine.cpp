@@ -215,6 +215,8 @@ Result<void> Engine::restoreGateOnce(const QString &sku)
         (void)m_gate->endRestore(sku);
     if (!restored)
         return std::unexpected(restored.error());
+    warn(u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from the book, "
+         u"available %2"_s.arg(sku).arg(*restored));
     return {};
 }
 

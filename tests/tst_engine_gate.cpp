@@ -231,6 +231,8 @@ void TestEngineGate::missingStockKeyReloads()
     QCOMPARE(r->outcome, Outcome::Reserved);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 2);
     QCOMPARE(engine->book().levels(u"A"_s)->available, 2);
+    // The operator hears of it (the CLI prints engine warnings on stderr).
+    QVERIFY(!engine->takeWarnings().filter(u"refilled from the book"_s).isEmpty());
 }
 
 void TestEngineGate::gateThatLostItsDataKeepsSaleAndLimit()
