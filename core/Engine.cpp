@@ -1,5 +1,6 @@
 #include "Engine.h"
 
+#include "GateRestore.h"
 #include "Identifiers.h"
 #include "gate/Gate.h"
 #include "store/Database.h"
@@ -37,7 +38,10 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions &options)
 
 void Engine::attachGate(const RedisUrl &url)
 {
+    m_restore.reset();
     m_gate = url.isNone() ? nullptr : std::make_unique<Gate>(url);
+    if (m_gate)
+        m_restore = std::make_unique<GateRestore>(*m_gate, *m_book, *m_sales);
 }
 
 Engine::~Engine() = default;
@@ -59,7 +63,7 @@ Result<Adjustment> Engine::addSku(const QString &sku, qint64 stock, int buckets)
     auto added = m_book->addSku(sku, stock, buckets);
     if (!added || !m_gate)
         return added;
-    if (auto loaded = restoreGate(sku, false); !loaded)
+    if (auto loaded = m_restore->restoreIfAbsent(sku); !loaded)
         warn(u"gate not loaded for %1 (the next reserve or gate rebuild loads it): %2"_s.arg(sku, loaded.error().message));
     return added;
 }
@@ -72,7 +76,7 @@ Result<Adjustment> Engine::restock(const QString &sku, qint64 qty, const QString
     auto raised = m_gate->adjust(sku, adjusted->units);
     if (raised && !*raised) {
         // No stock key: load it from the book, which already holds the restock.
-        if (auto loaded = restoreGate(sku, false); !loaded)
+        if (auto loaded = m_restore->restoreIfAbsent(sku); !loaded)
             raised = std::unexpected(loaded.error());
     }
     if (!raised)
@@ -110,155 +114,11 @@ Result<bool> Engine::pausedInBook(const QString &sku)
     return *paused;
 }
 
-Result<void> Engine::pushSaleToGate(const Sale &sale)
-{
-    if (!m_gate)
-        return {};
-    GateSale g;
-    g.open = sale.status == SaleStatus::Open;
-    g.startMs = sale.startMs;
-    g.endMs = sale.endMs;
-    g.perUserLimit = sale.perUserLimit;
-    if (auto r = m_gate->setSale(sale.sku, g); !r)
-        return r;
-    auto available = m_gate->available(sale.sku);
-    if (!available)
-        return std::unexpected(available.error());
-    if (*available < 0) {
-        if (auto loaded = restoreGate(sale.sku, false); !loaded)
-            return std::unexpected(loaded.error());
-    }
-    return {};
-}
-
-Result<qint64> Engine::restoreGate(const QString &sku, bool force)
-{
-    // Straight from the book, not the engine's caches: this runs after the gate lost state.
-    auto paused = DiscrepancyStore(*m_db).isPaused(sku);
-    if (!paused)
-        return std::unexpected(paused.error());
-    // A rebuild replaces live figures: reserves pause while it reads the book, and the
-    // reserves already past the gate settle first, so each one is counted once (in the book
-    // or as a held token). Without the stock key (a restore) no reserve gets past the gate.
-    const bool quiesce = force && !*paused;
-    if (*paused || force) {
-        if (auto r = m_gate->setPaused(sku, true); !r)
-            return std::unexpected(r.error());
-    }
-    auto unpause = qScopeGuard([&] {
-        if (quiesce)
-            if (auto still = DiscrepancyStore(*m_db).isPaused(sku); still && !*still)
-                (void)m_gate->setPaused(sku, false);
-    });
-    if (force) {
-        constexpr qint64 kSettleMs = 2000, kPollMs = 5; // held tokens left after that are orphans
-        QElapsedTimer settling;
-        settling.start();
-        for (auto held = m_gate->heldCount(sku); held && *held > 0 && settling.elapsed() < kSettleMs;
-             held = m_gate->heldCount(sku))
-            QThread::msleep(kPollMs);
-    }
-    auto sale = m_sales->latestFor(sku);
-    if (!sale)
-        return std::unexpected(sale.error());
-    if (*sale) {
-        const Sale &s = **sale;
-        if (auto r = m_gate->setSale(sku, GateSale{s.status == SaleStatus::Open, s.startMs, s.endMs, s.perUserLimit});
-            !r)
-            return std::unexpected(r.error());
-    }
-    if (auto r = syncGateUsers(sku); !r)
-        return std::unexpected(r.error());
-    if (!m_gate->counts(sku)) // unreadable counters are reset (they are only the console's rates)
-        (void)m_gate->clearCounts(sku);
-    auto levels = m_book->levels(sku);
-    if (!levels)
-        return std::unexpected(levels.error());
-    // The load subtracts the units of tokens still held (pre-deducted, not yet in the book),
-    // so live reserves are not counted twice.
-    auto loaded = m_gate->load(sku, levels->available, force);
-    if (!loaded)
-        return loaded;
-    // A pause the book no longer has (its discrepancy was resolved while the gate was away).
-    if (!*paused && !quiesce) {
-        auto still = DiscrepancyStore(*m_db).isPaused(sku);
-        if (still && !*still)
-            if (auto r = m_gate->setPaused(sku, false); !r)
-                return std::unexpected(r.error());
-    }
-    return loaded;
-}
-
-Result<void> Engine::restoreGateOnce(const QString &sku)
-{
-    // A crowd finds the stock key missing at once: one engine restores, the others wait for
-    // the stock key (the restore writes it last), then reserve. A claim whose holder died
-    // expires; after the wait an engine restores itself (only-if-absent, so harmless).
-    constexpr qint64 kClaimMs = 10000, kWaitMs = 5000, kPollMs = 20;
-    auto claimed = m_gate->claimRestore(sku, kClaimMs);
-    if (!claimed)
-        return std::unexpected(claimed.error());
-    if (!*claimed) {
-        QElapsedTimer waited;
-        waited.start();
-        while (waited.elapsed() < kWaitMs) {
-            auto available = m_gate->available(sku);
-            if (!available)
-                return std::unexpected(available.error());
-            if (*available >= 0)
-                return {};
-            QThread::msleep(kPollMs);
-        }
-    }
-    auto restored = restoreGate(sku, false);
-    if (*claimed)
-        (void)m_gate->endRestore(sku);
-    if (!restored)
-        return std::unexpected(restored.error());
-    warn(u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from the book, "
-         u"available %2"_s.arg(sku).arg(*restored));
-    return {};
-}
-
-Result<void> Engine::syncGateUsers(const QString &sku)
-{
-    if (!m_gate)
-        return {};
-    auto sale = m_sales->latestFor(sku);
-    if (!sale)
-        return std::unexpected(sale.error());
-    if (!*sale || (*sale)->perUserLimit <= 0)
-        return {}; // the count only serves a per-user limit
-    // Held tokens first, then the book: a held token whose order the book has meanwhile
-    // committed is counted once, by the book. No new token can appear meanwhile (the caller
-    // paused the SKU, or its stock key is absent), so no reserve is missed either.
-    auto tokens = m_gate->openTokens(sku);
-    if (!tokens)
-        return std::unexpected(tokens.error());
-    auto orders = m_sales->unitsByOrder(sku);
-    if (!orders)
-        return std::unexpected(orders.error());
-    QHash<QString, qint64> units;
-    for (const SaleStore::OrderUnits &o : std::as_const(*orders))
-        units[o.user] += o.units;
-    for (const GateToken &t : std::as_const(*tokens))
-        if (t.state == TokenState::Held && !t.user.isEmpty() && !orders->contains(t.order))
-            units[t.user] += t.qty;
-    if (auto r = m_gate->setUserUnits(sku, units); !r)
-        return std::unexpected(r.error());
-    return {};
-}
-
 Result<void> Engine::syncGateSale(const QString &sku)
 {
-    if (!m_gate)
+    if (!m_restore)
         return {};
-    auto latest = m_sales->latestFor(sku);
-    if (!latest)
-        return std::unexpected(latest.error());
-    if (!*latest)
-        return {};
-    return pushSaleToGate(**latest);
+    return m_restore->syncSale(sku);
 }
 
 Result<Sale> Engine::createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
@@ -268,7 +128,7 @@ Result<Sale> Engine::createSale(const QString &sku, qint64 startMs, qint64 endMs
     if (!sale)
         return sale;
     m_saleCache.remove(sku);
-    if (auto pushed = pushSaleToGate(*sale); !pushed)
+    if (auto pushed = m_restore ? m_restore->pushSale(*sale) : Result<void>{}; !pushed)
         warn(u"gate did not get sale %1 of %2: %3"_s.arg(sale->id).arg(sku, pushed.error().message));
     return sale;
 }
@@ -285,7 +145,7 @@ Result<Sale> Engine::setSaleStatus(qint64 saleId, SaleStatus status)
         if (current->status != SaleStatus::Open && current->status != SaleStatus::Stopped) {
             Sale target = *current;
             target.status = SaleStatus::Open;
-            if (auto pushed = pushSaleToGate(target); !pushed)
+            if (auto pushed = m_restore->pushSale(target); !pushed)
                 return fail(pushed.error().code, u"sale %1 not started: the gate did not open it: %2"_s.arg(saleId).arg(
                                                      pushed.error().message));
         }
@@ -320,7 +180,7 @@ Result<Sale> Engine::setSaleBookOnly(qint64 saleId, bool on)
         if (auto rebuilt = rebuildGate(sale->sku); !rebuilt)
             warn(u"gate of %1 not rebuilt after book-only mode: %2; run gate rebuild"_s.arg(sale->sku,
                                                                                            rebuilt.error().message));
-        else if (auto pushed = pushSaleToGate(*sale); !pushed)
+        else if (auto pushed = m_restore->pushSale(*sale); !pushed)
             warn(u"gate did not get sale %1: %2"_s.arg(saleId).arg(pushed.error().message));
     }
     return sale;
@@ -328,9 +188,19 @@ Result<Sale> Engine::setSaleBookOnly(qint64 saleId, bool on)
 
 Result<qint64> Engine::rebuildGate(const QString &sku)
 {
-    if (!m_gate)
+    if (!m_restore)
         return fail(ErrorCode::InvalidArgument, u"redis: no gate is configured (--redis none)"_s, u"redis"_s);
-    return restoreGate(sku, true);
+    return m_restore->rebuild(sku);
+}
+
+void Engine::gateFollowsDecision(const QString &sku)
+{
+    m_pauseCache.remove(sku);
+    if (!m_restore)
+        return;
+    if (auto r = m_restore->afterDecision(sku); !r)
+        warn(u"gate of %1 not rebuilt after the decision (the next reconcile pass heals it; gate rebuild does it "
+             u"now): %2"_s.arg(sku, r.error().message));
 }
 
 GateSide Engine::gateLevels(const QString &sku)
@@ -460,10 +330,15 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
             // The stock key is gone (never loaded, flushed, evicted, Redis restarted without
             // its data): restore the SKU's gate from the book (stock only if still absent)
             // and try once more. Never answer out_of_stock for that.
-            if (auto loaded = restoreGateOnce(line.sku); !loaded)
-                g = std::unexpected(loaded.error());
-            else
+            auto restored = m_restore->restoreOnce(line.sku);
+            if (!restored) {
+                g = std::unexpected(restored.error());
+            } else {
+                if (*restored)
+                    warn(u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from "
+                         u"the book, available %2"_s.arg(line.sku).arg(**restored));
                 g = m_gate->reserve(line.sku, order, user, line.qty);
+            }
         }
         if (!g) {
             if (g.error().code == ErrorCode::Unavailable) {

@@ -18,6 +18,7 @@ namespace flashstock {
 
 class Database;
 class Gate;
+class GateRestore;
 class SaleStore;
 
 /// How to open an Engine.
@@ -88,10 +89,15 @@ public:
     [[nodiscard]] Result<Sale> setSaleStatus(qint64 saleId, SaleStatus status);
     /// Switches a sale to book-only (reserves skip the gate) or back; back rebuilds the gate.
     [[nodiscard]] Result<Sale> setSaleBookOnly(qint64 saleId, bool on);
-    /// Reloads the SKU's gate from the book: pause, sale, per-user units, then stock (net of
-    /// tokens still held). The SKU's reserves answer `paused` meanwhile (up to 2 s more while
-    /// reserves already past the gate settle). Returns gate available.
+    /// Reloads the SKU's gate from the book (GateRestore::rebuild): pause, sale, per-user
+    /// units, then stock (net of tokens still held). The SKU's reserves answer `paused`
+    /// meanwhile (up to 2 s more while reserves already past the gate settle). Returns gate
+    /// available. InvalidArgument naming `redis` when book-only.
     [[nodiscard]] Result<qint64> rebuildGate(const QString &sku);
+    /// After a decision on a discrepancy of `sku` (committed in the book): the SKU's gate
+    /// follows the book (GateRestore::afterDecision). Gate trouble is a warning
+    /// (takeWarnings), never an error: the book has decided.
+    void gateFollowsDecision(const QString &sku);
     /// Pushes the SKU's latest sale as the book holds it now (open, window, per-user limit) to
     /// the gate; nothing without a sale or a gate. The reconciler re-asserts it every pass.
     [[nodiscard]] Result<void> syncGateSale(const QString &sku);
@@ -111,18 +117,6 @@ private:
                                              qint64 holdSeconds, const QHash<QString, Sale> &sales);
     Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
                                         qint64 holdSeconds, const QHash<QString, Sale> &sales);
-    Result<void> pushSaleToGate(const Sale &sale);
-    /// Puts the book's view of `sku` into the gate in an order that never lets through a
-    /// reserve the book would refuse: a pending discrepancy's pause, the latest sale (open,
-    /// window, per-user limit) and its users' units, then the stock (`force` false: only
-    /// if the stock key is absent, as after Redis lost its data; true: replace it, rebuild).
-    /// Returns gate available.
-    Result<qint64> restoreGate(const QString &sku, bool force);
-    /// restoreGate(sku, false) by one engine at a time (see the .cpp); the others wait for it.
-    Result<void> restoreGateOnce(const QString &sku);
-    /// Sets the gate's per-user counts of `sku` to the book's (PENDING and PAID orders) plus
-    /// the users' held tokens, when its latest sale has a per-user limit; else does nothing.
-    Result<void> syncGateUsers(const QString &sku);
     void releaseTokens(const QList<OrderLine> &lines, const QString &why);
     void warn(const QString &message);
 
@@ -130,6 +124,7 @@ private:
     std::unique_ptr<Book> m_book;
     std::unique_ptr<SaleStore> m_sales;
     std::unique_ptr<Gate> m_gate;
+    std::unique_ptr<GateRestore> m_restore; ///< set with m_gate
     QStringList m_warnings;
     struct CachedSale {
         std::optional<Sale> sale;
