@@ -176,7 +176,7 @@ void TestReconcile::negativeDriftWaitsForApproval()
     QCOMPARE(d.kind, DiscrepancyKind::LedgerMismatch);
     QCOMPARE(d.status, DiscrepancyStatus::PendingApproval);
     QCOMPARE(d.delta, -5);
-    QCOMPARE(d.correction, u"restore"_s);
+    QCOMPARE(d.correction, Correction(RestoreBucket{Levels3{15, 0, 0}, Levels3{10, 0, 0}}));
     QCOMPARE(report.stillPending, 1);
     QCOMPARE(engine->book().levels(u"A"_s)->available, 15); // never applied by itself
     auto paused = engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}});
@@ -346,7 +346,7 @@ void TestReconcile::orderLedgerMismatch()
     const Discrepancy d = report.discrepancies.first();
     QCOMPARE(d.kind, DiscrepancyKind::OrderLedgerMismatch);
     QCOMPARE(d.delta, 2);
-    QCOMPARE(d.correction, u"order_status:PAID->PENDING"_s);
+    QCOMPARE(d.correction, Correction(ChangeOrderStatus{OrderStatus::Paid, OrderStatus::Pending}));
     auto ok = rec.approve(d.id, u"alice"_s, u"no payment arrived"_s, kApprovers);
     QVERIFY(ok && ok->status == DiscrepancyStatus::Approved);
     QCOMPARE(**engine->book().orderStatus(u"o1"_s), OrderStatus::Pending);

@@ -161,49 +161,71 @@ Result<Adjustment> Book::adjust(const QString &sku, qint64 units, const QString 
         return fail(ErrorCode::InvalidArgument,
                     u"units must be non-zero and at most %1 either way, got %2"_s.arg(kMaxQuantity).arg(units),
                     u"qty"_s);
-    const QString now = m_db.nowMsExpr();
     const QList<qint64> shares = spread(std::abs(units), *n);
     return m_db.write<Adjustment>([&](Transaction &) -> Result<Adjustment> {
-        auto ins = m_db.exec(u"INSERT INTO adjustments (sku, kind, units, reason, operator, at) "
-                             u"VALUES (?, ?, ?, ?, ?, %1) RETURNING id"_s.arg(now),
-                             {sku, kind, units, reason, m_actor.operatorName});
-        if (!ins)
-            return std::unexpected(ins.error());
-        const qint64 id = i64(ins->first().at(0));
-        const QString adjOrder = u"adj:%1"_s.arg(id);
+        auto id = recordAdjustment(sku, kind, units, reason);
+        if (!id)
+            return std::unexpected(id.error());
         for (int b = 0; b < *n; ++b) {
             const qint64 delta = units > 0 ? shares[b] : -shares[b];
             if (delta == 0)
                 continue;
-            auto upd = m_db.exec(u"UPDATE buckets SET available = available + ?, total = total + ? "
-                                 u"WHERE sku = ? AND bucket = ? AND available + ? >= 0 "
-                                 u"RETURNING available, locked, sold, total"_s,
-                                 {delta, delta, sku, b, delta});
-            if (!upd)
-                return std::unexpected(upd.error());
-            if (upd->isEmpty())
+            auto moved = adjustBucket(*id, sku, b, delta);
+            if (!moved)
+                return std::unexpected(moved.error());
+            if (!*moved)
                 return fail(ErrorCode::InvalidArgument,
                             u"qty: bucket %1 of %2 has fewer than %3 available units to take away"_s
                                 .arg(b).arg(sku).arg(-delta),
                             u"qty"_s);
-            if (auto r = appendLedger(adjOrder, u"ADJUST"_s, sku, b, {}, delta, 0, 0,
-                                      levelsFrom(upd->first(), b));
-                !r)
-                return std::unexpected(r.error());
         }
-        return Adjustment{id, sku, units};
+        return Adjustment{*id, sku, units};
     });
 }
 
-Result<void> Book::appendLedger(const QString &order, const QString &operation, const QString &sku, int bucket,
-                                const QString &token, qint64 dAvailable, qint64 dLocked, qint64 dSold,
-                                const BucketLevels &after)
+Result<qint64> Book::recordAdjustment(const QString &sku, const QString &kind, qint64 units, const QString &reason)
 {
-    auto r = m_db.exec(
-        sql::insertLedger(m_db.nowMsExpr()),
-        {order, operation, sku, bucket, nullable(token), dAvailable, dLocked, dSold, after.available - dAvailable,
-         after.locked - dLocked, after.sold - dSold, after.available, after.locked, after.sold,
-         m_actor.operatorName, m_actor.source});
+    auto ins = m_db.exec(u"INSERT INTO adjustments (sku, kind, units, reason, operator, at) "
+                         u"VALUES (?, ?, ?, ?, ?, %1) RETURNING id"_s.arg(m_db.nowMsExpr()),
+                         {sku, kind, units, reason, m_actor.operatorName});
+    if (!ins)
+        return std::unexpected(ins.error());
+    return i64(ins->first().at(0));
+}
+
+Result<bool> Book::adjustBucket(qint64 adjustment, const QString &sku, int bucket, qint64 delta)
+{
+    auto upd = m_db.exec(u"UPDATE buckets SET available = available + ?, total = total + ? "
+                         u"WHERE sku = ? AND bucket = ? AND available + ? >= 0 "
+                         u"RETURNING available, locked, sold, total"_s,
+                         {delta, delta, sku, bucket, delta});
+    if (!upd)
+        return std::unexpected(upd.error());
+    if (upd->isEmpty())
+        return false;
+    if (auto r = appendLedger(u"adj:%1"_s.arg(adjustment), u"ADJUST"_s, sku, bucket, {}, Levels3{delta, 0, 0},
+                              levelsFrom(upd->first(), bucket));
+        !r)
+        return std::unexpected(r.error());
+    return true;
+}
+
+Result<void> Book::appendLedger(const QString &order, const QString &operation, const QString &sku, int bucket,
+                                const QString &token, const Levels3 &delta, const BucketLevels &after)
+{
+    const Levels3 to{after.available, after.locked, after.sold};
+    const Levels3 from{to.available - delta.available, to.locked - delta.locked, to.sold - delta.sold};
+    return appendLedgerRow(order, operation, sku, bucket, token, delta, from, to);
+}
+
+Result<void> Book::appendLedgerRow(const QString &order, const QString &operation, const QString &sku, int bucket,
+                                   const QString &token, const Levels3 &delta, const Levels3 &before,
+                                   const Levels3 &after)
+{
+    auto r = m_db.exec(sql::insertLedger(m_db.nowMsExpr()),
+                       {order, operation, sku, bucket, nullable(token), delta.available, delta.locked, delta.sold,
+                        before.available, before.locked, before.sold, after.available, after.locked, after.sold,
+                        m_actor.operatorName, m_actor.source});
     if (!r) {
         if (m_db.lastWasUniqueViolation())
             return fail(ErrorCode::Internal,
@@ -363,8 +385,8 @@ Result<ReserveResult> Book::reserve(const QString &order, const QString &user, Q
                                     {order, line.sku, part.bucket, part.qty, nullable(line.token)});
                 if (!ol)
                     return std::unexpected(ol.error());
-                if (auto r = appendLedger(order, u"RESERVE"_s, line.sku, part.bucket, line.token, -part.qty, part.qty, 0,
-                                          part.after);
+                if (auto r = appendLedger(order, u"RESERVE"_s, line.sku, part.bucket, line.token,
+                                          Levels3{-part.qty, part.qty, 0}, part.after);
                     !r)
                     return std::unexpected(r.error());
             }
@@ -454,10 +476,7 @@ Result<OrderChange> Book::finishOrder(const QString &order, bool pay, const QStr
             }
             // The order cannot take this payment: record one refund per (order, payment).
             const QString why = status == u"PAID"_s ? u"order already paid"_s : u"order closed"_s;
-            auto refund = m_db.exec(u"INSERT INTO refunds (order_id, payment_ref, reason, created_at) "
-                                    u"VALUES (?, ?, ?, %1) ON CONFLICT (order_id, payment_ref) DO NOTHING"_s.arg(now),
-                                    {order, detail, why});
-            if (!refund)
+            if (auto refund = recordRefund(order, detail, why); !refund)
                 return std::unexpected(refund.error());
             out.outcome = Outcome::RefundRequired;
             return out;
@@ -491,8 +510,8 @@ Result<OrderChange> Book::finishOrder(const QString &order, bool pay, const QStr
                             u"book inconsistent: %1 bucket %2 holds fewer than %3 locked units for order %4"_s
                                 .arg(sku).arg(bucket).arg(qty).arg(order));
             const BucketLevels after = levelsFrom(upd->first(), bucket);
-            auto ledger = pay ? appendLedger(order, u"CONFIRM"_s, sku, bucket, token, 0, -qty, qty, after)
-                              : appendLedger(order, u"RELEASE"_s, sku, bucket, token, qty, -qty, 0, after);
+            auto ledger = pay ? appendLedger(order, u"CONFIRM"_s, sku, bucket, token, Levels3{0, -qty, qty}, after)
+                              : appendLedger(order, u"RELEASE"_s, sku, bucket, token, Levels3{qty, -qty, 0}, after);
             if (!ledger)
                 return std::unexpected(ledger.error());
         }
