@@ -35,11 +35,16 @@ QString insertOrderLine()
     return u"INSERT INTO order_lines (order_id, sku, bucket, qty, token) VALUES (?, ?, ?, ?, ?)"_s;
 }
 
-QString insertLedger(const QString &now)
+QString insertLedgerHead()
 {
     return u"INSERT INTO ledger (order_id, operation, sku, bucket, token, delta_available, delta_locked, delta_sold, "
            u"available_before, locked_before, sold_before, available_after, locked_after, sold_after, at, operator, "
-           u"source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1, ?, ?)"_s.arg(now);
+           u"source) "_s;
+}
+
+QString insertLedger(const QString &now)
+{
+    return insertLedgerHead() + u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1, ?, ?)"_s.arg(now);
 }
 
 } // namespace flashstock::sql
@@ -73,6 +78,11 @@ QString durabilitySettings(Dialect dialect)
                u"FROM pragma_journal_mode(), pragma_synchronous()"_s;
     return u"SELECT 'fsync=' || current_setting('fsync') || ', synchronous_commit=' || "
            u"current_setting('synchronous_commit')"_s;
+}
+
+QString serverTransactionCount()
+{
+    return u"SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"_s;
 }
 
 QString createDatabase(const QString &name) { return u"CREATE DATABASE "_s + name; }

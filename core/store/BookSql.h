@@ -23,6 +23,10 @@ QString insertOrderLine();
 /// INSERT a ledger row. Binds: order, operation, sku, bucket, token, three deltas, the
 /// levels before (3) and after (3), operator, source.
 QString insertLedger(const QString &now);
+/// The head of insertLedger(): the table and its columns without the VALUES, for a bulk
+/// INSERT ... SELECT of test data. Columns in the order of insertLedger()'s binds, with
+/// `at` (ms, database clock) between the levels after and the operator.
+QString insertLedgerHead();
 
 } // namespace flashstock::sql
 
@@ -51,6 +55,9 @@ QStringList sessionSetup(Dialect dialect);
 /// One row, one text column: how durable a commit is on this connection, for people
 /// (PostgreSQL `fsync=on, synchronous_commit=on`; SQLite `journal_mode=wal, synchronous=1`).
 QString durabilitySettings(Dialect dialect);
+/// PostgreSQL: one row, one column: the server's count of finished transactions (commits
+/// and rollbacks) in the connected database.
+QString serverTransactionCount();
 /// PostgreSQL, in autocommit: create / drop (forcing other sessions off) a database.
 /// `name` must already be a plain identifier (`[a-z0-9_]`): it is not quoted here.
 QString createDatabase(const QString &name);
