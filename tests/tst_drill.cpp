@@ -172,7 +172,7 @@ void TestDrill::cancelWindsDownConsistently()
 
 void TestDrill::brokenEngineFails()
 {
-    // The read-check-write book (Book::setNaiveReserveForTesting), book-only so that nothing
+    // The read-check-write book (NaiveReserve as the book's line taker), book-only so that nothing
     // but the book guards the stock: the drill must see the oversell and fail.
     FS_FRESH_BOOK(fresh, u"sqlite"_s);
     DrillOptions o = shortDrill(11);

@@ -40,9 +40,10 @@ GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku);
 ///   connections are killed). Healed: the gate answered a reserve sent after it, and I5 holds.
 /// - script-flush: SCRIPT FLUSH. Healed: the gate answered a reserve sent after it (the
 ///   scripts were reloaded).
-/// - db-error: Database::injectFailureOnce() before the worker's reserve; the book fails
-///   after its first statement and the engine gives the gate units back. Healed: the order
-///   is not in the book and no gate token of it is open after reconciliation.
+/// - db-error: the worker's Database fails the book transaction of its reserve before its
+///   COMMIT (Database::setWriteFaults), as if the connection dropped; the engine gives the
+///   gate units back. Healed: the order is not in the book and no gate token of it is open
+///   after reconciliation.
 ///
 /// run() blocks; call it from one thread. The progress callback runs on that thread.
 class Drill {

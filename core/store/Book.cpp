@@ -6,7 +6,6 @@
 #include "store/Database.h"
 
 #include <QMap>
-#include <QThread>
 
 #include <algorithm>
 
@@ -238,8 +237,8 @@ Result<void> Book::appendLedgerRow(const QString &order, const QString &operatio
 
 // --- reserve -----------------------------------------------------------------------------
 
-Result<ReserveResult> Book::reserve(const QString &order, const QString &user, QList<OrderLine> lines,
-                                    qint64 holdSeconds)
+Result<QList<OrderLine>> Book::checkReserve(const QString &order, const QString &user, QList<OrderLine> lines,
+                                            qint64 holdSeconds)
 {
     if (auto r = checkOrderId(order); !r)
         return std::unexpected(r.error());
@@ -254,145 +253,52 @@ Result<ReserveResult> Book::reserve(const QString &order, const QString &user, Q
     auto normalized = normalizeLines(std::move(lines));
     if (!normalized)
         return std::unexpected(normalized.error());
-    const QList<OrderLine> wanted = *normalized;
-    for (const OrderLine &line : wanted) {
+    for (const OrderLine &line : *normalized) {
         if (auto n = bucketCount(line.sku); !n)
             return std::unexpected(n.error());
     }
+    return normalized;
+}
 
-    const QString now = m_db.nowMsExpr();
-    // setNaiveReserveForTesting(): the figure read outside the transaction is written back
-    // later, so two reserves that read the same figure both "succeed" (the bug under test).
-    QHash<QString, qint64> naiveRead;
-    if (m_naiveReserve) {
-        for (const OrderLine &line : wanted) {
-            auto read = m_db.exec(u"SELECT available FROM buckets WHERE sku = ? AND bucket = ?"_s,
-                                  {line.sku, preferredBucket(order, m_bucketCounts.value(line.sku, 1))});
-            if (!read)
-                return std::unexpected(read.error());
-            naiveRead.insert(line.sku, read->isEmpty() ? 0 : i64(read->first().at(0)));
-        }
-        QThread::yieldCurrentThread();
+Result<ReserveResult> Book::reserve(const QString &order, const QString &user, QList<OrderLine> lines,
+                                    qint64 holdSeconds)
+{
+    auto checked = checkReserve(order, user, std::move(lines), holdSeconds);
+    if (!checked)
+        return std::unexpected(checked.error());
+    const QList<OrderLine> &wanted = *checked;
+    if (m_taker) {
+        for (const OrderLine &line : wanted)
+            if (auto r = m_taker->beforeTransaction(m_db, order, line, m_bucketCounts.value(line.sku, 1)); !r)
+                return std::unexpected(r.error());
     }
+    const QString now = m_db.nowMsExpr();
     bool fenced = false;
     auto result = m_db.write<ReserveResult>([&](Transaction &tx) -> Result<ReserveResult> {
         fenced = false;
-        ReserveResult out;
-        out.order = order;
         // The order row first: it is the idempotency key and the first lock taken.
-        auto ins = m_db.exec(sql::insertOrder(now),
-                             {order, nullable(user), holdSeconds * 1000});
+        auto ins = m_db.exec(sql::insertOrder(now), {order, nullable(user), holdSeconds * 1000});
         if (!ins)
             return std::unexpected(ins.error());
         if (ins->isEmpty()) {
             tx.rollbackOnly();
-            auto existing = m_db.exec(u"SELECT status, expires_at FROM orders WHERE order_id = ?"_s, {order});
-            if (!existing)
-                return std::unexpected(existing.error());
-            if (existing->isEmpty()) // deleted between the two statements: try again
-                return fail(ErrorCode::Conflict, u"order vanished during reserve"_s);
-            const QString status = existing->first().at(0).toString();
-            auto held = linesOf(order);
-            if (!held)
-                return std::unexpected(held.error());
-            if (status == u"ABANDONED"_s) {
-                fenced = true;
-                return out;
-            }
-            QMap<QString, qint64> heldQty, wantedQty;
-            for (const OrderLine &l : *held)
-                heldQty[l.sku] += l.qty;
-            for (const OrderLine &l : wanted)
-                wantedQty[l.sku] += l.qty;
-            const bool same = heldQty == wantedQty && (status == u"PENDING"_s || status == u"PAID"_s);
-            out.outcome = same ? Outcome::Reserved : Outcome::Duplicate;
-            out.expiresAtMs = i64(existing->first().at(1));
-            // One line per SKU, with the token the first reserve stored.
-            QMap<QString, OrderLine> bySku;
-            for (const OrderLine &l : *held) {
-                OrderLine &m = bySku[l.sku];
-                m.sku = l.sku;
-                m.qty += l.qty;
-                if (m.token.isEmpty())
-                    m.token = l.token;
-            }
-            out.lines = bySku.values();
-            return out;
+            return answerExisting(order, wanted, fenced);
         }
-        out.expiresAtMs = i64(ins->first().at(0));
+        ReserveResult out{Outcome::Reserved, order, wanted, {}, i64(ins->first().at(0))};
         for (const OrderLine &line : wanted) {
-            const int n = m_bucketCounts.value(line.sku, 1);
-            const int preferred = preferredBucket(order, n);
-            QList<int> candidates{preferred};
-            std::optional<BucketLevels> after;
-            int taken = -1;
-            for (int attempt = 0; attempt < candidates.size() && !after; ++attempt) {
-                const int b = candidates.at(attempt);
-                if (m_naiveReserve) {
-                    const qint64 seen = naiveRead.value(line.sku);
-                    if (seen < line.qty)
-                        break;
-                    // Total follows the figures it wrote (the row's CHECK would refuse them
-                    // otherwise): each lost update creates a unit out of nothing.
-                    auto upd = m_db.exec(u"UPDATE buckets SET available = ?, locked = locked + ?, "
-                                         u"total = ? + locked + sold WHERE sku = ? "
-                                         u"AND bucket = ? RETURNING available, locked, sold, total"_s,
-                                         {seen - line.qty, line.qty, seen, line.sku, b});
-                    if (!upd)
-                        return std::unexpected(upd.error());
-                    if (!upd->isEmpty()) {
-                        after = levelsFrom(upd->first(), b);
-                        taken = b;
-                    }
-                    break;
-                }
-                auto upd = m_db.exec(sql::reserveBucket(), {line.qty, line.qty, line.sku, b, line.qty});
-                if (!upd)
-                    return std::unexpected(upd.error());
-                if (!upd->isEmpty()) {
-                    after = levelsFrom(upd->first(), b);
-                    taken = b;
-                } else if (attempt == 0 && n > 1) {
-                    // Borrow: the preferred bucket is short, try any bucket that has enough.
-                    auto more = m_db.exec(u"SELECT bucket FROM buckets WHERE sku = ? AND bucket <> ? "
-                                          u"AND bucket < ? AND available >= ? ORDER BY bucket"_s,
-                                          {line.sku, b, n, line.qty});
-                    if (!more)
-                        return std::unexpected(more.error());
-                    for (const QVariantList &row : more->rows)
-                        candidates << row.at(0).toInt();
-                }
-            }
-            QList<BucketTake> parts;
-            if (after) {
-                parts << BucketTake{taken, line.qty, *after};
-            } else if (n > 1 && !m_naiveReserve) {
-                // No single bucket holds the line, the buckets together may: split it.
-                auto split = takeSplit(line.sku, line.qty);
-                if (!split)
-                    return std::unexpected(split.error());
-                parts = *split;
-            }
-            if (parts.isEmpty()) {
+            const int buckets = m_bucketCounts.value(line.sku, 1);
+            auto parts = m_taker ? m_taker->take(m_db, order, line, buckets) : takeLine(order, line, buckets);
+            if (!parts)
+                return std::unexpected(parts.error());
+            if (parts->isEmpty()) {
                 tx.rollbackOnly();
                 out.outcome = Outcome::OutOfStock;
                 out.shortSku = line.sku;
-                out.lines = wanted;
                 return out;
             }
-            for (const BucketTake &part : parts) {
-                auto ol = m_db.exec(sql::insertOrderLine(),
-                                    {order, line.sku, part.bucket, part.qty, nullable(line.token)});
-                if (!ol)
-                    return std::unexpected(ol.error());
-                if (auto r = appendLedger(order, u"RESERVE"_s, line.sku, part.bucket, line.token,
-                                          Levels3{-part.qty, part.qty, 0}, part.after);
-                    !r)
-                    return std::unexpected(r.error());
-            }
+            if (auto r = recordTake(order, line, *parts); !r)
+                return std::unexpected(r.error());
         }
-        out.outcome = Outcome::Reserved;
-        out.lines = wanted;
         return out;
     });
     if (result && fenced)
@@ -401,6 +307,95 @@ Result<ReserveResult> Book::reserve(const QString &order, const QString &user, Q
                     u"use a new order id"_s.arg(order),
                     u"order"_s);
     return result;
+}
+
+Result<ReserveResult> Book::answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced)
+{
+    ReserveResult out;
+    out.order = order;
+    auto existing = m_db.exec(u"SELECT status, expires_at FROM orders WHERE order_id = ?"_s, {order});
+    if (!existing)
+        return std::unexpected(existing.error());
+    if (existing->isEmpty()) // deleted between the two statements: try again
+        return fail(ErrorCode::Conflict, u"order vanished during reserve"_s);
+    const QString status = existing->first().at(0).toString();
+    auto held = linesOf(order);
+    if (!held)
+        return std::unexpected(held.error());
+    if (status == u"ABANDONED"_s) {
+        fenced = true;
+        return out;
+    }
+    QMap<QString, qint64> heldQty, wantedQty;
+    for (const OrderLine &l : *held)
+        heldQty[l.sku] += l.qty;
+    for (const OrderLine &l : wanted)
+        wantedQty[l.sku] += l.qty;
+    const bool same = heldQty == wantedQty && (status == u"PENDING"_s || status == u"PAID"_s);
+    out.outcome = same ? Outcome::Reserved : Outcome::Duplicate;
+    out.expiresAtMs = i64(existing->first().at(1));
+    // One line per SKU, with the token the first reserve stored.
+    QMap<QString, OrderLine> bySku;
+    for (const OrderLine &l : *held) {
+        OrderLine &m = bySku[l.sku];
+        m.sku = l.sku;
+        m.qty += l.qty;
+        if (m.token.isEmpty())
+            m.token = l.token;
+    }
+    out.lines = bySku.values();
+    return out;
+}
+
+Result<QList<BucketTake>> Book::takeLine(const QString &order, const OrderLine &line, int buckets)
+{
+    const int preferred = preferredBucket(order, buckets);
+    auto first = takeFromBucket(line, preferred);
+    if (!first)
+        return std::unexpected(first.error());
+    if (*first)
+        return QList<BucketTake>{**first};
+    if (buckets <= 1)
+        return QList<BucketTake>{};
+    // Borrow: the preferred bucket is short, try any bucket that has enough.
+    auto more = m_db.exec(u"SELECT bucket FROM buckets WHERE sku = ? AND bucket <> ? AND bucket < ? AND available >= ? "
+                          u"ORDER BY bucket"_s,
+                          {line.sku, preferred, buckets, line.qty});
+    if (!more)
+        return std::unexpected(more.error());
+    for (const QVariantList &row : more->rows) {
+        auto other = takeFromBucket(line, row.at(0).toInt());
+        if (!other)
+            return std::unexpected(other.error());
+        if (*other)
+            return QList<BucketTake>{**other};
+    }
+    // No single bucket holds the line, the buckets together may: split it.
+    return takeSplit(line, buckets);
+}
+
+Result<std::optional<BucketTake>> Book::takeFromBucket(const OrderLine &line, int bucket)
+{
+    auto upd = m_db.exec(sql::reserveBucket(), {line.qty, line.qty, line.sku, bucket, line.qty});
+    if (!upd)
+        return std::unexpected(upd.error());
+    if (upd->isEmpty())
+        return std::optional<BucketTake>{};
+    return std::optional<BucketTake>{BucketTake{bucket, line.qty, levelsFrom(upd->first(), bucket)}};
+}
+
+Result<void> Book::recordTake(const QString &order, const OrderLine &line, const QList<BucketTake> &parts)
+{
+    for (const BucketTake &part : parts) {
+        auto ol = m_db.exec(sql::insertOrderLine(), {order, line.sku, part.bucket, part.qty, nullable(line.token)});
+        if (!ol)
+            return std::unexpected(ol.error());
+        if (auto r = appendLedger(order, u"RESERVE"_s, line.sku, part.bucket, line.token,
+                                  Levels3{-part.qty, part.qty, 0}, part.after);
+            !r)
+            return r;
+    }
+    return {};
 }
 
 // --- confirm and release -----------------------------------------------------------------
@@ -423,7 +418,7 @@ Result<OrderChange> Book::confirm(const QString &order, const QString &paymentRe
         return std::unexpected(r.error());
     if (auto r = checkName(paymentRef, u"payment"_s); !r)
         return std::unexpected(r.error());
-    return finishOrder(order, true, paymentRef);
+    return finishOrder(order, Finish::Pay, paymentRef);
 }
 
 Result<OrderChange> Book::release(const QString &order, const QString &reason)
@@ -434,11 +429,12 @@ Result<OrderChange> Book::release(const QString &order, const QString &reason)
     if (!reasons.contains(reason))
         return fail(ErrorCode::InvalidArgument,
                     u"reason must be timeout, cancel or risk, got %1"_s.arg(quoteForMessage(reason)), u"reason"_s);
-    return finishOrder(order, false, reason);
+    return finishOrder(order, Finish::Release, reason);
 }
 
-Result<OrderChange> Book::finishOrder(const QString &order, bool pay, const QString &detail)
+Result<OrderChange> Book::finishOrder(const QString &order, Finish finish, const QString &detail)
 {
+    const bool pay = finish == Finish::Pay;
     const QString now = m_db.nowMsExpr();
     bool unknown = false;
     auto result = m_db.write<OrderChange>([&](Transaction &tx) -> Result<OrderChange> {
@@ -543,7 +539,7 @@ Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch)
             const QString order = row.at(0).toString();
             if (failed.contains(order))
                 continue;
-            auto r = finishOrder(order, false, u"timeout"_s);
+            auto r = finishOrder(order, Finish::Release, u"timeout"_s);
             if (!r) {
                 if (r.error().code == ErrorCode::Unavailable)
                     return std::unexpected(r.error());

@@ -19,6 +19,27 @@ struct Actor {
     QString source;       ///< the program: cli, console, drill, expire, reconcile, ...
 };
 
+/// One bucket's share of a reserved line.
+struct BucketTake {
+    int bucket = 0;
+    qint64 qty = 0;     ///< units taken from it
+    BucketLevels after; ///< its levels after the take
+};
+
+/// How Book::reserve takes a line's units from its SKU's buckets: a test seam
+/// (Book::setLineTakerForTesting). Called on the book's thread with its Database.
+class LineTaker {
+public:
+    virtual ~LineTaker() = default;
+    /// Before the reserve's transaction, once per line (`buckets`: the SKU's bucket count).
+    [[nodiscard]] virtual Result<void> beforeTransaction(Database &db, const QString &order, const OrderLine &line,
+                                                         int buckets) = 0;
+    /// Inside the reserve's transaction: takes `line.qty` units of `line.sku`. Empty if it
+    /// cannot (the reserve answers out_of_stock).
+    [[nodiscard]] virtual Result<QList<BucketTake>> take(Database &db, const QString &order, const OrderLine &line,
+                                                         int buckets) = 0;
+};
+
 /// The book of record: guarded stock moves, the order state machine and the ledger.
 ///
 /// Every stock move is one transaction: a conditional UPDATE of a bucket that carries its
@@ -142,14 +163,11 @@ public:
     /// call changes nothing).
     [[nodiscard]] Result<void> recordRefund(const QString &order, const QString &payment, const QString &reason);
 
-    /// TEST HOOK, BREAKS THE BOOK ON PURPOSE (tests and the drill's broken-engine test only;
-    /// nothing in the product sets it): reserve() reads each bucket's available level before
-    /// its transaction and writes back the figure it computed (`available = read - qty`,
-    /// `locked = locked + qty`, total recomputed from them so the row's CHECK passes; no guard
-    /// in the WHERE clause), the read-check-write mistake of NaiveDeduct. Concurrent reserves
-    /// then lose updates, units appear out of nothing and sold passes the stock: oversell
-    /// that the drill must catch.
-    void setNaiveReserveForTesting(bool on) { m_naiveReserve = on; }
+    /// TEST SEAM (tests and the drill's broken-engine rehearsal; nothing in the product sets
+    /// one): reserve() takes each line's units through `taker` instead of the book's own
+    /// guarded take (see NaiveReserve, the read-check-write mistake the drill must catch).
+    /// nullptr restores the book's own. Not owned; it must outlive its use.
+    void setLineTakerForTesting(LineTaker *taker) { m_taker = taker; }
 
     /// Moves `qty` available units of `sku` from bucket `from` to bucket `to` (a ledgered
     /// adjustment of kind `rebalance`: one ADJUST row on each bucket, totals follow).
@@ -171,18 +189,32 @@ public:
     static int preferredBucket(const QString &order, int bucketCount);
 
 private:
-    /// One bucket's share of a reserved line.
-    struct BucketTake {
-        int bucket = 0;
-        qint64 qty = 0;
-        BucketLevels after;
-    };
-    /// Takes `qty` units of `sku` from several buckets, in bucket order (inside the caller's
-    /// transaction). Empty if the buckets together hold fewer than `qty`.
-    Result<QList<BucketTake>> takeSplit(const QString &sku, qint64 qty);
+    /// Validates a reserve's input (InvalidArgument naming the field) and returns its lines,
+    /// normalised, with every SKU's bucket count known.
+    Result<QList<OrderLine>> checkReserve(const QString &order, const QString &user, QList<OrderLine> lines,
+                                          qint64 holdSeconds);
+    /// The answer to a reserve of an order that exists (inside the reserve's transaction):
+    /// Reserved with the stored lines for the same lines, else Duplicate; `fenced` when the
+    /// reconciler abandoned it.
+    Result<ReserveResult> answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced);
+    /// The book's guarded take of one line: its preferred bucket, else one that has enough
+    /// (borrow), else several (split). Empty if the buckets together hold fewer than qty.
+    Result<QList<BucketTake>> takeLine(const QString &order, const OrderLine &line, int buckets);
+    /// The guarded UPDATE of one bucket; nullopt if it has fewer than `line.qty` available.
+    Result<std::optional<BucketTake>> takeFromBucket(const OrderLine &line, int bucket);
+    /// Takes the line from several buckets, in bucket order (inside the caller's transaction).
+    /// Empty if the buckets together hold fewer than its qty.
+    Result<QList<BucketTake>> takeSplit(const OrderLine &line, int buckets);
+    /// The order lines and RESERVE ledger rows of a line's parts.
+    Result<void> recordTake(const QString &order, const OrderLine &line, const QList<BucketTake> &parts);
 
     Result<int> bucketCount(const QString &sku);
-    Result<OrderChange> finishOrder(const QString &order, bool pay, const QString &detail);
+    /// How an order leaves PENDING.
+    enum class Finish {
+        Pay,     ///< confirm: locked -> sold, `detail` is the payment reference
+        Release, ///< release: locked -> available, `detail` is the reason
+    };
+    Result<OrderChange> finishOrder(const QString &order, Finish finish, const QString &detail);
     Result<QList<OrderLine>> linesOf(const QString &order);
     /// Appends one ledger row: `delta` moved the bucket to `after` (before = after - delta).
     Result<void> appendLedger(const QString &order, const QString &operation, const QString &sku, int bucket,
@@ -202,7 +234,7 @@ private:
     Database &m_db;
     Actor m_actor;
     QHash<QString, int> m_bucketCounts;
-    bool m_naiveReserve = false; ///< setNaiveReserveForTesting(): the broken read-check-write reserve
+    LineTaker *m_taker = nullptr; ///< setLineTakerForTesting(); nullptr: the book's own take
 };
 
 } // namespace flashstock

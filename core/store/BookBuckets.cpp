@@ -17,38 +17,35 @@ constexpr int kMaxBuckets = 1024;
 
 } // namespace
 
-Result<QList<Book::BucketTake>> Book::takeSplit(const QString &sku, qint64 qty)
+Result<QList<BucketTake>> Book::takeSplit(const OrderLine &line, int buckets)
 {
-    const int n = m_bucketCounts.value(sku, 1);
     // PostgreSQL: lock the SKU's buckets in bucket order first, so the figures read are the
     // figures written. SQLite: BEGIN IMMEDIATE already made this transaction the only writer.
     const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
     auto rows = m_db.exec(u"SELECT bucket, available FROM buckets WHERE sku = ? AND bucket < ? AND available > 0 "
                           u"ORDER BY bucket"_s + lock,
-                          {sku, n});
+                          {line.sku, buckets});
     if (!rows)
         return std::unexpected(rows.error());
     qint64 sum = 0;
     for (const QVariantList &r : rows->rows)
         sum += r.at(1).toLongLong();
-    if (sum < qty)
+    if (sum < line.qty)
         return QList<BucketTake>{};
     QList<BucketTake> parts;
-    qint64 remaining = qty;
+    qint64 remaining = line.qty;
     for (const QVariantList &r : rows->rows) {
         if (remaining == 0)
             break;
         const int bucket = r.at(0).toInt();
-        const qint64 take = std::min(remaining, r.at(1).toLongLong());
-        auto upd = m_db.exec(u"UPDATE buckets SET available = available - ?, locked = locked + ? "
-                             u"WHERE sku = ? AND bucket = ? AND available >= ? RETURNING available, locked, sold, total"_s,
-                             {take, take, sku, bucket, take});
-        if (!upd)
-            return std::unexpected(upd.error());
-        if (upd->isEmpty()) // moved since the read (cannot happen under the locks): start again
-            return fail(ErrorCode::Conflict, u"bucket %1 of %2 changed during a split reserve"_s.arg(bucket).arg(sku));
-        parts << BucketTake{bucket, take, levelsFrom(upd->first(), bucket)};
-        remaining -= take;
+        auto part = takeFromBucket(OrderLine{line.sku, std::min(remaining, r.at(1).toLongLong()), {}}, bucket);
+        if (!part)
+            return std::unexpected(part.error());
+        if (!*part) // moved since the read (cannot happen under the locks): start again
+            return fail(ErrorCode::Conflict,
+                        u"bucket %1 of %2 changed during a split reserve"_s.arg(bucket).arg(line.sku));
+        parts << **part;
+        remaining -= (*part)->qty;
     }
     return parts;
 }
