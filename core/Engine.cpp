@@ -320,79 +320,14 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
                                                  qint64 holdSeconds, const QHash<QString, Sale> &sales)
 {
     QList<OrderLine> created; // tokens this call issued: the only ones it may give back
-    auto refuse = [&](Outcome outcome, const QString &sku) {
-        releaseTokens(created, u"reserve refused"_s);
-        return ReserveResult{outcome, order, lines, sku, 0};
-    };
-    for (OrderLine &line : lines) {
-        auto g = m_gate->reserve(line.sku, order, user, line.qty);
-        if (g && g->code == GateCode::NoStockKey) {
-            // The stock key is gone (never loaded, flushed, evicted, Redis restarted without
-            // its data): restore the SKU's gate from the book (stock only if still absent)
-            // and try once more. Never answer out_of_stock for that.
-            auto restored = m_restore->restoreOnce(line.sku);
-            if (!restored) {
-                g = std::unexpected(restored.error());
-            } else {
-                if (*restored)
-                    warn(u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from "
-                         u"the book, available %2"_s.arg(line.sku).arg(**restored));
-                g = m_gate->reserve(line.sku, order, user, line.qty);
-            }
-        }
-        if (!g) {
-            if (g.error().code == ErrorCode::Unavailable) {
-                warn(u"gate unavailable: %1"_s.arg(g.error().message));
-                return refuse(Outcome::GateUnavailable, line.sku);
-            }
-            releaseTokens(created, u"reserve failed"_s);
-            return std::unexpected(g.error());
-        }
-        switch (g->code) {
-        case GateCode::Reserved:
-            line.token = g->token;
-            created << line;
-            break;
-        case GateCode::Existing:
-            // A held token is a first attempt that never reached the book: this call
-            // completes it. A token past held whose order the book does not know was given
-            // back or belongs to another book: its units are not the gate's to use again.
-            if (g->state != TokenState::Held) {
-                auto status = m_book->orderStatus(order);
-                if (!status) {
-                    releaseTokens(created, u"reserve failed"_s);
-                    return std::unexpected(status.error());
-                }
-                if (!status->has_value()) {
-                    releaseTokens(created, u"reserve refused"_s);
-                    return fail(ErrorCode::Conflict,
-                                u"order %1 already has gate token %2 (%3) but no order in the book; use a new "
-                                u"order id"_s.arg(order, g->token, tokenStateName(g->state)),
-                                u"order"_s);
-                }
-            }
-            line.token = g->token;
-            break;
-        case GateCode::OutOfStock: return refuse(Outcome::OutOfStock, line.sku);
-        case GateCode::LimitExceeded: return refuse(Outcome::LimitExceeded, line.sku);
-        case GateCode::SaleClosed: return refuse(Outcome::SaleClosed, line.sku);
-        case GateCode::Paused: return refuse(Outcome::Paused, line.sku);
-        case GateCode::NoStockKey:
-            releaseTokens(created, u"reserve failed"_s);
-            return fail(ErrorCode::Internal, u"gate stock key of %1 is missing even after a reload"_s.arg(line.sku));
-        }
-    }
-
-    // The gate enforces the sale's window and limit; the book's status has the last word,
-    // so a gate that missed a pause or stop (down at the time) never sells for it.
-    for (const OrderLine &line : std::as_const(lines)) {
-        auto it = sales.constFind(line.sku);
-        if (it == sales.cend() || it->status == SaleStatus::Open)
-            continue;
+    auto refused = preDeduct(order, user, lines, created);
+    if (!refused)
+        return std::unexpected(refused.error());
+    if (*refused)
+        return **refused;
+    if (auto closed = closedInBook(order, lines, sales)) {
         releaseTokens(created, u"sale not open in the book"_s);
-        if (auto counted = m_gate->countRefusal(line.sku, Outcome::SaleClosed); !counted)
-            warn(u"gate did not count the book's sale_closed refusal of %1: %2"_s.arg(line.sku, counted.error().message));
-        return ReserveResult{Outcome::SaleClosed, order, lines, line.sku, 0};
+        return *closed;
     }
     auto booked = m_book->reserve(order, user, lines, holdSeconds);
     if (!booked) {
@@ -409,24 +344,122 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
                                                                                counted.error().message));
         return booked;
     }
+    settleBooked(*booked, created);
+    return booked;
+}
+
+Result<std::optional<ReserveResult>> Engine::preDeduct(const QString &order, const QString &user,
+                                                       QList<OrderLine> &lines, QList<OrderLine> &created)
+{
+    auto refuse = [&](Outcome outcome, const QString &sku) {
+        releaseTokens(created, u"reserve refused"_s);
+        return std::optional<ReserveResult>{ReserveResult{outcome, order, lines, sku, 0}};
+    };
+    auto failed = [&](const Error &e) -> Result<std::optional<ReserveResult>> {
+        releaseTokens(created, u"reserve failed"_s);
+        return std::unexpected(e);
+    };
+    for (OrderLine &line : lines) {
+        auto g = gateReserve(order, user, line);
+        if (!g) {
+            if (g.error().code == ErrorCode::Unavailable) {
+                warn(u"gate unavailable: %1"_s.arg(g.error().message));
+                return refuse(Outcome::GateUnavailable, line.sku);
+            }
+            return failed(g.error());
+        }
+        switch (g->code) {
+        case GateCode::Reserved:
+            line.token = g->token;
+            created << line;
+            break;
+        case GateCode::Existing:
+            if (auto usable = checkExistingToken(order, *g); !usable)
+                return failed(usable.error());
+            line.token = g->token;
+            break;
+        case GateCode::OutOfStock: return refuse(Outcome::OutOfStock, line.sku);
+        case GateCode::LimitExceeded: return refuse(Outcome::LimitExceeded, line.sku);
+        case GateCode::SaleClosed: return refuse(Outcome::SaleClosed, line.sku);
+        case GateCode::Paused: return refuse(Outcome::Paused, line.sku);
+        case GateCode::NoStockKey:
+            return failed({ErrorCode::Internal, u"gate stock key of %1 is missing even after a reload"_s.arg(line.sku),
+                           {}});
+        }
+    }
+    return std::optional<ReserveResult>{};
+}
+
+Result<GateReservation> Engine::gateReserve(const QString &order, const QString &user, const OrderLine &line)
+{
+    auto g = m_gate->reserve(line.sku, order, user, line.qty);
+    if (!g || g->code != GateCode::NoStockKey)
+        return g;
+    // The stock key is gone (never loaded, flushed, evicted, Redis restarted without its
+    // data): restore the SKU's gate from the book (stock only if still absent) and try once
+    // more. Never answer out_of_stock for that.
+    auto restored = m_restore->restoreOnce(line.sku);
+    if (!restored)
+        return std::unexpected(restored.error());
+    if (*restored)
+        warn(u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from the book, "
+             u"available %2"_s.arg(line.sku).arg(**restored));
+    return m_gate->reserve(line.sku, order, user, line.qty);
+}
+
+Result<void> Engine::checkExistingToken(const QString &order, const GateReservation &g)
+{
+    // A held token is a first attempt that never reached the book: this call completes it.
+    // A token past held whose order the book does not know was given back or belongs to
+    // another book: its units are not the gate's to use again.
+    if (g.state == TokenState::Held)
+        return {};
+    auto status = m_book->orderStatus(order);
+    if (!status)
+        return std::unexpected(status.error());
+    if (!status->has_value())
+        return fail(ErrorCode::Conflict,
+                    u"order %1 already has gate token %2 (%3) but no order in the book; use a new order id"_s.arg(
+                        order, g.token, tokenStateName(g.state)),
+                    u"order"_s);
+    return {};
+}
+
+std::optional<ReserveResult> Engine::closedInBook(const QString &order, const QList<OrderLine> &lines,
+                                                  const QHash<QString, Sale> &sales)
+{
+    // The gate enforces the sale's window and limit; the book's status has the last word,
+    // so a gate that missed a pause or stop (down at the time) never sells for it.
+    for (const OrderLine &line : lines) {
+        auto it = sales.constFind(line.sku);
+        if (it == sales.cend() || it->status == SaleStatus::Open)
+            continue;
+        if (auto counted = m_gate->countRefusal(line.sku, Outcome::SaleClosed); !counted)
+            warn(u"gate did not count the book's sale_closed refusal of %1: %2"_s.arg(line.sku, counted.error().message));
+        return ReserveResult{Outcome::SaleClosed, order, lines, line.sku, 0};
+    }
+    return std::nullopt;
+}
+
+void Engine::settleBooked(const ReserveResult &booked, const QList<OrderLine> &created)
+{
     // The book may have answered from an order it already held (a repeat whose gate
     // mapping was lost): a token this call created that the book did not store is extra.
     QSet<QString> stored;
-    for (const OrderLine &l : booked->lines)
+    for (const OrderLine &l : booked.lines)
         stored.insert(l.token);
     QList<OrderLine> extra;
     for (const OrderLine &l : created)
         if (!stored.contains(l.token))
             extra << l;
     releaseTokens(extra, u"repeat of a booked order"_s);
-    for (const OrderLine &l : booked->lines) {
+    for (const OrderLine &l : booked.lines) {
         if (l.token.isEmpty())
             continue;
         if (auto settled = m_gate->settle(l.sku, l.token); !settled)
             warn(u"gate did not settle token %1 of %2 (the reconciler settles it): %3"_s.arg(l.token, l.sku,
                                                                                               settled.error().message));
     }
-    return booked;
 }
 
 Result<OrderChange> Engine::confirm(const QString &order, const QString &paymentRef)

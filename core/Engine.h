@@ -115,6 +115,21 @@ private:
     Result<bool> pausedInBook(const QString &sku);
     Result<ReserveResult> reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
                                              qint64 holdSeconds, const QHash<QString, Sale> &sales);
+    /// Pre-deducts every line in the gate, in order, setting each line's token; `created`
+    /// collects the tokens this call issued. A refusal (the answer) or a failure gives those
+    /// back first; nullopt: every line holds a token.
+    Result<std::optional<ReserveResult>> preDeduct(const QString &order, const QString &user, QList<OrderLine> &lines,
+                                                   QList<OrderLine> &created);
+    /// One line's pre-deduct; a missing stock key is restored from the book (once per
+    /// crowd, with a warning) and the reserve tried once more.
+    Result<GateReservation> gateReserve(const QString &order, const QString &user, const OrderLine &line);
+    /// An existing token is usable if held, or if the book knows its order; else Conflict.
+    Result<void> checkExistingToken(const QString &order, const GateReservation &g);
+    /// The sale_closed answer if a line's sale is not open in the book (counted in the gate).
+    std::optional<ReserveResult> closedInBook(const QString &order, const QList<OrderLine> &lines,
+                                              const QHash<QString, Sale> &sales);
+    /// After the book reserved: gives back the tokens it did not store, settles the others.
+    void settleBooked(const ReserveResult &booked, const QList<OrderLine> &created);
     Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
                                         qint64 holdSeconds, const QHash<QString, Sale> &sales);
     void releaseTokens(const QList<OrderLine> &lines, const QString &why);
