@@ -24,11 +24,8 @@ private:
     std::unique_ptr<RedisFixture> m_redis;
     std::unique_ptr<Gate> m_gate;
 
-    qint64 available(const QString &sku)
-    {
-        auto a = m_gate->available(sku);
-        return a ? *a : -100;
-    }
+    /// The gate's available of `sku`; a failed call fails the test.
+    qint64 available(const QString &sku) { return FS_OK(m_gate->available(sku)); }
 
 private slots:
     void initTestCase()
