@@ -2,7 +2,7 @@
 
 #include "Engine.h"
 #include "store/Database.h"
-#include "store/NaiveDeduct.h"
+#include "bench/NaiveDeduct.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 

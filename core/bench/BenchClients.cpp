@@ -2,7 +2,7 @@
 
 #include "store/BookSql.h"
 #include "store/Database.h"
-#include "store/NaiveDeduct.h"
+#include "bench/NaiveDeduct.h"
 
 #include <QAtomicInteger>
 #include <QSqlDatabase>

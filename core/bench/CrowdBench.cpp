@@ -2,6 +2,7 @@
 
 #include "Engine.h"
 #include "bench/BenchClients.h"
+#include "store/BookSql.h"
 #include "store/Database.h"
 
 #include <QThread>
@@ -23,7 +24,7 @@ qint64 serverTransactions(Database &db)
 {
     if (db.dialect() != Dialect::Postgres)
         return -1;
-    auto rows = db.exec(u"SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"_s);
+    auto rows = db.exec(sql::serverTransactionCount());
     return rows && !rows->isEmpty() ? rows->first().at(0).toLongLong() : -1;
 }
 

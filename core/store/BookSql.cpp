@@ -79,4 +79,13 @@ QString createDatabase(const QString &name) { return u"CREATE DATABASE "_s + nam
 
 QString dropDatabase(const QString &name) { return u"DROP DATABASE IF EXISTS %1 WITH (FORCE)"_s.arg(name); }
 
+QString serverTransactionCount()
+{
+    return u"SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"_s;
+}
+
+QString naiveReadBucket() { return u"SELECT available, locked FROM buckets WHERE sku = ? AND bucket = 0"_s; }
+
+QString naiveWriteBucket() { return u"UPDATE buckets SET available = ?, locked = ? WHERE sku = ? AND bucket = 0"_s; }
+
 } // namespace flashstock::sql
