@@ -6,6 +6,7 @@
 #include "store/DiscrepancyStore.h"
 #include "store/SaleStore.h"
 
+#include <QDateTime>
 #include <QScopeGuard>
 #include <QSet>
 #include <QThread>
@@ -42,14 +43,14 @@ void Engine::attachGate(const RedisUrl &url)
 
 Engine::~Engine() = default;
 
-void Engine::warn(const QString &message)
+void Engine::warn(WarningKind kind, const QString &sku, const QString &message)
 {
-    m_warnings << message;
+    m_warnings.add(EngineWarning{kind, sku, message, QDateTime::currentMSecsSinceEpoch()});
 }
 
-QStringList Engine::takeWarnings()
+WarningRing Engine::takeWarnings()
 {
-    return std::exchange(m_warnings, {});
+    return m_warnings.take();
 }
 
 // --- stock ---------------------------------------------------------------------------------
@@ -60,7 +61,8 @@ Result<Adjustment> Engine::addSku(const QString &sku, qint64 stock, int buckets)
     if (!added || !m_gate)
         return added;
     if (auto loaded = restoreGate(sku, false); !loaded)
-        warn(u"gate not loaded for %1 (the next reserve or gate rebuild loads it): %2"_s.arg(sku, loaded.error().message));
+        warn(WarningKind::GateNotLoaded, sku,
+             u"gate not loaded for %1 (the next reserve or gate rebuild loads it): %2"_s.arg(sku, loaded.error().message));
     return added;
 }
 
@@ -72,11 +74,13 @@ Result<Adjustment> Engine::restock(const QString &sku, qint64 qty, const QString
     auto raised = m_gate->adjust(sku, adjusted->units);
     if (raised && !*raised) {
         // No stock key: load it from the book, which already holds the restock.
-        if (auto loaded = restoreGate(sku, false); !loaded)
+        if (auto loaded = refillMissingStock(sku); !loaded)
             raised = std::unexpected(loaded.error());
     }
     if (!raised)
-        warn(u"gate not raised by %1 units for %2 (the reconciler raises it): %3"_s.arg(qty).arg(sku, raised.error().message));
+        warn(WarningKind::GateNotRaised, sku,
+             u"gate not raised by %1 units for %2 (the reconciler raises it): %3"_s.arg(qty).arg(
+                 sku, raised.error().message));
     return adjusted;
 }
 
@@ -125,10 +129,20 @@ Result<void> Engine::pushSaleToGate(const Sale &sale)
     if (!available)
         return std::unexpected(available.error());
     if (*available < 0) {
-        if (auto loaded = restoreGate(sale.sku, false); !loaded)
+        if (auto loaded = refillMissingStock(sale.sku); !loaded)
             return std::unexpected(loaded.error());
     }
     return {};
+}
+
+Result<qint64> Engine::refillMissingStock(const QString &sku)
+{
+    auto restored = restoreGate(sku, false);
+    if (restored)
+        warn(WarningKind::GateRestored, sku,
+             u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from the book, "
+             u"available %2"_s.arg(sku).arg(*restored));
+    return restored;
 }
 
 Result<qint64> Engine::restoreGate(const QString &sku, bool force)
@@ -210,13 +224,11 @@ Result<void> Engine::restoreGateOnce(const QString &sku)
             QThread::msleep(kPollMs);
         }
     }
-    auto restored = restoreGate(sku, false);
+    auto restored = refillMissingStock(sku);
     if (*claimed)
         (void)m_gate->endRestore(sku);
     if (!restored)
         return std::unexpected(restored.error());
-    warn(u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from the book, "
-         u"available %2"_s.arg(sku).arg(*restored));
     return {};
 }
 
@@ -269,25 +281,34 @@ Result<Sale> Engine::createSale(const QString &sku, qint64 startMs, qint64 endMs
         return sale;
     m_saleCache.remove(sku);
     if (auto pushed = pushSaleToGate(*sale); !pushed)
-        warn(u"gate did not get sale %1 of %2: %3"_s.arg(sale->id).arg(sku, pushed.error().message));
+        warn(WarningKind::SaleNotPushed, sku,
+             u"gate did not get sale %1 of %2: %3"_s.arg(sale->id).arg(sku, pushed.error().message));
     return sale;
 }
 
 Result<Sale> Engine::setSaleStatus(qint64 saleId, SaleStatus status)
 {
     const bool opening = status == SaleStatus::Open && m_gate;
-    if (opening) {
-        // The gate opens first: a sale the gate cannot enforce (window, per-user limit) is not
-        // opened in the book either.
+    if (status == SaleStatus::Open) {
         auto current = m_sales->get(saleId);
         if (!current)
             return current;
         if (current->status != SaleStatus::Open && current->status != SaleStatus::Stopped) {
-            Sale target = *current;
-            target.status = SaleStatus::Open;
-            if (auto pushed = pushSaleToGate(target); !pushed)
-                return fail(pushed.error().code, u"sale %1 not started: the gate did not open it: %2"_s.arg(saleId).arg(
-                                                     pushed.error().message));
+            auto blockers = launchBlockers(current->sku, saleId);
+            if (!blockers)
+                return std::unexpected(blockers.error());
+            if (!blockers->isEmpty())
+                return fail(ErrorCode::InvalidArgument,
+                            u"sale %1 not started: %2"_s.arg(saleId).arg(blockers->first().message), u"sale"_s);
+            // The gate opens first: a sale the gate cannot enforce (window, per-user limit) is
+            // not opened in the book either.
+            if (opening) {
+                Sale target = *current;
+                target.status = SaleStatus::Open;
+                if (auto pushed = pushSaleToGate(target); !pushed)
+                    return fail(pushed.error().code, u"sale %1 not started: the gate did not open it: %2"_s.arg(
+                                                         saleId).arg(pushed.error().message));
+            }
         }
     }
     auto sale = m_sales->setStatus(saleId, status);
@@ -296,7 +317,8 @@ Result<Sale> Engine::setSaleStatus(qint64 saleId, SaleStatus status)
             // The gate follows the book again (best effort: the book refuses a closed sale anyway).
             if (auto current = m_sales->get(saleId); current)
                 if (auto pushed = syncGateSale(current->sku); !pushed)
-                    warn(u"gate still has sale %1 open: %2"_s.arg(saleId).arg(pushed.error().message));
+                    warn(WarningKind::SaleNotPushed, current->sku,
+                         u"gate still has sale %1 open: %2"_s.arg(saleId).arg(pushed.error().message));
         }
         return sale;
     }
@@ -304,10 +326,33 @@ Result<Sale> Engine::setSaleStatus(qint64 saleId, SaleStatus status)
     // What the book holds now, not the row read above: a change by another operator in
     // between must not be overwritten in the gate by this one.
     if (auto pushed = syncGateSale(sale->sku); !pushed)
-        warn(u"gate did not get sale %1 as %2 (the book refuses its reserves; gate rebuild fixes the gate): %3"_s
+        warn(WarningKind::SaleNotPushed, sale->sku,
+             u"gate did not get sale %1 as %2 (the book refuses its reserves; gate rebuild fixes the gate): %3"_s
                  .arg(saleId)
                  .arg(saleStatusName(sale->status), pushed.error().message));
     return sale;
+}
+
+Result<QList<LaunchBlocker>> Engine::launchBlockers(const QString &sku, qint64 exceptSale)
+{
+    QList<LaunchBlocker> blockers;
+    // One live sale per SKU (SaleStore): the latest one is the only one that can be live.
+    auto latest = m_sales->latestFor(sku);
+    if (!latest)
+        return std::unexpected(latest.error());
+    if (const auto &sale = *latest; sale && sale->id != exceptSale && sale->status != SaleStatus::Stopped)
+        blockers << LaunchBlocker{LaunchBlocker::Kind::LiveSale, sale->id,
+                                  u"sale %1 of %2 is %3: stop it first"_s.arg(sale->id).arg(
+                                      sku, saleStatusName(sale->status))};
+    auto pending = DiscrepancyStore(*m_db).list(DiscrepancyStatus::PendingApproval);
+    if (!pending)
+        return std::unexpected(pending.error());
+    for (const Discrepancy &d : std::as_const(*pending))
+        if (d.sku == sku)
+            blockers << LaunchBlocker{LaunchBlocker::Kind::PendingDiscrepancy, d.id,
+                                      u"discrepancy %1 of %2 waits for approval: approve or reject it first"_s.arg(d.id)
+                                          .arg(sku)};
+    return blockers;
 }
 
 Result<Sale> Engine::setSaleBookOnly(qint64 saleId, bool on)
@@ -318,10 +363,12 @@ Result<Sale> Engine::setSaleBookOnly(qint64 saleId, bool on)
     m_saleCache.remove(sale->sku);
     if (!on && m_gate) {
         if (auto rebuilt = rebuildGate(sale->sku); !rebuilt)
-            warn(u"gate of %1 not rebuilt after book-only mode: %2; run gate rebuild"_s.arg(sale->sku,
+            warn(WarningKind::GateNotRebuilt, sale->sku,
+                 u"gate of %1 not rebuilt after book-only mode: %2; run gate rebuild"_s.arg(sale->sku,
                                                                                            rebuilt.error().message));
         else if (auto pushed = pushSaleToGate(*sale); !pushed)
-            warn(u"gate did not get sale %1: %2"_s.arg(saleId).arg(pushed.error().message));
+            warn(WarningKind::SaleNotPushed, sale->sku,
+                 u"gate did not get sale %1: %2"_s.arg(saleId).arg(pushed.error().message));
     }
     return sale;
 }
@@ -364,8 +411,9 @@ void Engine::releaseTokens(const QList<OrderLine> &lines, const QString &why)
         if (line.token.isEmpty())
             continue;
         if (auto r = m_gate->release(line.sku, line.token); !r)
-            warn(u"gate did not take back token %1 of %2 (%3; the reconciler gives it back): %4"_s.arg(
-                line.token, line.sku, why, r.error().message));
+            warn(WarningKind::TokenNotReleased, line.sku,
+                 u"gate did not take back token %1 of %2 (%3; the reconciler gives it back): %4"_s.arg(
+                     line.token, line.sku, why, r.error().message));
     }
 }
 
@@ -467,7 +515,7 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
         }
         if (!g) {
             if (g.error().code == ErrorCode::Unavailable) {
-                warn(u"gate unavailable: %1"_s.arg(g.error().message));
+                warn(WarningKind::GateUnavailable, line.sku, u"gate unavailable: %1"_s.arg(g.error().message));
                 return refuse(Outcome::GateUnavailable, line.sku);
             }
             releaseTokens(created, u"reserve failed"_s);
@@ -516,7 +564,8 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
             continue;
         releaseTokens(created, u"sale not open in the book"_s);
         if (auto counted = m_gate->countRefusal(line.sku, Outcome::SaleClosed); !counted)
-            warn(u"gate did not count the book's sale_closed refusal of %1: %2"_s.arg(line.sku, counted.error().message));
+            warn(WarningKind::RefusalNotCounted, line.sku,
+                 u"gate did not count the book's sale_closed refusal of %1: %2"_s.arg(line.sku, counted.error().message));
         return ReserveResult{Outcome::SaleClosed, order, lines, line.sku, 0};
     }
     auto booked = m_book->reserve(order, user, lines, holdSeconds);
@@ -530,7 +579,8 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
         const QString sku = booked->shortSku.isEmpty() ? lines.first().sku : booked->shortSku;
         if (booked->outcome != Outcome::Duplicate)
             if (auto counted = m_gate->countRefusal(sku, booked->outcome); !counted)
-                warn(u"gate did not count the book's %1 refusal of %2: %3"_s.arg(outcomeWord(booked->outcome), sku,
+                warn(WarningKind::RefusalNotCounted, sku,
+                     u"gate did not count the book's %1 refusal of %2: %3"_s.arg(outcomeWord(booked->outcome), sku,
                                                                                counted.error().message));
         return booked;
     }
@@ -548,7 +598,8 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
         if (l.token.isEmpty())
             continue;
         if (auto settled = m_gate->settle(l.sku, l.token); !settled)
-            warn(u"gate did not settle token %1 of %2 (the reconciler settles it): %3"_s.arg(l.token, l.sku,
+            warn(WarningKind::TokenNotSettled, l.sku,
+                 u"gate did not settle token %1 of %2 (the reconciler settles it): %3"_s.arg(l.token, l.sku,
                                                                                               settled.error().message));
     }
     return booked;
@@ -564,7 +615,8 @@ Result<OrderChange> Engine::confirm(const QString &order, const QString &payment
             if (line.token.isEmpty())
                 continue;
             if (auto r = m_gate->markSold(line.sku, line.token); !r)
-                warn(u"gate did not mark token %1 of %2 sold: %3"_s.arg(line.token, line.sku, r.error().message));
+                warn(WarningKind::TokenNotSold, line.sku,
+                     u"gate did not mark token %1 of %2 sold: %3"_s.arg(line.token, line.sku, r.error().message));
         }
     }
     return change;

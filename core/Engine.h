@@ -1,6 +1,7 @@
 #pragma once
 
 #include "Domain.h"
+#include "EngineWarning.h"
 #include "Result.h"
 #include "gate/Gate.h"
 #include "gate/RedisUrl.h"
@@ -36,6 +37,17 @@ struct GateSide {
     QString error;            ///< why unreachable, or why the counters are unreadable
 };
 
+/// Why a sale of a SKU may not open now: the launch pre-flight's rules (Engine::launchBlockers).
+struct LaunchBlocker {
+    enum class Kind {
+        LiveSale,           ///< another sale of the SKU is open, paused or scheduled (one at a time)
+        PendingDiscrepancy, ///< a discrepancy of the SKU waits for approval: its book is disputed
+    };
+    Kind kind = Kind::LiveSale;
+    qint64 id = 0;    ///< the sale's or the discrepancy's id
+    QString message;  ///< for people, naming the sale or discrepancy and what to do
+};
+
 /// The engine API the CLI, the console and the drill call: the book of record, with the
 /// Redis gate in front when one is configured (DESIGN.md, flows).
 ///
@@ -45,13 +57,17 @@ struct GateSide {
 /// `gate_unavailable` (fail closed) unless the SKU's sale is switched to book-only.
 /// Stock changes (add, restock) keep the gate in step; confirm and release tell the gate
 /// through the tokens. Gate trouble after the book has committed never fails the call: it
-/// is left for the reconciler and reported through takeWarnings().
+/// is left for the reconciler and reported through takeWarnings() (bounded: the newest
+/// kMaxWarnings are kept between two takes).
 ///
 /// Thread affinity: one Engine per thread (it owns a database connection and a Redis
 /// context). Results carry the business Outcome; Errors are InvalidArgument (bad input),
 /// Unavailable (the book is down), Conflict (kept losing races), Internal.
 class Engine {
 public:
+    /// Warnings kept between two takeWarnings(); older ones are dropped and counted.
+    static constexpr qsizetype kMaxWarnings = 256;
+
     /// Opens the book (applying migrations); the gate connects on first use.
     [[nodiscard]] static Result<std::unique_ptr<Engine>> open(const EngineOptions &options);
     ~Engine();
@@ -84,7 +100,9 @@ public:
     /// Creates a sale of the SKU (scheduled: the gate answers sale_closed until started).
     [[nodiscard]] Result<Sale> createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
                                           qint64 perUserLimit);
-    /// Opens (start) or closes (stop) a sale, book and gate. Idempotent.
+    /// Opens (start, also resuming a paused sale) or closes (pause, stop) a sale, book and gate.
+    /// Idempotent. Opening applies the launch rules first: InvalidArgument (field `sale`)
+    /// naming the first of launchBlockers(), and nothing changes.
     [[nodiscard]] Result<Sale> setSaleStatus(qint64 saleId, SaleStatus status);
     /// Switches a sale to book-only (reserves skip the gate) or back; back rebuilds the gate.
     [[nodiscard]] Result<Sale> setSaleBookOnly(qint64 saleId, bool on);
@@ -95,12 +113,16 @@ public:
     /// Pushes the SKU's latest sale as the book holds it now (open, window, per-user limit) to
     /// the gate; nothing without a sale or a gate. The reconciler re-asserts it every pass.
     [[nodiscard]] Result<void> syncGateSale(const QString &sku);
+    /// The launch rules, one place for the CLI and the console: what keeps a new sale of `sku`
+    /// from opening now (another live sale of it, a discrepancy of it waiting for approval).
+    /// `exceptSale`: the sale about to open, which does not block itself. Empty: nothing blocks.
+    [[nodiscard]] Result<QList<LaunchBlocker>> launchBlockers(const QString &sku, qint64 exceptSale = 0);
     /// The gate's side of a SKU (never fails: unreachable is reported in the value).
     GateSide gateLevels(const QString &sku);
 
-    /// Gate trouble met after the book committed (left for the reconciler), oldest first;
-    /// clears the list.
-    QStringList takeWarnings();
+    /// Gate trouble met after the book committed (left for the reconciler) since the last
+    /// take, oldest first, with the count of older ones dropped; starts an empty ring.
+    WarningRing takeWarnings();
 
 private:
     Engine() = default;
@@ -118,19 +140,21 @@ private:
     /// if the stock key is absent, as after Redis lost its data; true: replace it, rebuild).
     /// Returns gate available.
     Result<qint64> restoreGate(const QString &sku, bool force);
+    /// restoreGate(sku, false) for a stock key found missing, with a GateRestored warning.
+    Result<qint64> refillMissingStock(const QString &sku);
     /// restoreGate(sku, false) by one engine at a time (see the .cpp); the others wait for it.
     Result<void> restoreGateOnce(const QString &sku);
     /// Sets the gate's per-user counts of `sku` to the book's (PENDING and PAID orders) plus
     /// the users' held tokens, when its latest sale has a per-user limit; else does nothing.
     Result<void> syncGateUsers(const QString &sku);
     void releaseTokens(const QList<OrderLine> &lines, const QString &why);
-    void warn(const QString &message);
+    void warn(WarningKind kind, const QString &sku, const QString &message);
 
     std::unique_ptr<Database> m_db;
     std::unique_ptr<Book> m_book;
     std::unique_ptr<SaleStore> m_sales;
     std::unique_ptr<Gate> m_gate;
-    QStringList m_warnings;
+    WarningRing m_warnings{kMaxWarnings};
     struct CachedSale {
         std::optional<Sale> sale;
         QElapsedTimer age;

@@ -55,17 +55,13 @@ private slots:
 
 void TestUiConsole::wizardLaunchesSale()
 {
+    // Through the gate, always: a launch that fell back to book-only would test something else.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    std::unique_ptr<RedisFixture> redis;
-    ConnectionProfile profile{dir.path(), {}, u"none"_s, u"tester"_s};
-    if (RedisFixture::serverInstalled()) {
-        redis = std::make_unique<RedisFixture>();
-        QVERIFY2(redis->start(), qPrintable(redis->errorString()));
-        profile.redisUrl = redis->url().toString();
-    } else if (qEnvironmentVariableIsSet("CI")) {
-        QFAIL("redis-server is not on PATH (CI is set)");
-    }
+    RedisFixture redis;
+    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
+    const EngineProfile profile{dir.path(), {}, redis.url().toString(), u"tester"_s};
     ConsoleSession session;
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
     session.open(profile);
@@ -103,14 +99,13 @@ void TestUiConsole::wizardLaunchesSale()
     QVERIFY(sales && sales->size() == 1);
     QCOMPARE(sales->first().status, SaleStatus::Open);
     QCOMPARE(book->book().levels(u"FLASH1"_s)->available, 50);
-    if (!redis)
-        return;
+    QVERIFY(info.gateConfigured);
 
     // A crowd on the started sale: 25 buyers take the 50 units, 5 find it sold out, one
     // comes back over the limit. The live sample carries the gate's counters, which the
     // live view turns into the reserve and reject rates.
     auto gated = Engine::open(EngineOptions{*DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s)),
-                                            redis->url(), Actor{u"tester"_s, u"test"_s}});
+                                            redis.url(), Actor{u"tester"_s, u"test"_s}});
     QVERIFY(gated);
     for (int i = 1; i <= 30; ++i)
         QVERIFY((*gated)->reserve(u"o%1"_s.arg(i), u"u%1"_s.arg(i), {{u"FLASH1"_s, 2, {}}}).has_value());
@@ -150,7 +145,7 @@ void TestUiConsole::pauseAndResumeFromSalesView()
     view.resize(1000, 400);
     view.show();
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
-    session.open(ConnectionProfile{dir.path(), {}, u"none"_s, u"tester"_s});
+    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
     QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
     // Samples refresh the view, as the main window wires them (the view asks for one after a change).
     connect(session.worker(), &EngineWorker::sampled, &view,
@@ -192,7 +187,7 @@ void TestUiConsole::embeddedGateThatFailsIsDownNotAbsent()
     QVERIFY(QDir().mkpath(dataDir));
     ConsoleSession session;
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
-    session.open(ConnectionProfile{dataDir, {}, {}, u"tester"_s});
+    session.open(EngineProfile{dataDir, {}, {}, u"tester"_s});
     QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
     const ConnectionInfo info = opened.first().first().value<ConnectionInfo>();
     QVERIFY2(info.bookOpen, qPrintable(info.error));
@@ -232,7 +227,7 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
     view.resize(1000, 600);
     view.show();
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
-    session.open(ConnectionProfile{dir.path(), {}, u"none"_s, u"alice"_s});
+    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"alice"_s});
     QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
     QSignalSpy reconciled(session.worker(), &EngineWorker::reconciled);
     QSignalSpy failed(session.worker(), &EngineWorker::failed);
@@ -286,7 +281,7 @@ void TestUiConsole::staysResponsiveWhileGateHangs()
     QVERIFY(silent.listen(QHostAddress::LocalHost));
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const ConnectionProfile profile{dir.path(), {},
+    const EngineProfile profile{dir.path(), {},
                                     u"redis://127.0.0.1:%1?connect_timeout_ms=5000&timeout_ms=5000"_s.arg(silent.serverPort()),
                                     u"tester"_s};
     MainWindow window(profile);
