@@ -5,10 +5,43 @@
 
 #include <QDir>
 #include <QFile>
+#include <QUrl>
 
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
+
+namespace {
+
+/// A gate URL (`redis://`, `rediss://`, `unix://`, ...) given FLASHSTOCK_REDIS_PASSWORD when
+/// it names no password itself and the variable is set; anything else unchanged. Before
+/// parsing: a URL with a user and no password is malformed until it gets one.
+QString withPasswordFromEnvironment(const QString &url)
+{
+    const QString pw = qEnvironmentVariable("FLASHSTOCK_REDIS_PASSWORD");
+    const QString text = url.trimmed();
+    if (pw.isEmpty() || !text.contains(u"://"_s))
+        return url;
+    const QString encoded = QString::fromLatin1(QUrl::toPercentEncoding(pw));
+    if (text.startsWith(u"unix://"_s)) {
+        if (text.contains(u"password="_s))
+            return url;
+        return text + (text.contains(u'?') ? u"&"_s : u"?"_s) + u"password="_s + encoded;
+    }
+    const qsizetype start = text.indexOf(u"://"_s) + 3;
+    qsizetype end = text.indexOf(u'/', start);
+    if (end < 0)
+        end = text.size();
+    const QString authority = text.mid(start, end - start);
+    const qsizetype at = authority.lastIndexOf(u'@');
+    if (at < 0)
+        return text.left(start) + u":"_s + encoded + u"@"_s + text.mid(start);
+    if (authority.left(at).contains(u':'))
+        return url; // the URL has its own password
+    return text.left(start + at) + u":"_s + encoded + text.mid(start + at);
+}
+
+} // namespace
 
 Result<ResolvedProfile> EngineOpener::resolve(const EngineProfile &profile)
 {
@@ -28,16 +61,14 @@ Result<ResolvedProfile> EngineOpener::resolve(const EngineProfile &profile)
         r.gate = EmbeddedRedis(r.dataDir).url();
         return r;
     }
-    auto gate = RedisUrl::parse(profile.redisUrl);
+    // The password comes from the environment, never from argv or a saved file.
+    auto gate = RedisUrl::parse(withPasswordFromEnvironment(profile.redisUrl));
     if (!gate)
         return std::unexpected(gate.error());
     if (gate->isNone()) {
         r.gateMode = GateMode::BookOnly;
         return r;
     }
-    // The password comes from the environment, never from argv or a saved file.
-    if (gate->password.isEmpty())
-        gate->password = qEnvironmentVariable("FLASHSTOCK_REDIS_PASSWORD");
     r.gateMode = GateMode::Url;
     r.gate = *gate;
     return r;
