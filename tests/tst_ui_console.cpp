@@ -12,8 +12,13 @@
 #include "SalesView.h"
 #include "models/SalesModel.h"
 #include "models/DiscrepancyModel.h"
+#include "models/WarningModel.h"
+#include "gate/GateKeys.h"
+#include "reconcile/Reconciler.h"
 #include "store/Database.h"
 #include "store/SaleStore.h"
+#include "gate/Gate.h"
+#include "models/ModelRoles.h"
 #include "support/RedisFixture.h"
 
 #include <QComboBox>
@@ -51,6 +56,8 @@ private slots:
     void embeddedGateThatFailsIsDownNotAbsent();
     void approveNegativeDriftThroughDialog();
     void staysResponsiveWhileGateHangs();
+    void engineWarningShowsInTheStatusBar();
+    void preflightShowsTheEngineLaunchRules();
 };
 
 void TestUiConsole::wizardLaunchesSale()
@@ -309,6 +316,84 @@ void TestUiConsole::staysResponsiveWhileGateHangs()
     QVERIFY(!snap.health.gateUp);
     QTRY_VERIFY_WITH_TIMEOUT(window.gateStatusText().contains(u"DOWN"_s), 5000); // queued to the window
     QVERIFY(window.bookStatusText().contains(u"up"_s));
+}
+
+void TestUiConsole::engineWarningShowsInTheStatusBar()
+{
+    // Real redis-server, real book: the gate lost the SKU's stock key (Redis lost its data).
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    RedisFixture redis;
+    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
+    qint64 saleId = 0;
+    {
+        auto engine = Engine::open(EngineOptions{*DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s)),
+                                                 redis.url(), Actor{u"tester"_s, u"test"_s}});
+        FS_VERIFY_OK(engine);
+        FS_VERIFY_OK((*engine)->addSku(u"W"_s, 10));
+        saleId = FS_OK((*engine)->createSale(u"W"_s, 0, 0, 60, 0)).id;
+    }
+    QVERIFY(redis.command({"DEL", GateKeys::key(u"W"_s, "stock")}).has_value());
+
+    MainWindow window(EngineProfile{dir.path(), {}, redis.url().toString(), u"tester"_s});
+    window.resize(1280, 800);
+    window.show();
+    QTRY_VERIFY_WITH_TIMEOUT(window.session()->connection().bookOpen, 10000);
+    QCOMPARE(window.warningStatusText(), u"No warnings"_s);
+    // Starting the sale finds the stock key gone and refills it from the book: the engine
+    // warns, and the console shows it within a sample or two.
+    QSignalSpy changed(window.session()->worker(), &EngineWorker::saleChanged);
+    window.session()->setSaleStatus(saleId, SaleStatus::Open);
+    QTRY_VERIFY_WITH_TIMEOUT(!changed.isEmpty(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.warningStatusText().contains(u"1 warning"_s), 5000);
+    const EngineWarning *w = window.warningModel()->at(0);
+    QVERIFY(w);
+    QCOMPARE(w->kind, WarningKind::GateRestored);
+    QCOMPARE(w->sku, u"W"_s);
+    QVERIFY2(w->message.contains(u"refilled from the book, available 10"_s), qPrintable(w->message));
+    QCOMPARE(FS_OK(Gate(redis.url()).available(u"W"_s)), 10);
+
+    QDialog *list = window.showWarnings();
+    QVERIFY(list->isVisible());
+    auto *table = list->findChild<QTableView *>();
+    QVERIFY(table);
+    QCOMPARE(table->model()->rowCount(), 1);
+    QCOMPARE(table->model()->index(0, WarningModel::Kind).data(RawRole).toString(), u"gate_restored"_s);
+    if (qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR")) {
+        QCoreApplication::processEvents();
+        const QDir shots(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR"));
+        QVERIFY(window.grab().save(shots.absoluteFilePath(u"warnings-status.png"_s)));
+        QVERIFY(list->grab().save(shots.absoluteFilePath(u"warnings.png"_s)));
+    }
+    window.warningModel()->clear(); // the Clear button
+    QCOMPARE(window.warningStatusText(), u"No warnings"_s);
+}
+
+void TestUiConsole::preflightShowsTheEngineLaunchRules()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    {
+        auto book = openBook(dir.path());
+        QVERIFY(book);
+        FS_VERIFY_OK(book->addSku(u"P"_s, 10));
+        FS_VERIFY_OK(book->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
+        QCOMPARE(FS_OK(Reconciler(*book).runPass(0)).stillPending, 1);
+    }
+    ConsoleSession session;
+    QSignalSpy opened(session.worker(), &EngineWorker::opened);
+    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
+    QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
+    QSignalSpy ready(session.worker(), &EngineWorker::preflightReady);
+    session.preflight(u"P"_s, 5);
+    QTRY_VERIFY_WITH_TIMEOUT(!ready.isEmpty(), 10000);
+    const PreflightResult result = ready.first().first().value<PreflightResult>();
+    QVERIFY(!result.ok()); // the engine's rule, as `sale start` applies it
+    bool discrepancyBlocks = false;
+    for (const PreflightItem &item : result.items)
+        discrepancyBlocks = discrepancyBlocks || (!item.ok && item.blocking && item.label.contains(u"discrepancy"_s));
+    QVERIFY(discrepancyBlocks);
 }
 
 QTEST_MAIN(TestUiConsole)

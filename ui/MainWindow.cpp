@@ -72,8 +72,7 @@ QDialog *warningsDialog(WarningModel *model, QWidget *parent)
     layout->addWidget(dropped);
     const auto showDropped = [model, dropped] {
         dropped->setVisible(model->dropped() > 0);
-        dropped->setText(QObject::tr("%n older warning(s) dropped: only the newest are kept.", nullptr,
-                                     int(model->dropped())));
+        dropped->setText(QObject::tr("%L1 older warnings dropped: only the newest are kept.").arg(model->dropped()));
     };
     QObject::connect(model, &WarningModel::countChanged, dropped, showDropped);
     showDropped();
@@ -224,7 +223,9 @@ void MainWindow::updateWarningStatus()
 {
     const qint64 count = m_warningModel->rowCount() + m_warningModel->dropped();
     // Quiet when there is nothing to read; amber, with the count, when there is.
-    m_warningStatus->setText(count ? tr("⚠ %n warning(s)", nullptr, int(count)) : tr("No warnings"));
+    m_warningStatus->setText(count == 0   ? tr("No warnings")
+                             : count == 1 ? tr("⚠ 1 warning")
+                                          : tr("⚠ %L1 warnings").arg(count));
     m_warningStatus->setStyleSheet(count ? u"QToolButton { color: %1; font-weight: bold; }"_s.arg(kAmber) : QString());
 }
 
