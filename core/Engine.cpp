@@ -162,6 +162,8 @@ Result<qint64> Engine::restoreGate(const QString &sku, bool force)
     auto unpause = qScopeGuard([&] {
         if (quiesce)
             if (auto still = DiscrepancyStore(*m_db).isPaused(sku); still && !*still)
+                // A pause left behind only refuses reserves (`paused`, never a lost unit);
+                // the reconciler's next pass unpauses a SKU the book does not pause.
                 (void)m_gate->setPaused(sku, false);
     });
     if (force) {
@@ -183,7 +185,9 @@ Result<qint64> Engine::restoreGate(const QString &sku, bool force)
     }
     if (auto r = syncGateUsers(sku); !r)
         return std::unexpected(r.error());
-    if (!m_gate->counts(sku)) // unreadable counters are reset (they are only the console's rates)
+    // Unreadable counters are reset; they are only the console's rates, so a reset that fails
+    // too costs no unit (gateLevels reports them unreadable).
+    if (!m_gate->counts(sku))
         (void)m_gate->clearCounts(sku);
     auto levels = m_book->levels(sku);
     if (!levels)
@@ -225,6 +229,7 @@ Result<void> Engine::restoreGateOnce(const QString &sku)
         }
     }
     auto restored = refillMissingStock(sku);
+    // A claim that is not ended expires by itself (kClaimMs); until then others only wait.
     if (*claimed)
         (void)m_gate->endRestore(sku);
     if (!restored)

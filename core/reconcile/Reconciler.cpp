@@ -236,6 +236,8 @@ void Reconciler::checkBook(ReconcileReport &report, QList<Error> &errors)
         row.pauses = true;
         row.found = p.found;
         row.target = p.ledger;
+        // The pause is re-asserted at the start of every pass (and the book pauses book-only
+        // reserves itself), so a gate that misses it now gets it on the next one.
         if (record(row, report) && m_engine.gate())
             (void)m_engine.gate()->setPaused(p.sku, true);
     }
@@ -275,6 +277,8 @@ void Reconciler::checkBook(ReconcileReport &report, QList<Error> &errors)
                       .arg(p.bucket)
                       .arg(p.status, p.explained);
         row.pauses = true;
+        // The pause is re-asserted at the start of every pass (and the book pauses book-only
+        // reserves itself), so a gate that misses it now gets it on the next one.
         if (record(row, report) && m_engine.gate())
             (void)m_engine.gate()->setPaused(p.sku, true);
     }
@@ -373,7 +377,8 @@ void Reconciler::healGate(const QString &sku, qint64 nowMs, qint64 graceMs, bool
         } else if (status == u"CLOSED"_s) {
             giveBack(t, DiscrepancyKind::StaleHold, u"belongs to an order the book has closed"_s);
         } else if (status == u"PENDING"_s || status == u"PAID"_s) {
-            // A settle or mark-sold that did not reach the gate: bookkeeping, no units move.
+            // A settle or mark-sold that did not reach the gate: bookkeeping, no units move,
+            // so one that fails again is simply tried again by the next pass.
             if (t.state == TokenState::Held)
                 (void)gate.settle(sku, t.token);
             if (status == u"PAID"_s)
