@@ -10,6 +10,7 @@
 #include "gate/GateKeys.h"
 #include "gate/ScriptRegistry.h"
 #include "support/RedisFixture.h"
+#include "support/TestChecks.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

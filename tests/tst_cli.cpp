@@ -177,15 +177,19 @@ void TestCli::badInputChangesNothing()
     FS_FRESH_BOOK(fresh, backend);
     {
         auto setup = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
-        QVERIFY(setup.has_value());
-        QVERIFY((*setup)->addSku(u"A"_s, 5).has_value());
-        QVERIFY((*setup)->reserve(u"o1"_s, {}, {{u"A"_s, 1, {}}}).has_value());
-        QVERIFY((*setup)->addSku(u"S"_s, 5).has_value());
-        QVERIFY((*setup)->createSale(u"S"_s, 0, 0, 60, 0).has_value()); // one sale per SKU at a time
+        FS_VERIFY_OK(setup);
+        FS_VERIFY_OK((*setup)->addSku(u"A"_s, 5));
+        FS_VERIFY_OK((*setup)->reserve(u"o1"_s, {}, {{u"A"_s, 1, {}}}));
+        FS_VERIFY_OK((*setup)->addSku(u"S"_s, 5));
+        FS_VERIFY_OK((*setup)->createSale(u"S"_s, 0, 0, 60, 0)); // one sale per SKU at a time
     }
-    auto ledgerCount = [&] {
+    auto ledgerCount = [&]() -> qint64 {
         auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
-        return e ? *(*e)->book().ledgerCount() : -1;
+        if (!e) { // both counts -1 would hide a change: fail instead
+            QTest::qFail(qPrintable(test::failureText(e, "Engine::open")), __FILE__, __LINE__);
+            return -1;
+        }
+        return FS_OK((*e)->book().ledgerCount());
     };
     const qint64 before = ledgerCount();
 
@@ -418,9 +422,9 @@ void TestCli::reconcileAndApprovalExitCodes()
     QCOMPARE(clean.json().value(u"discrepancies"_s).toArray().size(), 0);
     {
         auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
-        QVERIFY(e.has_value());
+        FS_VERIFY_OK(e);
         // Units the ledger cannot explain (a bucket bumped behind the engine's back).
-        QVERIFY((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s).has_value());
+        FS_VERIFY_OK((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
     }
     Run found = cli(QStringList{u"reconcile"_s} + db);
     QCOMPARE(found.exitCode, 3);
@@ -476,8 +480,8 @@ void TestCli::alertsAreSentUntilDelivered()
     QCOMPARE(cli({u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"10"_s, u"--db"_s, fresh.urlText()}).exitCode, 0);
     {
         auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
-        QVERIFY(e.has_value());
-        QVERIFY((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s).has_value());
+        FS_VERIFY_OK(e);
+        FS_VERIFY_OK((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
     }
     // The alert endpoint is down: every attempt fails, the discrepancy stays unalerted.
     sink.setStatus(503);
@@ -587,3 +591,4 @@ void TestCli::everyLoopsWriteToTheCommandStreams()
 
 QTEST_GUILESS_MAIN(TestCli)
 #include "tst_cli.moc"
+#include "support/TestChecks.h"

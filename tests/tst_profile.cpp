@@ -176,7 +176,7 @@ void TestProfile::embeddedIsStartedThenReused()
     QTemporaryDir tmp;
     const QString data = tmp.filePath(u"data"_s);
     const ResolvedProfile p = FS_OK(EngineOpener::resolve({data, {}, {}, u"ops"_s}));
-    auto stop = qScopeGuard([&] { QVERIFY(EmbeddedRedis(data).stop().has_value()); });
+    auto stop = qScopeGuard([&] { FS_VERIFY_OK(EmbeddedRedis(data).stop()); });
     auto first = EngineOpener::open(p, u"test"_s);
     FS_VERIFY_OK(first);
     QVERIFY(first->gate.problem.isEmpty());

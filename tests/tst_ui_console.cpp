@@ -105,18 +105,18 @@ void TestUiConsole::wizardLaunchesSale()
     auto sales = book->sales().list();
     QVERIFY(sales && sales->size() == 1);
     QCOMPARE(sales->first().status, SaleStatus::Open);
-    QCOMPARE(book->book().levels(u"FLASH1"_s)->available, 50);
+    QCOMPARE(FS_OK(book->book().levels(u"FLASH1"_s)).available, 50);
     QVERIFY(info.gateConfigured);
 
     // A crowd on the started sale: 25 buyers take the 50 units, 5 find it sold out, one
     // comes back over the limit. The live sample carries the gate's counters, which the
     // live view turns into the reserve and reject rates.
-    auto gated = Engine::open(EngineOptions{*DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s)),
+    auto gated = Engine::open(EngineOptions{FS_OK(DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s))),
                                             redis.url(), Actor{u"tester"_s, u"test"_s}});
-    QVERIFY(gated);
+    FS_VERIFY_OK(gated);
     for (int i = 1; i <= 30; ++i)
-        QVERIFY((*gated)->reserve(u"o%1"_s.arg(i), u"u%1"_s.arg(i), {{u"FLASH1"_s, 2, {}}}).has_value());
-    QCOMPARE((*gated)->reserve(u"again"_s, u"u1"_s, {{u"FLASH1"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
+        FS_VERIFY_OK((*gated)->reserve(u"o%1"_s.arg(i), u"u%1"_s.arg(i), {{u"FLASH1"_s, 2, {}}}));
+    QCOMPARE(FS_OK((*gated)->reserve(u"again"_s, u"u1"_s, {{u"FLASH1"_s, 1, {}}})).outcome, Outcome::LimitExceeded);
     QSignalSpy sampled(session.worker(), &EngineWorker::sampled);
     QVERIFY(session.sample());
     QTRY_VERIFY_WITH_TIMEOUT(!sampled.isEmpty(), 10000);
@@ -126,7 +126,7 @@ void TestUiConsole::wizardLaunchesSale()
     QCOMPARE(snap.skus.first().gateRefused, 6);
     QCOMPARE(snap.skus.first().available, 0);
     // Book-only, reserves skip the gate: its counters no longer tell the reject rate (n/a).
-    QVERIFY((*gated)->setSaleBookOnly(sale.id, true).has_value());
+    FS_VERIFY_OK((*gated)->setSaleBookOnly(sale.id, true));
     sampled.clear();
     QVERIFY(session.sample());
     QTRY_VERIFY_WITH_TIMEOUT(!sampled.isEmpty(), 10000);
@@ -141,11 +141,11 @@ void TestUiConsole::pauseAndResumeFromSalesView()
     {
         auto book = openBook(dir.path());
         QVERIFY(book);
-        QVERIFY(book->addSku(u"P1"_s, 10).has_value());
+        FS_VERIFY_OK(book->addSku(u"P1"_s, 10));
         auto sale = book->createSale(u"P1"_s, 0, 0, 60, 0);
-        QVERIFY(sale.has_value());
+        FS_VERIFY_OK(sale);
         saleId = sale->id;
-        QVERIFY(book->setSaleStatus(saleId, SaleStatus::Open).has_value());
+        FS_VERIFY_OK(book->setSaleStatus(saleId, SaleStatus::Open));
     }
     ConsoleSession session;
     SalesView view(&session);
@@ -175,13 +175,13 @@ void TestUiConsole::pauseAndResumeFromSalesView()
     QCOMPARE(statusAfter(view.pauseAction()), SaleStatus::Paused);
     {
         auto book = openBook(dir.path());
-        QCOMPARE(book->sales().get(saleId)->status, SaleStatus::Paused);
-        QCOMPARE(book->reserve(u"o1"_s, u"u1"_s, {{u"P1"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+        QCOMPARE(FS_OK(book->sales().get(saleId)).status, SaleStatus::Paused);
+        QCOMPARE(FS_OK(book->reserve(u"o1"_s, u"u1"_s, {{u"P1"_s, 1, {}}})).outcome, Outcome::SaleClosed);
     }
     QTRY_VERIFY(view.startAction()->isEnabled()); // Start resumes a paused sale
     QCOMPARE(statusAfter(view.startAction()), SaleStatus::Open);
     auto book = openBook(dir.path());
-    QCOMPARE(book->reserve(u"o2"_s, u"u1"_s, {{u"P1"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(book->reserve(u"o2"_s, u"u1"_s, {{u"P1"_s, 1, {}}})).outcome, Outcome::Reserved);
 }
 
 void TestUiConsole::embeddedGateThatFailsIsDownNotAbsent()
@@ -212,7 +212,7 @@ void TestUiConsole::embeddedGateThatFailsIsDownNotAbsent()
     auto book = openBook(dataDir);
     QVERIFY(book);
     auto sales = book->sales().list();
-    QVERIFY(sales.has_value());
+    FS_VERIFY_OK(sales);
     for (const Sale &s : *sales)
         QVERIFY(s.status != SaleStatus::Open);
 }
@@ -225,7 +225,7 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
     {
         auto book = openBook(dir.path());
         QVERIFY(book);
-        QVERIFY(book->addSku(u"A"_s, 10).has_value());
+        FS_VERIFY_OK(book->addSku(u"A"_s, 10));
         // Units the ledger cannot explain: negative drift the reconciler must not fix by itself.
         QVERIFY(book->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5 WHERE sku = 'A'"_s));
     }
@@ -252,8 +252,8 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
     qint64 ledgerBefore = 0;
     {
         auto book = openBook(dir.path());
-        ledgerBefore = *book->book().ledgerCount();
-        QCOMPARE(book->book().levels(u"A"_s)->available, 15);
+        ledgerBefore = FS_OK(book->book().ledgerCount());
+        QCOMPARE(FS_OK(book->book().levels(u"A"_s)).available, 15);
     }
     QVERIFY(view.select(d.id));
     QVERIFY(view.approveAction()->isEnabled());
@@ -275,9 +275,9 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
     QVERIFY(!view.confirmSelected(true));
 
     auto book = openBook(dir.path());
-    QCOMPARE(*book->book().ledgerCount(), ledgerBefore + 1); // the book changed exactly once
-    QCOMPARE(book->book().levels(u"A"_s)->available, 10);
-    QVERIFY(book->book().check()->ok());
+    QCOMPARE(FS_OK(book->book().ledgerCount()), ledgerBefore + 1); // the book changed exactly once
+    QCOMPARE(FS_OK(book->book().levels(u"A"_s)).available, 10);
+    QVERIFY(FS_OK(book->book().check()).ok());
     qunsetenv("FLASHSTOCK_APPROVERS");
 }
 
@@ -328,13 +328,13 @@ void TestUiConsole::engineWarningShowsInTheStatusBar()
     QVERIFY2(redis.start(), qPrintable(redis.errorString()));
     qint64 saleId = 0;
     {
-        auto engine = Engine::open(EngineOptions{*DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s)),
+        auto engine = Engine::open(EngineOptions{FS_OK(DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s))),
                                                  redis.url(), Actor{u"tester"_s, u"test"_s}});
         FS_VERIFY_OK(engine);
         FS_VERIFY_OK((*engine)->addSku(u"W"_s, 10));
         saleId = FS_OK((*engine)->createSale(u"W"_s, 0, 0, 60, 0)).id;
     }
-    QVERIFY(redis.command({"DEL", GateKeys::key(u"W"_s, "stock")}).has_value());
+    FS_VERIFY_OK(redis.command({"DEL", GateKeys::key(u"W"_s, "stock")}));
 
     MainWindow window(EngineProfile{dir.path(), {}, redis.url().toString(), u"tester"_s});
     window.resize(1280, 800);
@@ -398,3 +398,4 @@ void TestUiConsole::preflightShowsTheEngineLaunchRules()
 
 QTEST_MAIN(TestUiConsole)
 #include "tst_ui_console.moc"
+#include "support/TestChecks.h"

@@ -60,7 +60,7 @@ FreshBook::FreshBook(const QString &backend)
     if (backend == u"sqlite"_s) {
         m_dir = std::make_unique<QTemporaryDir>();
         m_urlText = u"sqlite:///"_s + m_dir->filePath(u"book.db"_s);
-        m_url = *DbUrl::parse(m_urlText);
+        m_url = FS_OK(DbUrl::parse(m_urlText));
         return;
     }
     const QString admin = qEnvironmentVariable("FLASHSTOCK_TEST_PG_URL");
