@@ -44,7 +44,9 @@ public:
     void add(const QList<EngineWarning> &warnings, qint64 alreadyDropped = 0);
     /// The warnings kept, oldest first.
     const QList<EngineWarning> &items() const { return m_items; }
+    /// Warnings kept (at most the capacity).
     qsizetype size() const { return m_items.size(); }
+    /// No warning kept (some may have been dropped: see dropped()).
     bool isEmpty() const { return m_items.isEmpty(); }
     /// Warnings dropped (oldest first, or before they got here) since the last take() or clear().
     qint64 dropped() const { return m_dropped; }

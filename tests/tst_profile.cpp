@@ -32,7 +32,9 @@ private slots:
 
     void defaultsComeFromTheEnvironmentAndCreateNothing();
     void givenDataDirWins();
+    void redisPasswordFromEnvironment_data();
     void redisPasswordFromEnvironment();
+    void redisPasswordOnlyWhereItBelongs();
     void badInputNamesTheFieldAndCreatesNothing_data();
     void badInputNamesTheFieldAndCreatesNothing();
     void readsNeverStartARedisServer();
@@ -76,27 +78,44 @@ void TestProfile::givenDataDirWins()
     QCOMPARE(p.operatorName, u"ops"_s);
 }
 
+namespace {
+
+/// The gate of a profile on `url` (data dir /d, operator ops), resolved.
+std::optional<RedisUrl> gateOf(const QString &url)
+{
+    return FS_OK(EngineOpener::resolve({u"/d"_s, {}, url, u"ops"_s})).gate;
+}
+
+} // namespace
+
+void TestProfile::redisPasswordFromEnvironment_data()
+{
+    QTest::addColumn<QString>("url");
+    QTest::addColumn<QString>("password");
+    QTest::addColumn<QString>("user");
+    QTest::addRow("no password") << u"redis://cache:6379/0"_s << u"from-env"_s << QString();
+    QTest::addRow("user, no password") << u"redis://app@cache:6379"_s << u"from-env"_s << u"app"_s;
+    QTest::addRow("unix socket") << u"unix:///run/redis.sock?db=2"_s << u"from-env"_s << QString();
+    QTest::addRow("its own") << u"redis://:mine@cache:6379"_s << u"mine"_s << QString();
+}
+
 void TestProfile::redisPasswordFromEnvironment()
 {
     // A gate URL that names no password gets FLASHSTOCK_REDIS_PASSWORD, in every binary.
-    const auto gateOf = [](const QString &url) {
-        return FS_OK(EngineOpener::resolve({u"/d"_s, {}, url, u"ops"_s})).gate;
-    };
+    QFETCH(QString, url);
+    QFETCH(QString, password);
+    QFETCH(QString, user);
     qputenv("FLASHSTOCK_REDIS_PASSWORD", "from-env");
-    auto a = gateOf(u"redis://cache:6379/0"_s);
-    QVERIFY(a);
-    QCOMPARE(a->password, u"from-env"_s);
-    auto b = gateOf(u"redis://app@cache:6379"_s);
-    QVERIFY(b);
-    QCOMPARE(b->password, u"from-env"_s);
-    QCOMPARE(b->user, u"app"_s);
-    auto c = gateOf(u"unix:///run/redis.sock?db=2"_s);
-    QVERIFY(c);
-    QCOMPARE(c->password, u"from-env"_s);
-    auto own = gateOf(u"redis://:mine@cache:6379"_s);
-    QVERIFY(own);
-    QCOMPARE(own->password, u"mine"_s);
-    QVERIFY(!gateOf(u"none"_s));                // book-only: no gate to give it to
+    const auto gate = gateOf(url);
+    QVERIFY(gate.has_value());
+    QCOMPARE(gate->password, password);
+    QCOMPARE(gate->user, user);
+}
+
+void TestProfile::redisPasswordOnlyWhereItBelongs()
+{
+    qputenv("FLASHSTOCK_REDIS_PASSWORD", "from-env");
+    QVERIFY(!gateOf(u"none"_s));                    // book-only: no gate to give it to
     QVERIFY(gateOf(QString())->password.isEmpty()); // the embedded server: none either
     qunsetenv("FLASHSTOCK_REDIS_PASSWORD");
     QVERIFY(gateOf(u"redis://cache:6379/0"_s)->password.isEmpty());

@@ -19,6 +19,7 @@
 #include "store/SaleStore.h"
 #include "gate/Gate.h"
 #include "models/ModelRoles.h"
+#include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
 
 #include <QComboBox>
@@ -321,22 +322,14 @@ void TestUiConsole::staysResponsiveWhileGateHangs()
 void TestUiConsole::engineWarningShowsInTheStatusBar()
 {
     // Real redis-server, real book: the gate lost the SKU's stock key (Redis lost its data).
-    FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    RedisFixture redis;
-    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
-    qint64 saleId = 0;
-    {
-        auto engine = Engine::open(EngineOptions{FS_OK(DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s))),
-                                                 redis.url(), Actor{u"tester"_s, u"test"_s}});
-        FS_VERIFY_OK(engine);
-        FS_VERIFY_OK((*engine)->addSku(u"W"_s, 10));
-        saleId = FS_OK((*engine)->createSale(u"W"_s, 0, 0, 60, 0)).id;
-    }
-    FS_VERIFY_OK(redis.command({"DEL", GateKeys::key(u"W"_s, "stock")}));
+    FS_GATED_ENGINE(u"sqlite"_s);
+    FS_VERIFY_OK(engine->addSku(u"W"_s, 10));
+    const qint64 saleId = FS_OK(engine->createSale(u"W"_s, 0, 0, 60, 0)).id;
+    engine.reset();
+    QVERIFY(redis.command({"DEL", GateKeys::key(u"W"_s, "stock")}).has_value());
 
-    MainWindow window(EngineProfile{dir.path(), {}, redis.url().toString(), u"tester"_s});
+    QTemporaryDir dataDir;
+    MainWindow window(EngineProfile{dataDir.path(), fresh.urlText(), redis.url().toString(), u"tester"_s});
     window.resize(1280, 800);
     window.show();
     QTRY_VERIFY_WITH_TIMEOUT(window.session()->connection().bookOpen, 10000);

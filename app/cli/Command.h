@@ -56,6 +56,7 @@ class Command {
 public:
     explicit Command(CommandSpec spec) : m_spec(std::move(spec)) {}
     virtual ~Command() = default;
+    /// What the runner matches, parses and prints in the help.
     const CommandSpec &spec() const { return m_spec; }
     /// Runs the command. `args` are the positional arguments after the command words.
     virtual CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) = 0;

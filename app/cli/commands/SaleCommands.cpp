@@ -163,8 +163,8 @@ CommandOutput SaleStatusChange::execute(CliContext &ctx, const QCommandLineParse
 struct SaleStart final : SaleStatusChange {
     SaleStart()
         : SaleStatusChange(SaleStatus::Open, u"start"_s,
-                           u"open a sale (or resume a paused one): the gate takes reserves inside its window; "
-                           u"refused while another sale of the SKU is live or a discrepancy of it waits for approval"_s)
+                           u"open a sale (or resume a paused one); refused while the SKU has another live sale "
+                           u"or a discrepancy waiting for approval"_s)
     {
     }
 };
