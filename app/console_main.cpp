@@ -2,7 +2,6 @@
 
 #include "MainWindow.h"
 #include "ProfileSettings.h"
-#include "cli/CliContext.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -63,13 +62,9 @@ int main(int argc, char **argv)
     parser.process(app);
     const QString dataDir = u"data-dir"_s, db = u"db"_s, redis = u"redis"_s, op = u"operator"_s, shots = u"screenshot"_s;
 
-    flashstock::ConnectionProfile profile;
-    profile.dataDir = parser.value(dataDir);
-    if (profile.dataDir.isEmpty())
-        profile.dataDir = qEnvironmentVariable("FLASHSTOCK_DATA_DIR");
-    if (profile.dataDir.isEmpty())
-        profile.dataDir = flashstock::CliContext::defaultDataDir();
-    profile.operatorName = flashstock::CliContext::osUserName();
+    flashstock::EngineProfile profile;
+    profile.dataDir = flashstock::EngineProfile::dataDirFor(parser.value(dataDir));
+    profile.operatorName = flashstock::EngineProfile::osUserName();
     // The saved profile (File > Connection...), then the command line over it.
     profile = flashstock::ProfileSettings::load(profile);
     if (parser.isSet(db))

@@ -7,6 +7,7 @@
 #include "store/DiscrepancyStore.h"
 #include "store/SaleStore.h"
 
+#include <QDateTime>
 #include <QScopeGuard>
 #include <QSet>
 #include <QThread>
@@ -46,14 +47,14 @@ void Engine::attachGate(const RedisUrl &url)
 
 Engine::~Engine() = default;
 
-void Engine::warn(const QString &message)
+void Engine::warn(WarningKind kind, const QString &sku, const QString &message)
 {
-    m_warnings << message;
+    m_warnings.add(EngineWarning{kind, sku, message, QDateTime::currentMSecsSinceEpoch()});
 }
 
-QStringList Engine::takeWarnings()
+WarningRing Engine::takeWarnings()
 {
-    return std::exchange(m_warnings, {});
+    return m_warnings.take();
 }
 
 // --- stock ---------------------------------------------------------------------------------
@@ -64,7 +65,8 @@ Result<Adjustment> Engine::addSku(const QString &sku, qint64 stock, int buckets)
     if (!added || !m_gate)
         return added;
     if (auto loaded = m_restore->restoreIfAbsent(sku); !loaded)
-        warn(u"gate not loaded for %1 (the next reserve or gate rebuild loads it): %2"_s.arg(sku, loaded.error().message));
+        warn(WarningKind::GateNotLoaded, sku,
+             u"gate not loaded for %1 (the next reserve or gate rebuild loads it): %2"_s.arg(sku, loaded.error().message));
     return added;
 }
 
@@ -76,11 +78,13 @@ Result<Adjustment> Engine::restock(const QString &sku, qint64 qty, const QString
     auto raised = m_gate->adjust(sku, adjusted->units);
     if (raised && !*raised) {
         // No stock key: load it from the book, which already holds the restock.
-        if (auto loaded = m_restore->restoreIfAbsent(sku); !loaded)
+        if (auto loaded = refillMissingStock(sku); !loaded)
             raised = std::unexpected(loaded.error());
     }
     if (!raised)
-        warn(u"gate not raised by %1 units for %2 (the reconciler raises it): %3"_s.arg(qty).arg(sku, raised.error().message));
+        warn(WarningKind::GateNotRaised, sku,
+             u"gate not raised by %1 units for %2 (the reconciler raises it): %3"_s.arg(qty).arg(
+                 sku, raised.error().message));
     return adjusted;
 }
 
@@ -114,11 +118,43 @@ Result<bool> Engine::pausedInBook(const QString &sku)
     return *paused;
 }
 
-Result<void> Engine::syncGateSale(const QString &sku)
+Result<void> Engine::pushSaleToGate(const Sale &sale)
 {
     if (!m_restore)
         return {};
-    return m_restore->syncSale(sku);
+    auto refilled = m_restore->pushSale(sale);
+    if (!refilled)
+        return std::unexpected(refilled.error());
+    if (*refilled)
+        warnRefilled(sale.sku, **refilled);
+    return {};
+}
+
+Result<qint64> Engine::refillMissingStock(const QString &sku)
+{
+    auto restored = m_restore->restoreIfAbsent(sku);
+    if (restored)
+        warnRefilled(sku, *restored);
+    return restored;
+}
+
+void Engine::warnRefilled(const QString &sku, qint64 available)
+{
+    warn(WarningKind::GateRestored, sku,
+         u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from the book, "
+         u"available %2"_s.arg(sku).arg(available));
+}
+
+Result<void> Engine::syncGateSale(const QString &sku)
+{
+    if (!m_gate)
+        return {};
+    auto latest = m_sales->latestFor(sku);
+    if (!latest)
+        return std::unexpected(latest.error());
+    if (!*latest)
+        return {};
+    return pushSaleToGate(**latest);
 }
 
 Result<Sale> Engine::createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
@@ -128,26 +164,35 @@ Result<Sale> Engine::createSale(const QString &sku, qint64 startMs, qint64 endMs
     if (!sale)
         return sale;
     m_saleCache.remove(sku);
-    if (auto pushed = m_restore ? m_restore->pushSale(*sale) : Result<void>{}; !pushed)
-        warn(u"gate did not get sale %1 of %2: %3"_s.arg(sale->id).arg(sku, pushed.error().message));
+    if (auto pushed = pushSaleToGate(*sale); !pushed)
+        warn(WarningKind::SaleNotPushed, sku,
+             u"gate did not get sale %1 of %2: %3"_s.arg(sale->id).arg(sku, pushed.error().message));
     return sale;
 }
 
 Result<Sale> Engine::setSaleStatus(qint64 saleId, SaleStatus status)
 {
     const bool opening = status == SaleStatus::Open && m_gate;
-    if (opening) {
-        // The gate opens first: a sale the gate cannot enforce (window, per-user limit) is not
-        // opened in the book either.
+    if (status == SaleStatus::Open) {
         auto current = m_sales->get(saleId);
         if (!current)
             return current;
         if (current->status != SaleStatus::Open && current->status != SaleStatus::Stopped) {
-            Sale target = *current;
-            target.status = SaleStatus::Open;
-            if (auto pushed = m_restore->pushSale(target); !pushed)
-                return fail(pushed.error().code, u"sale %1 not started: the gate did not open it: %2"_s.arg(saleId).arg(
-                                                     pushed.error().message));
+            auto blockers = launchBlockers(current->sku, saleId);
+            if (!blockers)
+                return std::unexpected(blockers.error());
+            if (!blockers->isEmpty())
+                return fail(ErrorCode::InvalidArgument,
+                            u"sale %1 not started: %2"_s.arg(saleId).arg(blockers->first().message), u"sale"_s);
+            // The gate opens first: a sale the gate cannot enforce (window, per-user limit) is
+            // not opened in the book either.
+            if (opening) {
+                Sale target = *current;
+                target.status = SaleStatus::Open;
+                if (auto pushed = pushSaleToGate(target); !pushed)
+                    return fail(pushed.error().code, u"sale %1 not started: the gate did not open it: %2"_s.arg(
+                                                         saleId).arg(pushed.error().message));
+            }
         }
     }
     auto sale = m_sales->setStatus(saleId, status);
@@ -156,7 +201,8 @@ Result<Sale> Engine::setSaleStatus(qint64 saleId, SaleStatus status)
             // The gate follows the book again (best effort: the book refuses a closed sale anyway).
             if (auto current = m_sales->get(saleId); current)
                 if (auto pushed = syncGateSale(current->sku); !pushed)
-                    warn(u"gate still has sale %1 open: %2"_s.arg(saleId).arg(pushed.error().message));
+                    warn(WarningKind::SaleNotPushed, current->sku,
+                         u"gate still has sale %1 open: %2"_s.arg(saleId).arg(pushed.error().message));
         }
         return sale;
     }
@@ -164,10 +210,33 @@ Result<Sale> Engine::setSaleStatus(qint64 saleId, SaleStatus status)
     // What the book holds now, not the row read above: a change by another operator in
     // between must not be overwritten in the gate by this one.
     if (auto pushed = syncGateSale(sale->sku); !pushed)
-        warn(u"gate did not get sale %1 as %2 (the book refuses its reserves; gate rebuild fixes the gate): %3"_s
+        warn(WarningKind::SaleNotPushed, sale->sku,
+             u"gate did not get sale %1 as %2 (the book refuses its reserves; gate rebuild fixes the gate): %3"_s
                  .arg(saleId)
                  .arg(saleStatusName(sale->status), pushed.error().message));
     return sale;
+}
+
+Result<QList<LaunchBlocker>> Engine::launchBlockers(const QString &sku, qint64 exceptSale)
+{
+    QList<LaunchBlocker> blockers;
+    // One live sale per SKU (SaleStore): the latest one is the only one that can be live.
+    auto latest = m_sales->latestFor(sku);
+    if (!latest)
+        return std::unexpected(latest.error());
+    if (const auto &sale = *latest; sale && sale->id != exceptSale && sale->status != SaleStatus::Stopped)
+        blockers << LaunchBlocker{LaunchBlocker::Kind::LiveSale, sale->id,
+                                  u"sale %1 of %2 is %3: stop it first"_s.arg(sale->id).arg(
+                                      sku, saleStatusName(sale->status))};
+    auto pending = DiscrepancyStore(*m_db).list(DiscrepancyStatus::PendingApproval);
+    if (!pending)
+        return std::unexpected(pending.error());
+    for (const Discrepancy &d : std::as_const(*pending))
+        if (d.sku == sku)
+            blockers << LaunchBlocker{LaunchBlocker::Kind::PendingDiscrepancy, d.id,
+                                      u"discrepancy %1 of %2 waits for approval: approve or reject it first"_s.arg(d.id)
+                                          .arg(sku)};
+    return blockers;
 }
 
 Result<Sale> Engine::setSaleBookOnly(qint64 saleId, bool on)
@@ -178,10 +247,12 @@ Result<Sale> Engine::setSaleBookOnly(qint64 saleId, bool on)
     m_saleCache.remove(sale->sku);
     if (!on && m_gate) {
         if (auto rebuilt = rebuildGate(sale->sku); !rebuilt)
-            warn(u"gate of %1 not rebuilt after book-only mode: %2; run gate rebuild"_s.arg(sale->sku,
+            warn(WarningKind::GateNotRebuilt, sale->sku,
+                 u"gate of %1 not rebuilt after book-only mode: %2; run gate rebuild"_s.arg(sale->sku,
                                                                                            rebuilt.error().message));
-        else if (auto pushed = m_restore->pushSale(*sale); !pushed)
-            warn(u"gate did not get sale %1: %2"_s.arg(saleId).arg(pushed.error().message));
+        else if (auto pushed = pushSaleToGate(*sale); !pushed)
+            warn(WarningKind::SaleNotPushed, sale->sku,
+                 u"gate did not get sale %1: %2"_s.arg(saleId).arg(pushed.error().message));
     }
     return sale;
 }
@@ -199,7 +270,8 @@ void Engine::gateFollowsDecision(const QString &sku)
     if (!m_restore)
         return;
     if (auto r = m_restore->afterDecision(sku); !r)
-        warn(u"gate of %1 not rebuilt after the decision (the next reconcile pass heals it; gate rebuild does it "
+        warn(WarningKind::GateNotRebuilt, sku,
+             u"gate of %1 not rebuilt after the decision (the next reconcile pass heals it; gate rebuild does it "
              u"now): %2"_s.arg(sku, r.error().message));
 }
 
@@ -234,8 +306,9 @@ void Engine::releaseTokens(const QList<OrderLine> &lines, const QString &why)
         if (line.token.isEmpty())
             continue;
         if (auto r = m_gate->release(line.sku, line.token); !r)
-            warn(u"gate did not take back token %1 of %2 (%3; the reconciler gives it back): %4"_s.arg(
-                line.token, line.sku, why, r.error().message));
+            warn(WarningKind::TokenNotReleased, line.sku,
+                 u"gate did not take back token %1 of %2 (%3; the reconciler gives it back): %4"_s.arg(
+                     line.token, line.sku, why, r.error().message));
     }
 }
 
@@ -340,7 +413,8 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
         const QString sku = booked->shortSku.isEmpty() ? lines.first().sku : booked->shortSku;
         if (booked->outcome != Outcome::Duplicate)
             if (auto counted = m_gate->countRefusal(sku, booked->outcome); !counted)
-                warn(u"gate did not count the book's %1 refusal of %2: %3"_s.arg(outcomeWord(booked->outcome), sku,
+                warn(WarningKind::RefusalNotCounted, sku,
+                     u"gate did not count the book's %1 refusal of %2: %3"_s.arg(outcomeWord(booked->outcome), sku,
                                                                                counted.error().message));
         return booked;
     }
@@ -363,7 +437,7 @@ Result<std::optional<ReserveResult>> Engine::preDeduct(const QString &order, con
         auto g = gateReserve(order, user, line);
         if (!g) {
             if (g.error().code == ErrorCode::Unavailable) {
-                warn(u"gate unavailable: %1"_s.arg(g.error().message));
+                warn(WarningKind::GateUnavailable, line.sku, u"gate unavailable: %1"_s.arg(g.error().message));
                 return refuse(Outcome::GateUnavailable, line.sku);
             }
             return failed(g.error());
@@ -402,8 +476,7 @@ Result<GateReservation> Engine::gateReserve(const QString &order, const QString 
     if (!restored)
         return std::unexpected(restored.error());
     if (*restored)
-        warn(u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from the book, "
-             u"available %2"_s.arg(line.sku).arg(**restored));
+        warnRefilled(line.sku, **restored);
     return m_gate->reserve(line.sku, order, user, line.qty);
 }
 
@@ -435,7 +508,8 @@ std::optional<ReserveResult> Engine::closedInBook(const QString &order, const QL
         if (it == sales.cend() || it->status == SaleStatus::Open)
             continue;
         if (auto counted = m_gate->countRefusal(line.sku, Outcome::SaleClosed); !counted)
-            warn(u"gate did not count the book's sale_closed refusal of %1: %2"_s.arg(line.sku, counted.error().message));
+            warn(WarningKind::RefusalNotCounted, line.sku,
+                 u"gate did not count the book's sale_closed refusal of %1: %2"_s.arg(line.sku, counted.error().message));
         return ReserveResult{Outcome::SaleClosed, order, lines, line.sku, 0};
     }
     return std::nullopt;
@@ -457,7 +531,8 @@ void Engine::settleBooked(const ReserveResult &booked, const QList<OrderLine> &c
         if (l.token.isEmpty())
             continue;
         if (auto settled = m_gate->settle(l.sku, l.token); !settled)
-            warn(u"gate did not settle token %1 of %2 (the reconciler settles it): %3"_s.arg(l.token, l.sku,
+            warn(WarningKind::TokenNotSettled, l.sku,
+                 u"gate did not settle token %1 of %2 (the reconciler settles it): %3"_s.arg(l.token, l.sku,
                                                                                               settled.error().message));
     }
 }
@@ -472,7 +547,8 @@ Result<OrderChange> Engine::confirm(const QString &order, const QString &payment
             if (line.token.isEmpty())
                 continue;
             if (auto r = m_gate->markSold(line.sku, line.token); !r)
-                warn(u"gate did not mark token %1 of %2 sold: %3"_s.arg(line.token, line.sku, r.error().message));
+                warn(WarningKind::TokenNotSold, line.sku,
+                     u"gate did not mark token %1 of %2 sold: %3"_s.arg(line.token, line.sku, r.error().message));
         }
     }
     return change;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "Domain.h"
+#include "EngineWarning.h"
 #include "Result.h"
 #include "gate/Gate.h"
 #include "gate/RedisUrl.h"
@@ -37,6 +38,17 @@ struct GateSide {
     QString error;            ///< why unreachable, or why the counters are unreadable
 };
 
+/// Why a sale of a SKU may not open now: the launch pre-flight's rules (Engine::launchBlockers).
+struct LaunchBlocker {
+    enum class Kind {
+        LiveSale,           ///< another sale of the SKU is open, paused or scheduled (one at a time)
+        PendingDiscrepancy, ///< a discrepancy of the SKU waits for approval: its book is disputed
+    };
+    Kind kind = Kind::LiveSale;
+    qint64 id = 0;    ///< the sale's or the discrepancy's id
+    QString message;  ///< for people, naming the sale or discrepancy and what to do
+};
+
 /// The engine API the CLI, the console and the drill call: the book of record, with the
 /// Redis gate in front when one is configured (DESIGN.md, flows).
 ///
@@ -46,13 +58,17 @@ struct GateSide {
 /// `gate_unavailable` (fail closed) unless the SKU's sale is switched to book-only.
 /// Stock changes (add, restock) keep the gate in step; confirm and release tell the gate
 /// through the tokens. Gate trouble after the book has committed never fails the call: it
-/// is left for the reconciler and reported through takeWarnings().
+/// is left for the reconciler and reported through takeWarnings() (bounded: the newest
+/// kMaxWarnings are kept between two takes).
 ///
 /// Thread affinity: one Engine per thread (it owns a database connection and a Redis
 /// context). Results carry the business Outcome; Errors are InvalidArgument (bad input),
 /// Unavailable (the book is down), Conflict (kept losing races), Internal.
 class Engine {
 public:
+    /// Warnings kept between two takeWarnings(); older ones are dropped and counted.
+    static constexpr qsizetype kMaxWarnings = 256;
+
     /// Opens the book (applying migrations); the gate connects on first use.
     [[nodiscard]] static Result<std::unique_ptr<Engine>> open(const EngineOptions &options);
     ~Engine();
@@ -85,7 +101,9 @@ public:
     /// Creates a sale of the SKU (scheduled: the gate answers sale_closed until started).
     [[nodiscard]] Result<Sale> createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
                                           qint64 perUserLimit);
-    /// Opens (start) or closes (stop) a sale, book and gate. Idempotent.
+    /// Opens (start, also resuming a paused sale) or closes (pause, stop) a sale, book and gate.
+    /// Idempotent. Opening applies the launch rules first: InvalidArgument (field `sale`)
+    /// naming the first of launchBlockers(), and nothing changes.
     [[nodiscard]] Result<Sale> setSaleStatus(qint64 saleId, SaleStatus status);
     /// Switches a sale to book-only (reserves skip the gate) or back; back rebuilds the gate.
     [[nodiscard]] Result<Sale> setSaleBookOnly(qint64 saleId, bool on);
@@ -95,18 +113,22 @@ public:
     /// available. InvalidArgument naming `redis` when book-only.
     [[nodiscard]] Result<qint64> rebuildGate(const QString &sku);
     /// After a decision on a discrepancy of `sku` (committed in the book): the SKU's gate
-    /// follows the book (GateRestore::afterDecision). Gate trouble is a warning
-    /// (takeWarnings), never an error: the book has decided.
+    /// follows the book (GateRestore::afterDecision). Gate trouble is a GateNotRebuilt
+    /// warning (takeWarnings), never an error: the book has decided.
     void gateFollowsDecision(const QString &sku);
     /// Pushes the SKU's latest sale as the book holds it now (open, window, per-user limit) to
     /// the gate; nothing without a sale or a gate. The reconciler re-asserts it every pass.
     [[nodiscard]] Result<void> syncGateSale(const QString &sku);
+    /// The launch rules, one place for the CLI and the console: what keeps a new sale of `sku`
+    /// from opening now (another live sale of it, a discrepancy of it waiting for approval).
+    /// `exceptSale`: the sale about to open, which does not block itself. Empty: nothing blocks.
+    [[nodiscard]] Result<QList<LaunchBlocker>> launchBlockers(const QString &sku, qint64 exceptSale = 0);
     /// The gate's side of a SKU (never fails: unreachable is reported in the value).
     GateSide gateLevels(const QString &sku);
 
-    /// Gate trouble met after the book committed (left for the reconciler), oldest first;
-    /// clears the list.
-    QStringList takeWarnings();
+    /// Gate trouble met after the book committed (left for the reconciler) since the last
+    /// take, oldest first, with the count of older ones dropped; starts an empty ring.
+    WarningRing takeWarnings();
 
 private:
     Engine() = default;
@@ -115,13 +137,22 @@ private:
     Result<bool> pausedInBook(const QString &sku);
     Result<ReserveResult> reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
                                              qint64 holdSeconds, const QHash<QString, Sale> &sales);
+    Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
+                                        qint64 holdSeconds, const QHash<QString, Sale> &sales);
+    /// Pushes `sale` to the gate (GateRestore::pushSale), with a GateRestored warning if its
+    /// stock key was missing and refilled.
+    Result<void> pushSaleToGate(const Sale &sale);
+    /// GateRestore::restoreIfAbsent for a stock key found missing, with a GateRestored warning.
+    Result<qint64> refillMissingStock(const QString &sku);
+    /// The GateRestored warning: the gate of `sku` was refilled from the book, `available` units.
+    void warnRefilled(const QString &sku, qint64 available);
     /// Pre-deducts every line in the gate, in order, setting each line's token; `created`
     /// collects the tokens this call issued. A refusal (the answer) or a failure gives those
     /// back first; nullopt: every line holds a token.
     Result<std::optional<ReserveResult>> preDeduct(const QString &order, const QString &user, QList<OrderLine> &lines,
                                                    QList<OrderLine> &created);
     /// One line's pre-deduct; a missing stock key is restored from the book (once per
-    /// crowd, with a warning) and the reserve tried once more.
+    /// crowd, with a GateRestored warning) and the reserve tried once more.
     Result<GateReservation> gateReserve(const QString &order, const QString &user, const OrderLine &line);
     /// An existing token is usable if held, or if the book knows its order; else Conflict.
     Result<void> checkExistingToken(const QString &order, const GateReservation &g);
@@ -130,17 +161,15 @@ private:
                                               const QHash<QString, Sale> &sales);
     /// After the book reserved: gives back the tokens it did not store, settles the others.
     void settleBooked(const ReserveResult &booked, const QList<OrderLine> &created);
-    Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
-                                        qint64 holdSeconds, const QHash<QString, Sale> &sales);
     void releaseTokens(const QList<OrderLine> &lines, const QString &why);
-    void warn(const QString &message);
+    void warn(WarningKind kind, const QString &sku, const QString &message);
 
     std::unique_ptr<Database> m_db;
     std::unique_ptr<Book> m_book;
     std::unique_ptr<SaleStore> m_sales;
     std::unique_ptr<Gate> m_gate;
     std::unique_ptr<GateRestore> m_restore; ///< set with m_gate
-    QStringList m_warnings;
+    WarningRing m_warnings{kMaxWarnings};
     struct CachedSale {
         std::optional<Sale> sale;
         QElapsedTimer age;

@@ -178,28 +178,19 @@ Result<void> GateRestore::syncUsers(const QString &sku)
     return {};
 }
 
-Result<void> GateRestore::pushSale(const Sale &sale)
+Result<std::optional<qint64>> GateRestore::pushSale(const Sale &sale)
 {
     if (auto r = m_gate.setSale(sale.sku, gateSale(sale)); !r)
-        return r;
+        return std::unexpected(r.error());
     auto available = m_gate.available(sale.sku);
     if (!available)
         return std::unexpected(available.error());
-    if (*available < 0) {
-        if (auto loaded = restoreIfAbsent(sale.sku); !loaded)
-            return std::unexpected(loaded.error());
-    }
-    return {};
-}
-
-Result<void> GateRestore::syncSale(const QString &sku)
-{
-    auto latest = m_sales.latestFor(sku);
-    if (!latest)
-        return std::unexpected(latest.error());
-    if (!*latest)
-        return {};
-    return pushSale(**latest);
+    if (*available >= 0)
+        return std::optional<qint64>{};
+    auto loaded = restoreIfAbsent(sale.sku);
+    if (!loaded)
+        return std::unexpected(loaded.error());
+    return std::optional<qint64>{*loaded};
 }
 
 } // namespace flashstock

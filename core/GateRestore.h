@@ -45,11 +45,10 @@ public:
     /// rebuild() (which lifts the gate's pause); while another one waits, nothing.
     [[nodiscard]] Result<void> afterDecision(const QString &sku);
 
-    /// Pushes `sale` (open, window, per-user limit) to the gate, and restores the SKU's
-    /// stock key if it is absent.
-    [[nodiscard]] Result<void> pushSale(const Sale &sale);
-    /// pushSale() of the SKU's latest sale as the book holds it now; nothing without one.
-    [[nodiscard]] Result<void> syncSale(const QString &sku);
+    /// Pushes `sale` (open, window, per-user limit) to the gate, and refills the SKU's stock
+    /// key from the book if it is absent. Returns the available refilled, nullopt if the
+    /// key was there.
+    [[nodiscard]] Result<std::optional<qint64>> pushSale(const Sale &sale);
 
 private:
     enum class StockLoad {

@@ -6,6 +6,7 @@
 #include "Cli.h"
 #include "bench/BookBench.h"
 #include "store/DbUrl.h"
+#include "support/TestChecks.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -142,11 +143,7 @@ void TestBench::quickOnSqlite()
 void TestBench::quickOnPostgres()
 {
     const QString server = qEnvironmentVariable("FLASHSTOCK_TEST_PG_URL");
-    if (server.isEmpty()) {
-        if (!qEnvironmentVariableIsEmpty("CI"))
-            QFAIL("FLASHSTOCK_TEST_PG_URL is not set: run the tests through scripts/with-test-servers.sh");
-        QSKIP("FLASHSTOCK_TEST_PG_URL is not set");
-    }
+    FS_REQUIRE(!server.isEmpty(), "FLASHSTOCK_TEST_PG_URL is not set: run the tests through scripts/with-test-servers.sh");
     auto url = DbUrl::parse(server);
     QVERIFY2(url.has_value(), "FLASHSTOCK_TEST_PG_URL is not a valid URL");
     const QStringList before = scratchDatabases(*url);

@@ -2,7 +2,7 @@
 
 #include "Engine.h"
 #include "store/Database.h"
-#include "store/NaiveDeduct.h"
+#include "bench/NaiveDeduct.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 
@@ -83,7 +83,7 @@ void TestBook::concurrentReserves()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, stock).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, stock));
 
     std::atomic<int> reserved{0}, outOfStock{0}, errors{0};
     std::latch start(threads);
@@ -114,7 +114,7 @@ void TestBook::concurrentReserves()
     QCOMPARE(reserved.load(), stock);
     QCOMPARE(outOfStock.load(), threads * perThread - stock);
     auto levels = engine->book().levels(u"A"_s);
-    QVERIFY(levels.has_value());
+    FS_VERIFY_OK(levels);
     QCOMPARE(levels->available, 0);
     QCOMPARE(levels->locked, stock);
     QCOMPARE(ledgerRows(*engine, u"RESERVE"_s), stock);
@@ -135,7 +135,7 @@ void TestBook::naiveDeductOversells()
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     const int stock = 200, threads = 32, perThread = 25;
-    QVERIFY(engine->addSku(u"A"_s, stock).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, stock));
 
     std::atomic<int> sold{0};
     std::latch start(threads);
@@ -168,7 +168,7 @@ void TestBook::confirmReleaseRace()
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     const int orders = 500;
-    QVERIFY(engine->addSku(u"A"_s, orders).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, orders));
     for (int i = 0; i < orders; ++i) {
         auto r = engine->reserve(u"o%1"_s.arg(i), {}, {{u"A"_s, 1, {}}});
         QVERIFY(r && r->outcome == Outcome::Reserved);
@@ -214,11 +214,11 @@ void TestBook::confirmReleaseRace()
         paid += paidWon;
         released += releaseWon;
         auto refunds = engine->book().refundCount(u"o%1"_s.arg(i));
-        QVERIFY(refunds.has_value());
+        FS_VERIFY_OK(refunds);
         QCOMPARE(*refunds, releaseWon ? 1 : 0);
     }
     auto levels = engine->book().levels(u"A"_s);
-    QVERIFY(levels.has_value());
+    FS_VERIFY_OK(levels);
     QCOMPARE(levels->sold, paid);
     QCOMPARE(levels->available, released);
     QCOMPARE(levels->locked, 0);
@@ -232,7 +232,7 @@ void TestBook::repeatedDeliveries()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
 
     // Sequential: the same reserve, confirm and release three times each.
     for (int i = 0; i < 3; ++i) {
@@ -241,13 +241,13 @@ void TestBook::repeatedDeliveries()
     }
     for (int i = 0; i < 3; ++i) {
         auto r = engine->confirm(u"seq"_s, u"pay-1"_s);
-        QVERIFY(r.has_value());
+        FS_VERIFY_OK(r);
         QCOMPARE(r->outcome, i == 0 ? Outcome::Paid : Outcome::Duplicate);
     }
-    QVERIFY(engine->reserve(u"rel"_s, {}, {{u"A"_s, 1, {}}}).has_value());
+    FS_VERIFY_OK(engine->reserve(u"rel"_s, {}, {{u"A"_s, 1, {}}}));
     for (int i = 0; i < 3; ++i) {
         auto r = engine->release(u"rel"_s, u"cancel"_s);
-        QVERIFY(r.has_value());
+        FS_VERIFY_OK(r);
         QCOMPARE(r->outcome, i == 0 ? Outcome::Released : Outcome::AlreadyClosed);
     }
     // Other lines under the same order id: duplicate, nothing moves.
@@ -285,7 +285,7 @@ void TestBook::repeatedDeliveries()
              }),
              0);
     QCOMPARE(paidCount.load(), 1);
-    QVERIFY(engine->reserve(u"par2"_s, {}, {{u"A"_s, 1, {}}}).has_value());
+    FS_VERIFY_OK(engine->reserve(u"par2"_s, {}, {{u"A"_s, 1, {}}}));
     QCOMPARE(concurrently([&](Engine &e) {
                  auto r = e.release(u"par2"_s, u"risk"_s);
                  releasedCount += r && r->outcome == Outcome::Released;
@@ -298,7 +298,7 @@ void TestBook::repeatedDeliveries()
     // par RESERVE+CONFIRM, par2 RESERVE+RELEASE.
     QCOMPARE(ledgerRows(*engine), 9);
     auto levels = engine->book().levels(u"A"_s);
-    QVERIFY(levels.has_value());
+    FS_VERIFY_OK(levels);
     QCOMPARE(levels->sold, 3);
     QCOMPARE(levels->available, 7);
     QVERIFY(test::bookHolds(*engine));
@@ -310,18 +310,18 @@ void TestBook::multiLineAllOrNothing()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 5).has_value());
-    QVERIFY(engine->addSku(u"B"_s, 2).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 5));
+    FS_VERIFY_OK(engine->addSku(u"B"_s, 2));
     auto before = engine->book().ledgerCount();
-    QVERIFY(before.has_value());
+    FS_VERIFY_OK(before);
 
     auto r = engine->reserve(u"m1"_s, {}, {{u"A"_s, 1, {}}, {u"B"_s, 3, {}}});
-    QVERIFY(r.has_value());
+    FS_VERIFY_OK(r);
     QCOMPARE(r->outcome, Outcome::OutOfStock);
     QCOMPARE(r->shortSku, u"B"_s);
-    QCOMPARE(*engine->book().ledgerCount(), *before);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 5);
-    QCOMPARE(engine->book().levels(u"B"_s)->available, 2);
+    QCOMPARE(FS_OK(engine->book().ledgerCount()), *before);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 5);
+    QCOMPARE(FS_OK(engine->book().levels(u"B"_s)).available, 2);
     auto status = engine->book().orderStatus(u"m1"_s);
     QVERIFY(status && !status->has_value());
     QVERIFY(test::bookHolds(*engine));
@@ -333,8 +333,8 @@ void TestBook::multiLineOppositeOrders()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 100).has_value());
-    QVERIFY(engine->addSku(u"B"_s, 100).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 100));
+    FS_VERIFY_OK(engine->addSku(u"B"_s, 100));
     std::atomic<int> reserved{0}, failures{0};
     std::latch start(2);
     auto run = [&](bool abFirst) {
@@ -357,8 +357,8 @@ void TestBook::multiLineOppositeOrders()
     ba.join();
     QCOMPARE(failures.load(), 0);
     QCOMPARE(reserved.load(), 100);
-    QCOMPARE(engine->book().levels(u"A"_s)->locked, 100);
-    QCOMPARE(engine->book().levels(u"B"_s)->locked, 100);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).locked, 100);
+    QCOMPARE(FS_OK(engine->book().levels(u"B"_s)).locked, 100);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -368,27 +368,27 @@ void TestBook::expiryUsesDatabaseClock()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
-    QVERIFY(engine->reserve(u"short"_s, {}, {{u"A"_s, 1, {}}}, 1).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    FS_VERIFY_OK(engine->reserve(u"short"_s, {}, {{u"A"_s, 1, {}}}, 1));
     auto longHold = engine->reserve(u"long"_s, {}, {{u"A"_s, 2, {}}}, 60);
     QVERIFY(longHold && longHold->outcome == Outcome::Reserved);
     QTest::qWait(1200);
 
     // The database's clock decides: the short hold is due, the long one is not.
     auto expired = engine->expire();
-    QVERIFY(expired.has_value());
+    FS_VERIFY_OK(expired);
     QCOMPARE(expired->size(), 1);
     QCOMPARE(expired->first().order, u"short"_s);
-    QCOMPARE(*engine->book().orderStatus(u"long"_s), std::optional(OrderStatus::Pending));
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"long"_s)), std::optional(OrderStatus::Pending));
 
     // A caller whose clock runs 90 s ahead gets no say unless it passes its "now" on purpose.
     const qint64 callerNow = QDateTime::currentMSecsSinceEpoch() + 90'000;
-    QCOMPARE(engine->expire()->size(), 0);
-    QCOMPARE(*engine->book().orderStatus(u"long"_s), std::optional(OrderStatus::Pending));
+    QCOMPARE(FS_OK(engine->expire()).size(), 0);
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"long"_s)), std::optional(OrderStatus::Pending));
     auto forced = engine->expire(callerNow);
-    QVERIFY(forced.has_value());
+    FS_VERIFY_OK(forced);
     QCOMPARE(forced->size(), 1);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -398,7 +398,7 @@ void TestBook::bucketsBorrow()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 3, 3).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 3, 3));
     // Three orders that all prefer bucket 0: two of them must borrow from another bucket.
     QStringList orders;
     for (int i = 0; orders.size() < 3; ++i)
@@ -417,7 +417,7 @@ void TestBook::bucketsBorrow()
     for (auto &t : ts)
         t.join();
     QCOMPARE(reserved.load(), 3);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 0);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 0);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -427,14 +427,14 @@ void TestBook::paymentsOnPaidOrder()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 1).has_value());
-    QVERIFY(engine->reserve(u"o"_s, {}, {{u"A"_s, 1, {}}}).has_value());
-    QCOMPARE(engine->confirm(u"o"_s, u"p1"_s)->outcome, Outcome::Paid);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 1));
+    FS_VERIFY_OK(engine->reserve(u"o"_s, {}, {{u"A"_s, 1, {}}}));
+    QCOMPARE(FS_OK(engine->confirm(u"o"_s, u"p1"_s)).outcome, Outcome::Paid);
     // A second, different payment for a paid order is a double charge: refund it, once.
-    QCOMPARE(engine->confirm(u"o"_s, u"p2"_s)->outcome, Outcome::RefundRequired);
-    QCOMPARE(engine->confirm(u"o"_s, u"p2"_s)->outcome, Outcome::RefundRequired);
-    QCOMPARE(*engine->book().refundCount(u"o"_s), 1);
-    QCOMPARE(engine->book().levels(u"A"_s)->sold, 1);
+    QCOMPARE(FS_OK(engine->confirm(u"o"_s, u"p2"_s)).outcome, Outcome::RefundRequired);
+    QCOMPARE(FS_OK(engine->confirm(u"o"_s, u"p2"_s)).outcome, Outcome::RefundRequired);
+    QCOMPARE(FS_OK(engine->book().refundCount(u"o"_s)), 1);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).sold, 1);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -444,19 +444,19 @@ void TestBook::lineSplitAcrossBuckets()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 3, 3).has_value()); // 1 unit in each of 3 buckets
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 3, 3)); // 1 unit in each of 3 buckets
     auto r = engine->reserve(u"two"_s, {}, {{u"A"_s, 2, {}}});
-    QVERIFY(r.has_value());
+    FS_VERIFY_OK(r);
     QCOMPARE(r->outcome, Outcome::Reserved);
     auto rows = engine->book().ledgerOfOrder(u"two"_s);
-    QVERIFY(rows.has_value());
+    FS_VERIFY_OK(rows);
     QCOMPARE(rows->size(), 2); // one RESERVE row per bucket it took from
-    QCOMPARE(engine->book().levels(u"A"_s)->locked, 2);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).locked, 2);
     // The same order again: answered from the book, nothing moves.
-    QCOMPARE(engine->reserve(u"two"_s, {}, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
-    QCOMPARE(engine->reserve(u"more"_s, {}, {{u"A"_s, 2, {}}})->outcome, Outcome::OutOfStock);
-    QCOMPARE(engine->confirm(u"two"_s, u"p"_s)->outcome, Outcome::Paid);
-    QCOMPARE(engine->book().levels(u"A"_s)->sold, 2);
+    QCOMPARE(FS_OK(engine->reserve(u"two"_s, {}, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"more"_s, {}, {{u"A"_s, 2, {}}})).outcome, Outcome::OutOfStock);
+    QCOMPARE(FS_OK(engine->confirm(u"two"_s, u"p"_s)).outcome, Outcome::Paid);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).sold, 2);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -467,17 +467,17 @@ void TestBook::noFalseSoldOut()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 37, 4).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 37, 4));
     qint64 left = 37;
     int i = 0;
     for (qint64 qty : {5, 1, 9, 2, 7, 3, 8, 1, 1}) {
         auto r = engine->reserve(u"o%1"_s.arg(i++), {}, {{u"A"_s, qty, {}}});
-        QVERIFY(r.has_value());
+        FS_VERIFY_OK(r);
         QCOMPARE(r->outcome, qty <= left ? Outcome::Reserved : Outcome::OutOfStock);
         if (qty <= left)
             left -= qty;
     }
-    QCOMPARE(engine->book().levels(u"A"_s)->available, left);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, left);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -488,7 +488,7 @@ void TestBook::rebalanceUnderConcurrentReserves()
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
     const int stock = 300;
-    QVERIFY(engine->addSku(u"A"_s, stock, 4).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, stock, 4));
     std::atomic<int> reserved{0}, errors{0};
     std::atomic<bool> stop{false};
     std::vector<std::thread> buyers;
@@ -523,7 +523,7 @@ void TestBook::rebalanceUnderConcurrentReserves()
     mover.join();
     QCOMPARE(errors.load(), 0);
     auto levels = engine->book().levels(u"A"_s);
-    QVERIFY(levels.has_value());
+    FS_VERIFY_OK(levels);
     QCOMPARE(levels->locked, reserved.load());
     QCOMPARE(levels->total, stock);
     QCOMPARE(levels->available, stock - reserved.load());
@@ -532,3 +532,4 @@ void TestBook::rebalanceUnderConcurrentReserves()
 
 QTEST_GUILESS_MAIN(TestBook)
 #include "tst_book.moc"
+#include "support/TestChecks.h"

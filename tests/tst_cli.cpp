@@ -19,6 +19,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <csignal>
+#include <thread>
+#include <unistd.h>
+
 using namespace Qt::StringLiterals;
 using namespace flashstock;
 
@@ -31,16 +35,44 @@ struct Run {
     QJsonObject json() const { return QJsonDocument::fromJson(out.toUtf8()).object(); }
 };
 
-/// Runs a command in-process; book-only (`--redis none`) unless the arguments name a gate.
-Run cli(QStringList args)
+/// Runs a command in-process, as given (the data dir's defaults unless it names others).
+Run cliAsGiven(const QStringList &args)
 {
-    if (!args.contains(u"--redis"_s))
-        args << u"--redis"_s << u"none"_s;
     Run run;
     QTextStream out(&run.out), err(&run.err);
     Cli c;
     run.exitCode = c.run(args, out, err);
     return run;
+}
+
+/// Runs a command in-process; book-only (`--redis none`) unless the arguments name a gate.
+Run cli(QStringList args)
+{
+    if (!args.contains(u"--redis"_s))
+        args << u"--redis"_s << u"none"_s;
+    return cliAsGiven(args);
+}
+
+/// Runs an `--every` loop in-process and stops it as an operator would (SIGTERM, handled by
+/// StopSignal) after `ms`.
+Run untilStopped(const QStringList &args, int ms)
+{
+    std::thread stopper([ms] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        ::kill(::getpid(), SIGTERM);
+    });
+    Run run = cli(args);
+    stopper.join();
+    return run;
+}
+
+/// The JSON objects of `text`, one per line.
+QList<QJsonObject> jsonLines(const QString &text)
+{
+    QList<QJsonObject> objects;
+    for (const QString &line : text.split(u'\n', Qt::SkipEmptyParts))
+        objects << QJsonDocument::fromJson(line.toUtf8()).object();
+    return objects;
 }
 
 } // namespace
@@ -61,6 +93,9 @@ private slots:
     void reconcileAndApprovalExitCodes();
     void alertsAreSentUntilDelivered_data() { test::addBackendRows(); }
     void alertsAreSentUntilDelivered();
+    void embeddedGateThatFailsIsDownNotAbsent();
+    void saleStartFollowsTheLaunchRules();
+    void everyLoopsWriteToTheCommandStreams();
 };
 
 void TestCli::badInputChangesNothing_data()
@@ -142,15 +177,19 @@ void TestCli::badInputChangesNothing()
     FS_FRESH_BOOK(fresh, backend);
     {
         auto setup = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
-        QVERIFY(setup.has_value());
-        QVERIFY((*setup)->addSku(u"A"_s, 5).has_value());
-        QVERIFY((*setup)->reserve(u"o1"_s, {}, {{u"A"_s, 1, {}}}).has_value());
-        QVERIFY((*setup)->addSku(u"S"_s, 5).has_value());
-        QVERIFY((*setup)->createSale(u"S"_s, 0, 0, 60, 0).has_value()); // one sale per SKU at a time
+        FS_VERIFY_OK(setup);
+        FS_VERIFY_OK((*setup)->addSku(u"A"_s, 5));
+        FS_VERIFY_OK((*setup)->reserve(u"o1"_s, {}, {{u"A"_s, 1, {}}}));
+        FS_VERIFY_OK((*setup)->addSku(u"S"_s, 5));
+        FS_VERIFY_OK((*setup)->createSale(u"S"_s, 0, 0, 60, 0)); // one sale per SKU at a time
     }
-    auto ledgerCount = [&] {
+    auto ledgerCount = [&]() -> qint64 {
         auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
-        return e ? *(*e)->book().ledgerCount() : -1;
+        if (!e) { // both counts -1 would hide a change: fail instead
+            QTest::qFail(qPrintable(test::failureText(e, "Engine::open")), __FILE__, __LINE__);
+            return -1;
+        }
+        return FS_OK((*e)->book().ledgerCount());
     };
     const qint64 before = ledgerCount();
 
@@ -383,9 +422,9 @@ void TestCli::reconcileAndApprovalExitCodes()
     QCOMPARE(clean.json().value(u"discrepancies"_s).toArray().size(), 0);
     {
         auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
-        QVERIFY(e.has_value());
+        FS_VERIFY_OK(e);
         // Units the ledger cannot explain (a bucket bumped behind the engine's back).
-        QVERIFY((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s).has_value());
+        FS_VERIFY_OK((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
     }
     Run found = cli(QStringList{u"reconcile"_s} + db);
     QCOMPARE(found.exitCode, 3);
@@ -441,8 +480,8 @@ void TestCli::alertsAreSentUntilDelivered()
     QCOMPARE(cli({u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"10"_s, u"--db"_s, fresh.urlText()}).exitCode, 0);
     {
         auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
-        QVERIFY(e.has_value());
-        QVERIFY((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s).has_value());
+        FS_VERIFY_OK(e);
+        FS_VERIFY_OK((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
     }
     // The alert endpoint is down: every attempt fails, the discrepancy stays unalerted.
     sink.setStatus(503);
@@ -465,5 +504,91 @@ void TestCli::alertsAreSentUntilDelivered()
     QCOMPARE(sink.bodies().size(), attempts + 1);
 }
 
+void TestCli::embeddedGateThatFailsIsDownNotAbsent()
+{
+    // The one rule of every binary: a data dir whose embedded redis-server cannot start (its
+    // socket path is too long) leaves the gate configured and down, with the reason.
+    QTemporaryDir base;
+    const QStringList data{u"--data-dir"_s, base.filePath(QString(120, u'd')), u"--json"_s};
+    const Run add = cliAsGiven(QStringList{u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"2"_s} + data);
+    QCOMPARE(add.exitCode, 0); // the book has it
+    QVERIFY2(add.err.contains(u"did not start, so the gate is down"_s), qPrintable(add.err));
+    QVERIFY2(add.err.contains(u"too long"_s), qPrintable(add.err));
+    QVERIFY(add.json().value(u"gate_error"_s).isString());
+    const Run reserve = cliAsGiven(QStringList{u"reserve"_s, u"--order"_s, u"o1"_s, u"--sku"_s, u"A"_s, u"--qty"_s,
+                                               u"1"_s} + data);
+    QCOMPARE(reserve.exitCode, 1);
+    QCOMPARE(reserve.json().value(u"result"_s).toString(), u"gate_unavailable"_s); // never book-only by accident
+    const Run show = cliAsGiven(QStringList{u"sku"_s, u"show"_s, u"A"_s} + data);
+    QCOMPARE(show.json().value(u"book"_s).toObject().value(u"available"_s).toInt(), 2);
+}
+
+void TestCli::saleStartFollowsTheLaunchRules()
+{
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    const QStringList db{u"--db"_s, fresh.urlText(), u"--json"_s};
+    QCOMPARE(cli(QStringList{u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"10"_s} + db).exitCode, 0);
+    {
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
+        FS_VERIFY_OK(e);
+        FS_VERIFY_OK((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
+    }
+    QCOMPARE(cli(QStringList{u"reconcile"_s, u"--grace"_s, u"0"_s} + db).exitCode, 3);
+    const Run created = cli(QStringList{u"sale"_s, u"create"_s, u"--sku"_s, u"A"_s} + db);
+    QCOMPARE(created.exitCode, 0);
+    const QString sale = QString::number(created.json().value(u"sale"_s).toInteger());
+    // The console's launch and `sale start` answer alike: a disputed book opens no sale.
+    const Run start = cli(QStringList{u"sale"_s, u"start"_s, sale} + db);
+    QCOMPARE(start.exitCode, 2);
+    const QJsonObject error = start.json().value(u"error"_s).toObject();
+    QCOMPARE(error.value(u"field"_s).toString(), u"sale"_s);
+    QVERIFY2(error.value(u"message"_s).toString().contains(u"waits for approval"_s), qPrintable(start.out));
+    const Run list = cli(QStringList{u"sale"_s, u"list"_s} + db);
+    QCOMPARE(list.json().value(u"sales"_s).toArray().first().toObject().value(u"status"_s).toString(),
+             u"scheduled"_s);
+}
+
+void TestCli::everyLoopsWriteToTheCommandStreams()
+{
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    const QStringList db{u"--db"_s, fresh.urlText(), u"--json"_s};
+    QCOMPARE(cli(QStringList{u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"10"_s} + db).exitCode, 0);
+    QCOMPARE(cli(QStringList{u"reserve"_s, u"--order"_s, u"o1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"2"_s} + db)
+                 .exitCode,
+             0);
+    {
+        // The hold is due, and units the ledger cannot explain wait for the reconciler.
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
+        FS_VERIFY_OK(e);
+        FS_VERIFY_OK((*e)->database().exec(u"UPDATE orders SET expires_at = 0"_s));
+    }
+    // In-process: each run's line on the command's stream (it went to the process's stdout
+    // before, out of a test's reach), then the summary.
+    const Run expire = untilStopped(QStringList{u"expire"_s, u"--every"_s, u"1"_s} + db, 1500);
+    QCOMPARE(expire.exitCode, 0);
+    const QList<QJsonObject> runs = jsonLines(expire.out);
+    QVERIFY2(runs.size() >= 2, qPrintable(expire.out));
+    QCOMPARE(runs.first().value(u"released"_s).toInt(), 1);
+    QCOMPARE(runs.first().value(u"units"_s).toInt(), 2);
+    QCOMPARE(runs.last().value(u"stopped"_s).toBool(), true);
+    QCOMPARE(runs.last().value(u"runs"_s).toInt(), runs.size() - 1);
+
+    {
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
+        FS_VERIFY_OK(e);
+        FS_VERIFY_OK((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
+    }
+    const Run reconcile = untilStopped(QStringList{u"reconcile"_s, u"--every"_s, u"1"_s, u"--grace"_s, u"0"_s} + db,
+                                       1500);
+    QCOMPARE(reconcile.exitCode, 3); // the last pass left one waiting for approval
+    const QList<QJsonObject> passes = jsonLines(reconcile.out);
+    QVERIFY2(passes.size() >= 2, qPrintable(reconcile.out));
+    QCOMPARE(passes.first().value(u"discrepancies"_s).toArray().size(), 1);
+    QCOMPARE(passes.first().value(u"still_pending"_s).toInt(), 1);
+    QCOMPARE(passes.last().value(u"stopped"_s).toBool(), true);
+    QCOMPARE(passes.last().value(u"passes"_s).toInt(), passes.size() - 1);
+}
+
 QTEST_GUILESS_MAIN(TestCli)
 #include "tst_cli.moc"
+#include "support/TestChecks.h"

@@ -39,8 +39,8 @@ void TestDatabase::deadlockIsRetried()
     {
         auto engine = test::openEngine(fresh.url());
         QVERIFY(engine);
-        QVERIFY(engine->addSku(u"A"_s, 100).has_value());
-        QVERIFY(engine->addSku(u"B"_s, 100).has_value());
+        FS_VERIFY_OK(engine->addSku(u"A"_s, 100));
+        FS_VERIFY_OK(engine->addSku(u"B"_s, 100));
     }
     std::barrier bothLocked(2);
     std::atomic<int> attempts{0};
@@ -69,8 +69,8 @@ void TestDatabase::deadlockIsRetried()
     QVERIFY2(results[1].has_value(), qPrintable(results[1] ? QString() : results[1].error().message));
     QVERIFY2(*results[0] > 1 || *results[1] > 1, "no transaction was retried: the deadlock did not happen");
     auto engine = test::openEngine(fresh.url());
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 98);
-    QCOMPARE(engine->book().levels(u"B"_s)->available, 98);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 98);
+    QCOMPARE(FS_OK(engine->book().levels(u"B"_s)).available, 98);
     qInfo("attempts in all: %d", attempts.load());
 }
 
@@ -80,7 +80,7 @@ void TestDatabase::failingBodyRollsBack()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     Database &db = engine->database();
     auto r = db.write<int>([&](Transaction &) -> Result<int> {
         if (auto u = db.exec(u"UPDATE buckets SET available = 0, total = 0 WHERE sku = 'A'"_s); !u)
@@ -89,7 +89,7 @@ void TestDatabase::failingBodyRollsBack()
     });
     QVERIFY(!r);
     QCOMPARE(r.error().message, u"the body gave up"_s);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
 }
 
 void TestDatabase::manyDistinctStatementsStayBounded()
@@ -98,10 +98,10 @@ void TestDatabase::manyDistinctStatementsStayBounded()
     // grow the prepared-statement cache without end; results stay right across a reset.
     FS_FRESH_BOOK(fresh, u"sqlite"_s);
     auto db = Database::open(fresh.url());
-    QVERIFY(db.has_value());
+    FS_VERIFY_OK(db);
     for (int i = 0; i < Database::kMaxCachedStatements * 3; ++i) {
         auto r = (*db)->exec(u"SELECT %1"_s.arg(i));
-        QVERIFY(r.has_value());
+        FS_VERIFY_OK(r);
         QCOMPARE(r->first().at(0).toInt(), i);
         QVERIFY((*db)->cachedStatements() <= Database::kMaxCachedStatements);
     }
@@ -117,11 +117,11 @@ void TestDatabase::migrationKeepsSales()
     {
         auto engine = test::openEngine(fresh.url());
         QVERIFY(engine);
-        QVERIFY(engine->addSku(u"A"_s, 5).has_value());
+        FS_VERIFY_OK(engine->addSku(u"A"_s, 5));
         auto sale = engine->createSale(u"A"_s, 0, 0, 120, 2);
-        QVERIFY(sale.has_value());
+        FS_VERIFY_OK(sale);
         saleId = sale->id;
-        QVERIFY(engine->setSaleStatus(saleId, SaleStatus::Open).has_value());
+        FS_VERIFY_OK(engine->setSaleStatus(saleId, SaleStatus::Open));
         // Back to schema 3, as a book written by an earlier release would be.
         for (const QString &column : {u"discrepancies DROP COLUMN alerted_at"_s,
                                       u"discrepancies DROP COLUMN alert_claimed_at"_s,
@@ -129,22 +129,22 @@ void TestDatabase::migrationKeepsSales()
                                       u"discrepancies DROP COLUMN payment_ref"_s, u"discrepancies DROP COLUMN breaks"_s,
                                       u"reconcile_checkpoints DROP COLUMN other_locked"_s,
                                       u"reconcile_checkpoints DROP COLUMN other_sold"_s})
-            QVERIFY(engine->database().exec(u"ALTER TABLE "_s + column).has_value());
+            FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE "_s + column));
         auto undo = engine->database().exec(u"UPDATE meta SET value = '3' WHERE key = 'schema_version'"_s);
-        QVERIFY(undo.has_value());
+        FS_VERIFY_OK(undo);
     }
     auto engine = test::openEngine(fresh.url()); // migrates 3 -> 5 again, rebuilding the sales table
     QVERIFY(engine);
     auto sale = engine->sales().get(saleId);
-    QVERIFY(sale.has_value());
+    FS_VERIFY_OK(sale);
     QCOMPARE(sale->status, SaleStatus::Open);
     QCOMPARE(sale->holdSeconds, 120);
     QCOMPARE(sale->perUserLimit, 2);
-    QCOMPARE(engine->setSaleStatus(saleId, SaleStatus::Paused)->status, SaleStatus::Paused);
+    QCOMPARE(FS_OK(engine->setSaleStatus(saleId, SaleStatus::Paused)).status, SaleStatus::Paused);
     auto version = engine->database().exec(u"SELECT value FROM meta WHERE key = 'schema_version'"_s);
-    QVERIFY(version.has_value());
+    FS_VERIFY_OK(version);
     QCOMPARE(version->first().at(0).toInt(), Database::schemaVersion());
-    QVERIFY(engine->database().exec(u"SELECT alerted_at FROM discrepancies"_s).has_value());
+    FS_VERIFY_OK(engine->database().exec(u"SELECT alerted_at FROM discrepancies"_s));
 }
 
 void TestDatabase::migrationTypesCorrections()
@@ -221,3 +221,4 @@ void TestDatabase::migrationTypesCorrections()
 
 QTEST_GUILESS_MAIN(TestDatabase)
 #include "tst_database.moc"
+#include "support/TestChecks.h"

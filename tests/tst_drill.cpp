@@ -30,7 +30,7 @@ DrillOptions shortDrill(quint64 seed)
     o.concurrency = 8;
     o.payRatio = 0.7;
     o.holdSeconds = 1;
-    o.faults = *parseFaults(u"all"_s);
+    o.faults = FS_OK(parseFaults(u"all"_s));
     o.seed = seed;
     return o;
 }
@@ -118,16 +118,16 @@ void TestDrill::allFaultsHoldEveryInvariant()
 
     // The book and the gate agree with the report (what `sku show` and `ledger` print).
     auto engine = Engine::open(EngineOptions{fresh.url(), *url, Actor{u"tester"_s, u"test"_s}});
-    QVERIFY(engine);
+    FS_VERIFY_OK(engine);
     auto levels = (*engine)->book().levels(o.sku);
-    QVERIFY(levels);
+    FS_VERIFY_OK(levels);
     QCOMPARE(levels->sold, report->sold);
     QCOMPARE(levels->sold, report->paidUnits);
     QCOMPARE(levels->locked, 0);
     QCOMPARE(levels->total, o.stock);
     QCOMPARE((*engine)->gateLevels(o.sku).available, levels->available);
     auto ledger = (*engine)->book().ledgerOfSku(o.sku);
-    QVERIFY(ledger);
+    FS_VERIFY_OK(ledger);
     qint64 confirmed = 0, reserved = 0, released = 0;
     for (const LedgerRow &row : *ledger) {
         confirmed += row.operation == u"CONFIRM"_s ? row.deltaSold : 0;
@@ -199,7 +199,7 @@ void TestDrill::brokenEngineFails()
     o.db = good.url();
     o.naiveBookForTesting = false;
     auto fine = Drill(o).run();
-    QVERIFY(fine);
+    FS_VERIFY_OK(fine);
     QVERIFY2(fine->passed(), qPrintable(fine->toText()));
     QCOMPARE(fine->oversold, 0);
 }
@@ -237,3 +237,4 @@ void TestDrill::cliRejectsBadOptions()
 
 QTEST_GUILESS_MAIN(TestDrill)
 #include "tst_drill.moc"
+#include "support/TestChecks.h"

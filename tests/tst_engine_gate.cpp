@@ -75,7 +75,7 @@ void TestEngineGate::crowdThroughGate()
     QFETCH(QString, backend);
     QFETCH(bool, flushScripts);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 1000).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 1000));
     QCOMPARE(gateAvailable(*engine, u"A"_s), 1000);
 
     const int threads = 32, perThread = 100;
@@ -104,7 +104,7 @@ void TestEngineGate::crowdThroughGate()
     // SCRIPT FLUSH from the test's own connection while the crowd runs.
     int flushes = 0;
     while (flushScripts && reserved.load() + outOfStock.load() + errors.load() < threads * perThread) {
-        QVERIFY(redis.command({"SCRIPT", "FLUSH"}).has_value());
+        FS_VERIFY_OK(redis.command({"SCRIPT", "FLUSH"}));
         ++flushes;
         QThread::msleep(5);
     }
@@ -116,11 +116,11 @@ void TestEngineGate::crowdThroughGate()
     QCOMPARE(errors.load(), 0);
     QCOMPARE(reserved.load(), 1000);
     QCOMPARE(outOfStock.load(), threads * perThread - 1000);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 0);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 0);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 0);
     // Every order's token is on its ledger row.
     auto ledger = engine->book().ledgerOfSku(u"A"_s);
-    QVERIFY(ledger.has_value());
+    FS_VERIFY_OK(ledger);
     int reserves = 0;
     for (const LedgerRow &row : *ledger) {
         if (row.operation != u"RESERVE"_s)
@@ -136,9 +136,9 @@ void TestEngineGate::sameOrderFiveTimes()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     for (int i = 0; i < 5; ++i)
-        QCOMPARE(engine->reserve(u"seq"_s, u"u"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+        QCOMPARE(FS_OK(engine->reserve(u"seq"_s, u"u"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
     std::latch start(5);
     std::vector<std::thread> ts;
     std::mutex m;
@@ -159,7 +159,7 @@ void TestEngineGate::sameOrderFiveTimes()
         t.join();
     QCOMPARE(reserved.load(), 5);
     QCOMPARE(tokens.size(), 1);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 5);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 5);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 5);
     QVERIFY(test::bookHolds(*engine));
 }
@@ -168,30 +168,31 @@ void TestEngineGate::perUserLimit()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     auto sale = engine->createSale(u"A"_s, 0, 0, 60, 2);
-    QVERIFY(sale.has_value());
-    QCOMPARE(engine->reserve(u"o0"_s, u"alice"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
-    QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
-    QCOMPARE(engine->reserve(u"o1"_s, u"alice"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    FS_VERIFY_OK(sale);
+    QCOMPARE(FS_OK(engine->reserve(u"o0"_s, u"alice"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::SaleClosed);
+    FS_VERIFY_OK(engine->setSaleStatus(sale->id, SaleStatus::Open));
+    QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"alice"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
     const qint64 gateBefore = gateAvailable(*engine, u"A"_s);
     auto over = engine->reserve(u"o2"_s, u"alice"_s, {{u"A"_s, 1, {}}});
+    FS_VERIFY_OK(over);
     QCOMPARE(over->outcome, Outcome::LimitExceeded);
     QCOMPARE(gateAvailable(*engine, u"A"_s), gateBefore);
-    QVERIFY(!engine->book().orderStatus(u"o2"_s)->has_value());
+    QVERIFY(!FS_OK(engine->book().orderStatus(u"o2"_s)).has_value());
     // Without a user a flash-sale reserve is bad input.
     auto anonymous = engine->reserve(u"o3"_s, {}, {{u"A"_s, 1, {}}});
     QVERIFY(!anonymous);
     QCOMPARE(anonymous.error().field, u"user"_s);
-    QCOMPARE(engine->reserve(u"o4"_s, u"bob"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"o4"_s, u"bob"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
     // Pause closes the sale for now; start resumes it.
-    QCOMPARE(engine->setSaleStatus(sale->id, SaleStatus::Paused)->status, SaleStatus::Paused);
-    QCOMPARE(engine->reserve(u"o6"_s, u"dave"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
-    QCOMPARE(engine->setSaleStatus(sale->id, SaleStatus::Open)->status, SaleStatus::Open);
-    QCOMPARE(engine->reserve(u"o6"_s, u"dave"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
-    QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Stopped).has_value());
+    QCOMPARE(FS_OK(engine->setSaleStatus(sale->id, SaleStatus::Paused)).status, SaleStatus::Paused);
+    QCOMPARE(FS_OK(engine->reserve(u"o6"_s, u"dave"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::SaleClosed);
+    QCOMPARE(FS_OK(engine->setSaleStatus(sale->id, SaleStatus::Open)).status, SaleStatus::Open);
+    QCOMPARE(FS_OK(engine->reserve(u"o6"_s, u"dave"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+    FS_VERIFY_OK(engine->setSaleStatus(sale->id, SaleStatus::Stopped));
     QVERIFY(!engine->setSaleStatus(sale->id, SaleStatus::Paused)); // only an open sale pauses
-    QCOMPARE(engine->reserve(u"o5"_s, u"carol"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+    QCOMPARE(FS_OK(engine->reserve(u"o5"_s, u"carol"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::SaleClosed);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -199,22 +200,22 @@ void TestEngineGate::bookRefusalCompensatesGate()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 5).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 5));
     // The book holds fewer units than the gate believes (a stocktake behind the gate's back).
-    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = 1, total = 1 WHERE sku = 'A'"_s).has_value());
+    FS_VERIFY_OK(engine->database().exec(u"UPDATE buckets SET available = 1, total = 1 WHERE sku = 'A'"_s));
     QCOMPARE(gateAvailable(*engine, u"A"_s), 5);
     auto r = engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 3, {}}});
-    QVERIFY(r.has_value());
+    FS_VERIFY_OK(r);
     QCOMPARE(r->outcome, Outcome::OutOfStock);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 5); // the gate got its 3 units back
     // The buyer was refused although the gate let the reserve through: counted all the same.
     const GateSide side = engine->gateLevels(u"A"_s);
     QCOMPARE(side.counts->outOfStock, 1);
     QCOMPARE(side.counts->reserved, 1);
-    QVERIFY(engine->takeWarnings().filter(u"count"_s).isEmpty());
-    QVERIFY(!engine->book().orderStatus(u"o1"_s)->has_value());
+    QCOMPARE(test::countWarnings(engine->takeWarnings(), WarningKind::RefusalNotCounted), 0);
+    QVERIFY(!FS_OK(engine->book().orderStatus(u"o1"_s)).has_value());
     auto open = engine->gate()->openTokens(u"A"_s);
-    QVERIFY(open.has_value());
+    FS_VERIFY_OK(open);
     QVERIFY(open->isEmpty());
 }
 
@@ -222,92 +223,94 @@ void TestEngineGate::missingStockKeyReloads()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 4).has_value());
-    QCOMPARE(engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
-    QVERIFY(redis.command({"DEL", GateKeys::key(u"A"_s, "stock")}).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 4));
+    QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+    FS_VERIFY_OK(redis.command({"DEL", GateKeys::key(u"A"_s, "stock")}));
     QCOMPARE(gateAvailable(*engine, u"A"_s), -1);
     auto r = engine->reserve(u"o2"_s, u"u"_s, {{u"A"_s, 1, {}}});
-    QVERIFY(r.has_value());
+    FS_VERIFY_OK(r);
     QCOMPARE(r->outcome, Outcome::Reserved);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 2);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 2);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 2);
     // The operator hears of it (the CLI prints engine warnings on stderr).
-    QVERIFY(!engine->takeWarnings().filter(u"refilled from the book"_s).isEmpty());
+    const WarningRing warnings = engine->takeWarnings();
+    QCOMPARE(test::countWarnings(warnings, WarningKind::GateRestored, u"A"_s), 1);
+    QVERIFY(warnings.items().constFirst().message.contains(u"refilled from the book"_s));
 }
 
 void TestEngineGate::gateThatLostItsDataKeepsSaleAndLimit()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     auto sale = engine->createSale(u"A"_s, 0, 0, 120, 2); // scheduled, 2 units per user
-    QVERIFY(sale.has_value());
-    QCOMPARE(engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+    FS_VERIFY_OK(sale);
+    QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::SaleClosed);
     // Redis loses its data (a restart without persistence): the next reserve finds no stock
     // key and restores the SKU from the book, the sale before the stock.
-    QVERIFY(redis.command({"FLUSHALL"}).has_value());
-    QCOMPARE(engine->reserve(u"o2"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+    FS_VERIFY_OK(redis.command({"FLUSHALL"}));
+    QCOMPARE(FS_OK(engine->reserve(u"o2"_s, u"u1"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::SaleClosed);
 
-    QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
-    QCOMPARE(engine->reserve(u"o3"_s, u"u1"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
-    QVERIFY(engine->confirm(u"o3"_s, u"pay-3"_s).has_value());
-    QCOMPARE(engine->reserve(u"o4"_s, u"u2"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
-    QVERIFY(redis.command({"FLUSHALL"}).has_value());
+    FS_VERIFY_OK(engine->setSaleStatus(sale->id, SaleStatus::Open));
+    QCOMPARE(FS_OK(engine->reserve(u"o3"_s, u"u1"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
+    FS_VERIFY_OK(engine->confirm(u"o3"_s, u"pay-3"_s));
+    QCOMPARE(FS_OK(engine->reserve(u"o4"_s, u"u2"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+    FS_VERIFY_OK(redis.command({"FLUSHALL"}));
     // u1 bought their 2 units and u2 holds 1: the limit still counts them.
-    QCOMPARE(engine->reserve(u"o5"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
-    QCOMPARE(engine->reserve(u"o6"_s, u"u2"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::LimitExceeded);
-    QCOMPARE(engine->reserve(u"o7"_s, u"u2"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"o5"_s, u"u1"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::LimitExceeded);
+    QCOMPARE(FS_OK(engine->reserve(u"o6"_s, u"u2"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::LimitExceeded);
+    QCOMPARE(FS_OK(engine->reserve(u"o7"_s, u"u2"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 6);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 6);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 6);
     // A rebuild while u1's count is intact does not lower it.
-    QVERIFY(engine->rebuildGate(u"A"_s).has_value());
-    QCOMPARE(engine->reserve(u"o8"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
+    FS_VERIFY_OK(engine->rebuildGate(u"A"_s));
+    QCOMPARE(FS_OK(engine->reserve(u"o8"_s, u"u1"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::LimitExceeded);
 }
 
 void TestEngineGate::bookSaleStatusHasTheLastWord()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     auto sale = engine->createSale(u"A"_s, 0, 0, 120, 0);
     QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
-    QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Stopped).has_value());
+    FS_VERIFY_OK(engine->setSaleStatus(sale->id, SaleStatus::Stopped));
     // The gate missed the stop (it was down at the time): it still has the sale open.
-    QVERIFY(engine->gate()->setSale(u"A"_s, GateSale{true, 0, 0, 0}).has_value());
+    FS_VERIFY_OK(engine->gate()->setSale(u"A"_s, GateSale{true, 0, 0, 0}));
     QTest::qWait(1100); // past the engine's sale cache
     auto r = engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 2, {}}});
-    QVERIFY(r.has_value());
+    FS_VERIFY_OK(r);
     QCOMPARE(r->outcome, Outcome::SaleClosed);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 10); // the token the gate issued was given back
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
     QCOMPARE(engine->gateLevels(u"A"_s).counts->saleClosed, 1);
 
     // A sale the gate cannot open is not opened in the book either.
     auto next = engine->createSale(u"A"_s, 0, 0, 120, 1);
-    QVERIFY(next.has_value());
+    FS_VERIFY_OK(next);
     redis.stop();
     auto opened = engine->setSaleStatus(next->id, SaleStatus::Open);
     QVERIFY(!opened);
     QCOMPARE(opened.error().code, ErrorCode::Unavailable);
-    QCOMPARE(engine->sales().get(next->id)->status, SaleStatus::Scheduled);
+    QCOMPARE(FS_OK(engine->sales().get(next->id)).status, SaleStatus::Scheduled);
 }
 
 void TestEngineGate::limitHoldsAfterBookOnlyMode()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"L"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"L"_s, 10));
     auto sale = engine->createSale(u"L"_s, 0, 0, 120, 2);
     QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
-    QCOMPARE(engine->reserve(u"a1"_s, u"alice"_s, {{u"L"_s, 1, {}}})->outcome, Outcome::Reserved);
-    QVERIFY(engine->setSaleBookOnly(sale->id, true).has_value());
+    QCOMPARE(FS_OK(engine->reserve(u"a1"_s, u"alice"_s, {{u"L"_s, 1, {}}})).outcome, Outcome::Reserved);
+    FS_VERIFY_OK(engine->setSaleBookOnly(sale->id, true));
     QTest::qWait(1100); // past the engine's sale cache
-    QCOMPARE(engine->reserve(u"a2"_s, u"alice"_s, {{u"L"_s, 1, {}}})->outcome, Outcome::Reserved); // book only
-    QVERIFY(engine->setSaleBookOnly(sale->id, false).has_value()); // rebuilds the gate from the book
+    QCOMPARE(FS_OK(engine->reserve(u"a2"_s, u"alice"_s, {{u"L"_s, 1, {}}})).outcome, Outcome::Reserved); // book only
+    FS_VERIFY_OK(engine->setSaleBookOnly(sale->id, false)); // rebuilds the gate from the book
     QTest::qWait(1100);
     // The gate counted alice's first unit only; the rebuild gave it the book's two.
-    QCOMPARE(engine->reserve(u"a3"_s, u"alice"_s, {{u"L"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
-    QCOMPARE(engine->reserve(u"b1"_s, u"bob"_s, {{u"L"_s, 2, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"a3"_s, u"alice"_s, {{u"L"_s, 1, {}}})).outcome, Outcome::LimitExceeded);
+    QCOMPARE(FS_OK(engine->reserve(u"b1"_s, u"bob"_s, {{u"L"_s, 2, {}}})).outcome, Outcome::Reserved);
     QCOMPARE(gateAvailable(*engine, u"L"_s), 6);
 }
 
@@ -317,17 +320,18 @@ void TestEngineGate::rebuildCountsEachBuyersUnitOnce()
     // (its process died before the book), one booked whose settle has not reached the gate
     // yet. A rebuild counts each once: 3, so u1 may still take one more unit.
     FS_GATED_ENGINE(u"sqlite"_s);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     auto sale = engine->createSale(u"A"_s, 0, 0, 120, 4);
     QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
-    QCOMPARE(engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
-    QCOMPARE(engine->gate()->reserve(u"A"_s, u"orphan"_s, u"u1"_s, 1)->code, GateCode::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->gate()->reserve(u"A"_s, u"orphan"_s, u"u1"_s, 1)).code, GateCode::Reserved);
     auto held = engine->gate()->reserve(u"A"_s, u"o2"_s, u"u1"_s, 1);
     QVERIFY(held && held->code == GateCode::Reserved);
-    QCOMPARE(engine->book().reserve(u"o2"_s, u"u1"_s, {{u"A"_s, 1, held->token}}, 120)->outcome, Outcome::Reserved);
-    QVERIFY(engine->rebuildGate(u"A"_s).has_value()); // waits for the held tokens, then counts
-    QCOMPARE(engine->reserve(u"o3"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
-    QCOMPARE(engine->reserve(u"o4"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
+    QCOMPARE(FS_OK(engine->book().reserve(u"o2"_s, u"u1"_s, {{u"A"_s, 1, held->token}}, 120)).outcome,
+             Outcome::Reserved);
+    FS_VERIFY_OK(engine->rebuildGate(u"A"_s)); // waits for the held tokens, then counts
+    QCOMPARE(FS_OK(engine->reserve(u"o3"_s, u"u1"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"o4"_s, u"u1"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::LimitExceeded);
 }
 
 void TestEngineGate::crowdAfterGateLostItsData()
@@ -336,12 +340,13 @@ void TestEngineGate::crowdAfterGateLostItsData()
     // together. One of them restores the gate from the book, the others wait for it; none is
     // refused for the missing key, no limit is passed and nothing is sold twice.
     FS_GATED_ENGINE(u"sqlite"_s);
-    QVERIFY(engine->addSku(u"H"_s, 100).has_value());
+    FS_VERIFY_OK(engine->addSku(u"H"_s, 100));
     auto sale = engine->createSale(u"H"_s, 0, 0, 120, 1);
     QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
     for (int i = 0; i < 10; ++i)
-        QCOMPARE(engine->reserve(u"early%1"_s.arg(i), u"u%1"_s.arg(i), {{u"H"_s, 1, {}}})->outcome, Outcome::Reserved);
-    QVERIFY(redis.command({"FLUSHALL"}).has_value());
+        QCOMPARE(FS_OK(engine->reserve(u"early%1"_s.arg(i), u"u%1"_s.arg(i), {{u"H"_s, 1, {}}})).outcome,
+                 Outcome::Reserved);
+    FS_VERIFY_OK(redis.command({"FLUSHALL"}));
     std::atomic<int> reserved{0}, limited{0}, other{0};
     std::latch go(16);
     std::vector<std::thread> buyers;
@@ -364,7 +369,7 @@ void TestEngineGate::crowdAfterGateLostItsData()
     QCOMPARE(other.load(), 0);
     QCOMPARE(limited.load(), 10);
     QCOMPARE(reserved.load(), 6);
-    QCOMPARE(engine->book().levels(u"H"_s)->available, 84);
+    QCOMPARE(FS_OK(engine->book().levels(u"H"_s)).available, 84);
     QCOMPARE(gateAvailable(*engine, u"H"_s), 84);
     QVERIFY(test::bookHolds(*engine));
 }
@@ -372,15 +377,15 @@ void TestEngineGate::crowdAfterGateLostItsData()
 void TestEngineGate::corruptCountersAreReportedAndReset()
 {
     FS_GATED_ENGINE(u"sqlite"_s);
-    QVERIFY(engine->addSku(u"C"_s, 5).has_value());
-    QVERIFY(redis.command({"SET", GateKeys::key(u"C"_s, "counts"), "x"}).has_value());
-    QCOMPARE(engine->reserve(u"o1"_s, u"u"_s, {{u"C"_s, 1, {}}})->outcome, Outcome::Reserved); // still sells
+    FS_VERIFY_OK(engine->addSku(u"C"_s, 5));
+    FS_VERIFY_OK(redis.command({"SET", GateKeys::key(u"C"_s, "counts"), "x"}));
+    QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u"_s, {{u"C"_s, 1, {}}})).outcome, Outcome::Reserved); // still sells
     GateSide side = engine->gateLevels(u"C"_s);
     QVERIFY(side.reachable); // the stock is there; only the counters are not
     QCOMPARE(side.available, 4);
     QVERIFY(!side.counts);
     QVERIFY2(side.error.contains(u"WRONGTYPE"_s), qPrintable(side.error));
-    QVERIFY(engine->rebuildGate(u"C"_s).has_value());
+    FS_VERIFY_OK(engine->rebuildGate(u"C"_s));
     side = engine->gateLevels(u"C"_s);
     QVERIFY(side.counts.has_value());
     QCOMPARE(side.counts->reserved, 0);
@@ -389,11 +394,11 @@ void TestEngineGate::corruptCountersAreReportedAndReset()
 void TestEngineGate::idleConnectionClosedByServer()
 {
     FS_GATED_ENGINE(u"sqlite"_s);
-    QVERIFY(engine->addSku(u"A"_s, 4).has_value());
-    QVERIFY(redis.command({"CONFIG", "SET", "timeout", "1"}).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 4));
+    FS_VERIFY_OK(redis.command({"CONFIG", "SET", "timeout", "1"}));
     QTest::qWait(2200);
     auto r = engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 1, {}}});
-    QVERIFY(r.has_value());
+    FS_VERIFY_OK(r);
     QCOMPARE(r->outcome, Outcome::Reserved);
 }
 
@@ -405,9 +410,9 @@ void TestEngineGate::redisKilledAndRestarted()
     QVERIFY(redis.start());
     auto engine = test::openEngine(fresh.url(), redis.url(300));
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 100).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 100));
     for (int i = 0; i < 10; ++i)
-        QCOMPARE(engine->reserve(u"before-%1"_s.arg(i), u"u"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+        QCOMPARE(FS_OK(engine->reserve(u"before-%1"_s.arg(i), u"u"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
 
     redis.kill();
     qint64 slowest = 0;
@@ -416,22 +421,22 @@ void TestEngineGate::redisKilledAndRestarted()
         t.start();
         auto r = engine->reserve(u"during-%1"_s.arg(i), u"u"_s, {{u"A"_s, 1, {}}});
         slowest = std::max(slowest, t.elapsed());
-        QVERIFY(r.has_value());
+        FS_VERIFY_OK(r);
         QCOMPARE(r->outcome, Outcome::GateUnavailable);
     }
     qInfo("slowest gate_unavailable answer: %lld ms", slowest);
     QVERIFY2(slowest < 3000, "a reserve hung on the dead gate");
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 90);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 90);
 
     QVERIFY(redis.restart()); // no persistence: the gate comes back empty
     auto r = engine->reserve(u"after-0"_s, u"u"_s, {{u"A"_s, 1, {}}});
-    QVERIFY(r.has_value());
+    FS_VERIFY_OK(r);
     QCOMPARE(r->outcome, Outcome::Reserved); // resumes by itself (and reloads the stock key)
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 89);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 89);
     auto rebuilt = engine->rebuildGate(u"A"_s);
-    QVERIFY(rebuilt.has_value());
+    FS_VERIFY_OK(rebuilt);
     QCOMPARE(*rebuilt, 89);
-    QCOMPARE(gateAvailable(*engine, u"A"_s), engine->book().levels(u"A"_s)->available);
+    QCOMPARE(gateAvailable(*engine, u"A"_s), FS_OK(engine->book().levels(u"A"_s)).available);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -443,26 +448,26 @@ void TestEngineGate::bookOnlyWhileGateIsDown()
     QVERIFY(redis.start());
     auto engine = test::openEngine(fresh.url(), redis.url(300));
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     auto sale = engine->createSale(u"A"_s, 0, 0, 60, 3);
-    QVERIFY(sale.has_value());
-    QVERIFY(engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
-    QCOMPARE(engine->reserve(u"o1"_s, u"alice"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    FS_VERIFY_OK(sale);
+    FS_VERIFY_OK(engine->setSaleStatus(sale->id, SaleStatus::Open));
+    QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"alice"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
 
     redis.kill();
-    QCOMPARE(engine->reserve(u"o2"_s, u"alice"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::GateUnavailable);
-    QVERIFY(engine->setSaleBookOnly(sale->id, true).has_value());
+    QCOMPARE(FS_OK(engine->reserve(u"o2"_s, u"alice"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::GateUnavailable);
+    FS_VERIFY_OK(engine->setSaleBookOnly(sale->id, true));
     QTest::qWait(1100); // past the engine's sale cache
-    QCOMPARE(engine->reserve(u"o2"_s, u"alice"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"o2"_s, u"alice"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
     // The book enforces the per-user limit itself while the gate is bypassed.
-    QCOMPARE(engine->reserve(u"o3"_s, u"alice"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 7);
+    QCOMPARE(FS_OK(engine->reserve(u"o3"_s, u"alice"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::LimitExceeded);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 7);
 
     QVERIFY(redis.restart());
-    QVERIFY(engine->setSaleBookOnly(sale->id, false).has_value());
+    FS_VERIFY_OK(engine->setSaleBookOnly(sale->id, false));
     QCOMPARE(gateAvailable(*engine, u"A"_s), 7); // rebuilt from the book
     QTest::qWait(1100);
-    QCOMPARE(engine->reserve(u"o4"_s, u"bob"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"o4"_s, u"bob"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 6);
     QVERIFY(test::bookHolds(*engine));
 }
@@ -470,24 +475,25 @@ void TestEngineGate::bookOnlyWhileGateIsDown()
 void TestEngineGate::releaseAndConfirmTellTheGate()
 {
     FS_GATED_ENGINE(u"sqlite"_s);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
-    QCOMPARE(engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 3, {}}})->outcome, Outcome::Reserved);
-    QCOMPARE(engine->reserve(u"o2"_s, u"u"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u"_s, {{u"A"_s, 3, {}}})).outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"o2"_s, u"u"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 5);
-    QCOMPARE(engine->release(u"o1"_s, u"cancel"_s)->outcome, Outcome::Released);
+    QCOMPARE(FS_OK(engine->release(u"o1"_s, u"cancel"_s)).outcome, Outcome::Released);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 8);
-    QCOMPARE(engine->release(u"o1"_s, u"cancel"_s)->outcome, Outcome::AlreadyClosed);
+    QCOMPARE(FS_OK(engine->release(u"o1"_s, u"cancel"_s)).outcome, Outcome::AlreadyClosed);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 8); // given back once
-    QCOMPARE(engine->confirm(u"o2"_s, u"p"_s)->outcome, Outcome::Paid);
+    QCOMPARE(FS_OK(engine->confirm(u"o2"_s, u"p"_s)).outcome, Outcome::Paid);
     QCOMPARE(gateAvailable(*engine, u"A"_s), 8);
-    QVERIFY(engine->restock(u"A"_s, 5).has_value());
+    FS_VERIFY_OK(engine->restock(u"A"_s, 5));
     QCOMPARE(gateAvailable(*engine, u"A"_s), 13);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 13);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 13);
     auto open = engine->gate()->openTokens(u"A"_s);
-    QVERIFY(open.has_value());
+    FS_VERIFY_OK(open);
     QVERIFY(open->isEmpty());
     QVERIFY(test::bookHolds(*engine));
 }
 
 QTEST_GUILESS_MAIN(TestEngineGate)
 #include "tst_engine_gate.moc"
+#include "support/TestChecks.h"

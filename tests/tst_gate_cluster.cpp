@@ -84,11 +84,7 @@ private slots:
     {
         FLASHSTOCK_REQUIRE_REDIS_SERVER();
         const QString cli = QStandardPaths::findExecutable(u"redis-cli"_s);
-        if (cli.isEmpty()) {
-            if (qEnvironmentVariableIsSet("CI"))
-                QFAIL("redis-cli is not on PATH");
-            QSKIP("redis-cli is not on PATH");
-        }
+        FS_REQUIRE(!cli.isEmpty(), "redis-cli is not on PATH");
         QStringList endpoints;
         for (auto &node : m_nodes) {
             node = std::make_unique<RedisFixture>(
@@ -130,7 +126,7 @@ private slots:
                                        "paused", "counts", "settled", "done"}) {
                 const QByteArray key = GateKeys::key(QString::fromLatin1(sku), suffix);
                 auto server = m_nodes[0]->command({"CLUSTER", "KEYSLOT", key});
-                QVERIFY(server.has_value());
+                FS_VERIFY_OK(server);
                 QCOMPARE(server->integer, qint64(keySlot(key)));
                 QCOMPARE(keySlot(key), keySlot(GateKeys::key(QString::fromLatin1(sku), "stock")));
             }
@@ -150,7 +146,7 @@ private slots:
             QVERIFY(gate.health().scriptsLoaded);
 
             QCOMPARE(valueOr(gate.load(sku, 100, false), qint64(-1), "load"), 100);
-            QVERIFY(gate.setSale(sku, GateSale{true, 0, 0, 5}).has_value());
+            FS_VERIFY_OK(gate.setSale(sku, GateSale{true, 0, 0, 5}));
             auto a = gate.reserve(sku, u"o1"_s, u"u1"_s, 2);
             QVERIFY2(a.has_value(), qPrintable(a.error().message));
             QCOMPARE(a->code, GateCode::Reserved);
@@ -158,20 +154,20 @@ private slots:
             QCOMPARE(valueOr(gate.reserve(sku, u"o2"_s, u"u1"_s, 4), {}, "reserve").code, GateCode::LimitExceeded);
             auto batch = gate.reserveBatch(sku, {{u"b1"_s, u"u2"_s, 1}, {u"b2"_s, u"u3"_s, 1}});
             QVERIFY2(batch.has_value(), qPrintable(batch.error().message));
-            QVERIFY(gate.settle(sku, a->token).has_value());
-            QVERIFY(gate.settleBatch(sku, {batch->at(0).token, batch->at(1).token}).has_value());
-            QVERIFY(gate.markSold(sku, a->token).has_value());
+            FS_VERIFY_OK(gate.settle(sku, a->token));
+            FS_VERIFY_OK(gate.settleBatch(sku, {batch->at(0).token, batch->at(1).token}));
+            FS_VERIFY_OK(gate.markSold(sku, a->token));
             QCOMPARE(valueOr(gate.release(sku, batch->at(0).token), false, "release"), true);
             QCOMPARE(valueOr(gate.openTokens(sku), {}, "openTokens").size(), 1);
             QCOMPARE(valueOr(gate.adjust(sku, 10), false, "adjust"), true);
             QCOMPARE(valueOr(gate.available(sku), qint64(-1), "available"), 100 - 2 - 1 + 10);
             QCOMPARE(valueOr(gate.load(sku, 50, true), qint64(-1), "load"), 50);
-            QVERIFY(gate.setPaused(sku, true).has_value());
+            FS_VERIFY_OK(gate.setPaused(sku, true));
             QCOMPARE(valueOr(gate.reserve(sku, u"o3"_s, u"u4"_s, 1), {}, "reserve").code, GateCode::Paused);
-            QVERIFY(gate.setPaused(sku, false).has_value());
-            QVERIFY(gate.clearSale(sku).has_value());
+            FS_VERIFY_OK(gate.setPaused(sku, false));
+            FS_VERIFY_OK(gate.clearSale(sku));
             QCOMPARE(valueOr(gate.reserve(sku, u"o3"_s, {}, 1), {}, "reserve").code, GateCode::Reserved);
-            QVERIFY(gate.nowMs().has_value());
+            FS_VERIFY_OK(gate.nowMs());
 
             // Every key the scripts wrote sits in the SKU's one slot.
             auto keys = node->command({"KEYS", "fs:{" + sku.toUtf8() + "}:*"});
@@ -198,3 +194,4 @@ private slots:
 
 QTEST_GUILESS_MAIN(TestGateCluster)
 #include "tst_gate_cluster.moc"
+#include "support/TestChecks.h"

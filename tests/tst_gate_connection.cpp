@@ -24,11 +24,8 @@ private:
     std::unique_ptr<RedisFixture> m_redis;
     std::unique_ptr<Gate> m_gate;
 
-    qint64 available(const QString &sku)
-    {
-        auto a = m_gate->available(sku);
-        return a ? *a : -100;
-    }
+    /// The gate's available of `sku`; a failed call fails the test.
+    qint64 available(const QString &sku) { return FS_OK(m_gate->available(sku)); }
 
 private slots:
     void initTestCase()
@@ -39,10 +36,10 @@ private slots:
     }
     void init()
     {
-        QVERIFY(m_redis->command({"FLUSHALL"}).has_value());
-        QVERIFY(m_redis->command({"CONFIG", "SET", "timeout", "0"}).has_value());
+        FS_VERIFY_OK(m_redis->command({"FLUSHALL"}));
+        FS_VERIFY_OK(m_redis->command({"CONFIG", "SET", "timeout", "0"}));
         m_gate = std::make_unique<Gate>(m_redis->url());
-        QVERIFY(m_gate->connect().has_value());
+        FS_VERIFY_OK(m_gate->connect());
     }
     void cleanup() { m_gate.reset(); }
 
@@ -79,7 +76,7 @@ private slots:
         if (ok) {
             QCOMPARE(url->toDisplayString(), shown);
             auto again = RedisUrl::parse(url->toString());
-            QVERIFY(again.has_value());
+            FS_VERIFY_OK(again);
             QCOMPARE(again->password, url->password);
         } else {
             QCOMPARE(url.error().code, ErrorCode::InvalidArgument);
@@ -91,15 +88,15 @@ private slots:
 
     void idleConnectionClosedByServerReconnects()
     {
-        QVERIFY(m_gate->load(u"A"_s, 10, false).has_value());
+        FS_VERIFY_OK(m_gate->load(u"A"_s, 10, false));
         QCOMPARE(m_gate->connectCount(), 1);
-        QVERIFY(m_redis->command({"CONFIG", "SET", "timeout", "1"}).has_value());
+        FS_VERIFY_OK(m_redis->command({"CONFIG", "SET", "timeout", "1"}));
         QThread::msleep(2200);
         const auto r = m_gate->reserve(u"A"_s, u"o1"_s, {}, 1);
         QVERIFY2(r.has_value(), qPrintable(r.error().message));
         QCOMPARE(r->code, GateCode::Reserved);
         QCOMPARE(m_gate->connectCount(), 2); // the closed connection was replaced
-        QVERIFY(m_redis->command({"CONFIG", "SET", "timeout", "0"}).has_value());
+        FS_VERIFY_OK(m_redis->command({"CONFIG", "SET", "timeout", "0"}));
     }
 
     void unixSocketDbAndAuth()
@@ -107,22 +104,23 @@ private slots:
         RedisUrl url = m_redis->unixUrl();
         url.db = 3;
         Gate onDb3(url);
-        QVERIFY(onDb3.load(u"U"_s, 7, false).has_value());
-        QCOMPARE(*onDb3.available(u"U"_s), 7);
+        FS_VERIFY_OK(onDb3.load(u"U"_s, 7, false));
+        QCOMPARE(FS_OK(onDb3.available(u"U"_s)), 7);
         QCOMPARE(available(u"U"_s), -1); // db 0 has no such key
 
-        QVERIFY(m_redis->command({"CONFIG", "SET", "requirepass", "pw1"}).has_value());
+        FS_VERIFY_OK(m_redis->command({"CONFIG", "SET", "requirepass", "pw1"}));
         RedisUrl authed = m_redis->url();
         authed.password = u"pw1"_s;
         Gate withPassword(authed);
-        QVERIFY(withPassword.load(u"P"_s, 1, false).has_value());
+        FS_VERIFY_OK(withPassword.load(u"P"_s, 1, false));
         authed.password = u"wrong"_s;
         Gate wrong(authed);
         const auto refused = wrong.connect();
+        QVERIFY(!refused);
         QCOMPARE(refused.error().code, ErrorCode::InvalidArgument);
         QVERIFY(!refused.error().message.contains(u"wrong"_s));
-        RedisConnection admin(*RedisUrl::parse(u"redis://:pw1@127.0.0.1:%1"_s.arg(m_redis->port())));
-        QVERIFY(admin.command({"CONFIG", "SET", "requirepass", ""}).has_value());
+        RedisConnection admin(FS_OK(RedisUrl::parse(u"redis://:pw1@127.0.0.1:%1"_s.arg(m_redis->port()))));
+        FS_VERIFY_OK(admin.command({"CONFIG", "SET", "requirepass", ""}));
     }
 
     void outageAnswersUnavailableInTimeAndResumes()
@@ -130,13 +128,13 @@ private slots:
         RedisFixture redis;
         QVERIFY2(redis.start(), qPrintable(redis.errorString()));
         Gate gate(redis.url(400));
-        QVERIFY(gate.load(u"K"_s, 1000, false).has_value());
+        FS_VERIFY_OK(gate.load(u"K"_s, 1000, false));
         QSet<QString> tokens;
         for (int i = 0; i < 50; ++i)
-            tokens.insert(gate.reserve(u"K"_s, u"before%1"_s.arg(i), {}, 1)->token);
+            tokens.insert(FS_OK(gate.reserve(u"K"_s, u"before%1"_s.arg(i), {}, 1)).token);
 
         // A server that hangs (stopped, socket open): the command timeout answers.
-        const QByteArray info = redis.command({"INFO", "server"})->str;
+        const QByteArray info = FS_OK(redis.command({"INFO", "server"})).str;
         const qint64 serverPid = QRegularExpression(u"process_id:(\\d+)"_s)
                                      .match(QString::fromUtf8(info)).captured(1).toLongLong();
         QVERIFY(serverPid > 0);
@@ -150,7 +148,7 @@ private slots:
         QCOMPARE(hung.error().code, ErrorCode::Unavailable);
         QVERIFY2(hungMs >= 350 && hungMs < 1500, qPrintable(QString::number(hungMs)));
         // The hung reserve may have run after SIGCONT: it is idempotent, repeat it.
-        QVERIFY(gate.reserve(u"K"_s, u"hung"_s, {}, 1).has_value());
+        FS_VERIFY_OK(gate.reserve(u"K"_s, u"hung"_s, {}, 1));
 
         redis.kill();
         for (int i = 0; i < 3; ++i) {
@@ -166,7 +164,7 @@ private slots:
         auto after = gate.reserve(u"K"_s, u"after0"_s, {}, 1);
         QVERIFY2(after.has_value(), qPrintable(after.error().message));
         QCOMPARE(after->code, GateCode::NoStockKey);
-        QVERIFY(gate.load(u"K"_s, 1000, false).has_value());
+        FS_VERIFY_OK(gate.load(u"K"_s, 1000, false));
         for (int i = 0; i < 50; ++i) {
             auto r = gate.reserve(u"K"_s, u"after%1"_s.arg(i), {}, 1);
             QVERIFY(r && r->code == GateCode::Reserved);
@@ -174,7 +172,7 @@ private slots:
             tokens.insert(r->token);
         }
         QCOMPARE(tokens.size(), 100);
-        QCOMPARE(*gate.available(u"K"_s), 950);
+        QCOMPARE(FS_OK(gate.available(u"K"_s)), 950);
     }
 
     void embeddedRedisNeverStartsASecondServer()
@@ -185,7 +183,7 @@ private slots:
         QTemporaryDir tmp;
         const QString dataDir = tmp.filePath(u"d"_s);
         EmbeddedRedis embedded(dataDir);
-        QVERIFY(embedded.start().has_value());
+        FS_VERIFY_OK(embedded.start());
         const qint64 pid = embedded.status().pid;
         QVERIFY(pid > 0);
         QCOMPARE(::kill(pid_t(pid), SIGSTOP), 0);
@@ -219,22 +217,22 @@ private slots:
         QVERIFY(st.pid > 0);
         {
             Gate gate(*url);
-            QCOMPARE(*gate.load(u"E"_s, 3, false), 3);
+            QCOMPARE(FS_OK(gate.load(u"E"_s, 3, false)), 3);
             RedisConnection c(*url);
-            QCOMPARE(c.command({"CONFIG", "GET", "appendonly"})->elements.value(1).str, "yes");
-            QCOMPARE(c.command({"CONFIG", "GET", "port"})->elements.value(1).str, "0");
+            QCOMPARE(FS_OK(c.command({"CONFIG", "GET", "appendonly"})).elements.value(1).str, "yes");
+            QCOMPARE(FS_OK(c.command({"CONFIG", "GET", "port"})).elements.value(1).str, "0");
         }
         EmbeddedRedis again(dataDir);
-        QVERIFY(again.start().has_value());
+        FS_VERIFY_OK(again.start());
         QVERIFY(again.wasReused());
         QCOMPARE(again.status().pid, st.pid);
-        QCOMPARE(*again.stop(), true);
+        QCOMPARE(FS_OK(again.stop()), true);
         QVERIFY(!embedded.status().running);
-        QCOMPARE(*embedded.stop(), false);
+        QCOMPARE(FS_OK(embedded.stop()), false);
         // Append-only file on: a restart keeps the gate's keys.
-        QVERIFY(embedded.start().has_value());
-        QCOMPARE(*Gate(embedded.url()).available(u"E"_s), 3);
-        QVERIFY(embedded.stop().has_value());
+        FS_VERIFY_OK(embedded.start());
+        QCOMPARE(FS_OK(Gate(embedded.url()).available(u"E"_s)), 3);
+        FS_VERIFY_OK(embedded.stop());
 
         const QByteArray path = qgetenv("PATH");
         qputenv("PATH", "/nonexistent");
@@ -249,3 +247,4 @@ private slots:
 
 QTEST_GUILESS_MAIN(TestGateConnection)
 #include "tst_gate_connection.moc"
+#include "support/TestChecks.h"

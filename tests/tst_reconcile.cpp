@@ -142,7 +142,7 @@ void TestReconcile::orphanPreDeduct()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     // The gate took 3 units, the process died before the book.
     auto g = engine->gate()->reserve(u"A"_s, u"o1"_s, {}, 3);
     QVERIFY(g && g->code == GateCode::Reserved);
@@ -175,7 +175,7 @@ void TestReconcile::staleHoldAfterRedisRestart()
     QVERIFY(redis.start());
     auto engine = test::openEngine(fresh.url(), redis.url(300));
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     auto r = engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}});
     QVERIFY(r && r->outcome == Outcome::Reserved);
     const QString token = r->lines.first().token;
@@ -192,7 +192,7 @@ void TestReconcile::staleHoldAfterRedisRestart()
     QVERIFY(!engine->takeWarnings().isEmpty());
     QVERIFY(redis.restart());
     for (const auto &cmd : restore)
-        QVERIFY(redis.command(cmd).has_value());
+        FS_VERIFY_OK(redis.command(cmd));
     QCOMPARE(engine->gateLevels(u"A"_s).available, 8);
 
     Reconciler rec(*engine);
@@ -203,16 +203,16 @@ void TestReconcile::staleHoldAfterRedisRestart()
     QCOMPARE(report.discrepancies.first().delta, 2);
     QCOMPARE(report.discrepancies.first().token, token);
     QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
 }
 
 void TestReconcile::gateShortfallAndExcess()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     Reconciler rec(*engine);
-    QVERIFY(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "7"}).has_value());
+    FS_VERIFY_OK(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "7"}));
     ReconcileReport report = passTwice(rec);
     QCOMPARE(report.discrepancies.size(), 1);
     QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::GateShortfall);
@@ -220,7 +220,7 @@ void TestReconcile::gateShortfallAndExcess()
     QCOMPARE(report.discrepancies.first().gateValue, 7);
     QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
 
-    QVERIFY(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "13"}).has_value());
+    FS_VERIFY_OK(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "13"}));
     report = passTwice(rec);
     QCOMPARE(report.discrepancies.size(), 1);
     QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::GateExcess);
@@ -233,7 +233,7 @@ void TestReconcile::negativeDriftWaitsForApproval()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5 WHERE sku = 'A'"_s));
     Reconciler rec(*engine);
     const ReconcileReport report = passTwice(rec);
@@ -244,27 +244,27 @@ void TestReconcile::negativeDriftWaitsForApproval()
     QCOMPARE(d.delta, -5);
     QCOMPARE(d.correction, Correction(RestoreBucket{Levels3{15, 0, 0}, Levels3{10, 0, 0}}));
     QCOMPARE(report.stillPending, 1);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 15); // never applied by itself
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 15); // never applied by itself
     auto paused = engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}});
-    QVERIFY(paused);
+    FS_VERIFY_OK(paused);
     QCOMPARE(paused->outcome, Outcome::Paused);
     // Redis loses its data (a restart without persistence): the gate is restored from the
     // book, pause first, so the SKU stays paused.
-    QVERIFY(redis.command({"FLUSHALL"}).has_value());
-    QCOMPARE(engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}})->outcome, Outcome::Paused);
+    FS_VERIFY_OK(redis.command({"FLUSHALL"}));
+    QCOMPARE(FS_OK(engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
 
     auto refused = rec.approve(d.id, u"mallory"_s, u"trust me"_s, kApprovers);
     QVERIFY(!refused);
     QCOMPARE(refused.error().code, ErrorCode::NotPermitted);
-    const qint64 ledgerBefore = *engine->book().ledgerCount();
+    const qint64 ledgerBefore = FS_OK(engine->book().ledgerCount());
     auto first = rec.approve(d.id, u"alice"_s, u"counted"_s, kApprovers);
     QVERIFY2(first, first ? "" : qPrintable(first.error().message));
     QCOMPARE(first->status, DiscrepancyStatus::Approved);
     QCOMPARE(first->resolvedBy, u"alice"_s);
     auto second = rec.approve(d.id, u"alice"_s, u"counted again"_s, kApprovers);
     QVERIFY(second && second->status == DiscrepancyStatus::Approved);
-    QCOMPARE(*engine->book().ledgerCount(), ledgerBefore + 1); // applied once
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    QCOMPARE(FS_OK(engine->book().ledgerCount()), ledgerBefore + 1); // applied once
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
     QVERIFY(test::bookHolds(*engine));
     QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
     auto open = engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}});
@@ -277,7 +277,7 @@ void TestReconcile::rejectLeavesStock()
 {
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available - 4, total = total - 4 WHERE sku = 'A'"_s));
     Reconciler rec(*engine);
     const ReconcileReport report = passTwice(rec);
@@ -285,11 +285,11 @@ void TestReconcile::rejectLeavesStock()
     QCOMPARE(report.discrepancies.first().delta, 4);
     auto rejected = rec.reject(report.discrepancies.first().id, u"alice"_s, u"recount first"_s, kApprovers);
     QVERIFY(rejected && rejected->status == DiscrepancyStatus::Rejected);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 6);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 6);
     auto open = engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}});
     QVERIFY(open && open->outcome == Outcome::Reserved); // last open one closed: unpaused
     auto again = rec.runPass(0);
-    QVERIFY(again);
+    FS_VERIFY_OK(again);
     for (const Discrepancy &d : again->discrepancies)
         qWarning("again: %s %s", qPrintable(discrepancyKindName(d.kind)), qPrintable(d.detail));
     QVERIFY(again->discrepancies.isEmpty() && again->stillPending == 0);
@@ -300,7 +300,7 @@ void TestReconcile::bookOnlyReservePaused()
     FS_FRESH_BOOK(fresh, u"sqlite"_s);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 1, total = total + 1"_s));
     Reconciler rec(*engine);
     auto report = rec.runPass(0);
@@ -315,20 +315,20 @@ void TestReconcile::releaseTheGateMissedFreesTheBuyer()
     // book, without her token. Her release cannot reach the gate; the reconciler's heal of
     // the gate's stock corrects her count too, so she can buy again.
     FS_GATED_ENGINE(u"sqlite"_s);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     auto sale = engine->createSale(u"A"_s, 0, 0, 120, 2);
     QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
-    QCOMPARE(engine->reserve(u"c1"_s, u"carol"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
-    QVERIFY(redis.command({"FLUSHALL"}).has_value());
-    QCOMPARE(engine->reserve(u"d1"_s, u"dave"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved); // restores
-    QCOMPARE(engine->reserve(u"c2"_s, u"carol"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
-    QCOMPARE(engine->release(u"c1"_s, u"cancel"_s)->outcome, Outcome::Released);
+    QCOMPARE(FS_OK(engine->reserve(u"c1"_s, u"carol"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
+    FS_VERIFY_OK(redis.command({"FLUSHALL"}));
+    QCOMPARE(FS_OK(engine->reserve(u"d1"_s, u"dave"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved); // restores
+    QCOMPARE(FS_OK(engine->reserve(u"c2"_s, u"carol"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::LimitExceeded);
+    QCOMPARE(FS_OK(engine->release(u"c1"_s, u"cancel"_s)).outcome, Outcome::Released);
     (void)engine->takeWarnings(); // the gate did not know the token
     Reconciler rec(*engine);
     const ReconcileReport report = passTwice(rec);
     QCOMPARE(report.autoFixed, 1); // the gate's shortfall of carol's 2 units
     QCOMPARE(engine->gateLevels(u"A"_s).available, 9);
-    QCOMPARE(engine->reserve(u"c3"_s, u"carol"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"c3"_s, u"carol"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
 }
 
 void TestReconcile::stalePauseIsLifted()
@@ -336,24 +336,24 @@ void TestReconcile::stalePauseIsLifted()
     // A discrepancy approved while the gate was away leaves the gate's pause behind: the
     // next pass (or a gate rebuild) lifts it, as the book no longer pauses the SKU.
     FS_GATED_ENGINE(u"sqlite"_s);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
     Reconciler rec(*engine);
     auto first = rec.runPass(0);
     QVERIFY(first && first->pendingApproval == 1);
-    QCOMPARE(engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}})->outcome, Outcome::Paused);
+    QCOMPARE(FS_OK(engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
     {
         auto bookOnly = test::openEngine(fresh.url()); // no gate: the approval cannot unpause it
         QVERIFY(bookOnly);
         Reconciler offline(*bookOnly);
-        QVERIFY(offline.approve(first->discrepancies.first().id, u"alice"_s, u"counted"_s, kApprovers).has_value());
+        FS_VERIFY_OK(offline.approve(first->discrepancies.first().id, u"alice"_s, u"counted"_s, kApprovers));
     }
-    QCOMPARE(engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}})->outcome, Outcome::Paused); // stale
-    QVERIFY(engine->rebuildGate(u"A"_s).has_value());
-    QCOMPARE(engine->reserve(u"p3"_s, {}, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
-    QVERIFY(engine->gate()->setPaused(u"A"_s, true).has_value()); // stale again
-    QVERIFY(rec.runPass(0).has_value());
-    QCOMPARE(engine->reserve(u"p4"_s, {}, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused); // stale
+    FS_VERIFY_OK(engine->rebuildGate(u"A"_s));
+    QCOMPARE(FS_OK(engine->reserve(u"p3"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+    FS_VERIFY_OK(engine->gate()->setPaused(u"A"_s, true)); // stale again
+    FS_VERIFY_OK(rec.runPass(0));
+    QCOMPARE(FS_OK(engine->reserve(u"p4"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
 }
 
 void TestReconcile::passPushesTheBooksSale()
@@ -361,14 +361,14 @@ void TestReconcile::passPushesTheBooksSale()
     // A gate that missed a start (two operators racing, or down at the time) has the open
     // sale closed: every pass pushes the sale as the book holds it.
     FS_GATED_ENGINE(u"sqlite"_s);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     auto sale = engine->createSale(u"A"_s, 0, 0, 120, 0);
     QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
-    QVERIFY(engine->gate()->setSale(u"A"_s, GateSale{false, 0, 0, 0}).has_value());
-    QCOMPARE(engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+    FS_VERIFY_OK(engine->gate()->setSale(u"A"_s, GateSale{false, 0, 0, 0}));
+    QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u1"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::SaleClosed);
     Reconciler rec(*engine);
-    QVERIFY(rec.runPass(0).has_value());
-    QCOMPARE(engine->reserve(u"o2"_s, u"u1"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    FS_VERIFY_OK(rec.runPass(0));
+    QCOMPARE(FS_OK(engine->reserve(u"o2"_s, u"u1"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
 }
 
 void TestReconcile::oneProcessSendsEachAlert()
@@ -377,10 +377,10 @@ void TestReconcile::oneProcessSendsEachAlert()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 1, total = total + 1"_s));
     Reconciler rec(*engine);
-    QVERIFY(rec.runPass(0).has_value());
+    FS_VERIFY_OK(rec.runPass(0));
     auto pending = rec.unalerted();
     QVERIFY(pending && pending->size() == 1);
     const qint64 id = pending->first().id;
@@ -388,13 +388,13 @@ void TestReconcile::oneProcessSendsEachAlert()
     auto other = test::openEngine(fresh.url());
     QVERIFY(other);
     Reconciler rec2(*other);
-    QCOMPARE(rec.claimAlert(id, 60000).value(), true);
-    QCOMPARE(rec2.claimAlert(id, 60000).value(), false); // taken: the other one sends it
-    QVERIFY(rec.finishAlert(id, false).has_value());      // not delivered: the claim goes back
-    QCOMPARE(rec2.claimAlert(id, 60000).value(), true);
-    QVERIFY(rec2.finishAlert(id, true).has_value());
-    QCOMPARE(rec.claimAlert(id, 0).value(), false);       // delivered: never again
-    QVERIFY(rec.unalerted()->isEmpty());
+    QCOMPARE(FS_OK(rec.claimAlert(id, 60000)), true);
+    QCOMPARE(FS_OK(rec2.claimAlert(id, 60000)), false); // taken: the other one sends it
+    FS_VERIFY_OK(rec.finishAlert(id, false));      // not delivered: the claim goes back
+    QCOMPARE(FS_OK(rec2.claimAlert(id, 60000)), true);
+    FS_VERIFY_OK(rec2.finishAlert(id, true));
+    QCOMPARE(FS_OK(rec.claimAlert(id, 0)), false);       // delivered: never again
+    QVERIFY(FS_OK(rec.unalerted()).isEmpty());
 }
 
 void TestReconcile::orderLedgerMismatch()
@@ -403,7 +403,7 @@ void TestReconcile::orderLedgerMismatch()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     QVERIFY(engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}}));
     QVERIFY(engine->database().exec(u"UPDATE orders SET status = 'PAID' WHERE order_id = 'o1'"_s));
     Reconciler rec(*engine);
@@ -415,7 +415,7 @@ void TestReconcile::orderLedgerMismatch()
     QCOMPARE(d.correction, Correction(ChangeOrderStatus{OrderStatus::Paid, OrderStatus::Pending}));
     auto ok = rec.approve(d.id, u"alice"_s, u"no payment arrived"_s, kApprovers);
     QVERIFY(ok && ok->status == DiscrepancyStatus::Approved);
-    QCOMPARE(**engine->book().orderStatus(u"o1"_s), OrderStatus::Pending);
+    QCOMPARE(*FS_OK(engine->book().orderStatus(u"o1"_s)), OrderStatus::Pending);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -425,7 +425,7 @@ void TestReconcile::unrefundedPayment()
     FS_FRESH_BOOK(fresh, backend);
     auto engine = test::openEngine(fresh.url());
     QVERIFY(engine);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     QVERIFY(engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}}));
     QVERIFY(engine->release(u"o1"_s, u"cancel"_s));
     QVERIFY(engine->database().exec(u"UPDATE orders SET payment_ref = 'pay9' WHERE order_id = 'o1'"_s));
@@ -436,7 +436,7 @@ void TestReconcile::unrefundedPayment()
     QCOMPARE(report.discrepancies.first().delta, 1);
     auto ok = rec.approve(report.discrepancies.first().id, u"alice"_s, u"refund it"_s, kApprovers);
     QVERIFY(ok && ok->status == DiscrepancyStatus::Approved);
-    QCOMPARE(*engine->book().refundCount(u"o1"_s), 1);
+    QCOMPARE(FS_OK(engine->book().refundCount(u"o1"_s)), 1);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -445,7 +445,7 @@ void TestReconcile::crashWindowRealCli()
     // PostgreSQL: another session holds the bucket row, so the CLI blocks inside the book
     // after the gate took its units (SQLite would block it earlier, in its migration check).
     FS_GATED_ENGINE(u"postgresql"_s);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     // A second session, by hand: a transaction left open on purpose.
     QSqlDatabase holder = QSqlDatabase::addDatabase(u"QPSQL"_s, u"holder"_s);
     holder.setHostName(fresh.url().host);
@@ -489,10 +489,10 @@ void TestReconcile::crashWindowRealCli()
     QCOMPARE(report.discrepancies.first().delta, 4);
     QCOMPARE(report.discrepancies.first().order, u"crash1"_s);
     QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
     auto late = engine->reserve(u"crash1"_s, {}, {{u"A"_s, 4, {}}});
     QVERIFY(!late || late->outcome != Outcome::Reserved); // fails on the fence
-    QCOMPARE(engine->book().levels(u"A"_s)->available, 10);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
     holder.close();
 }
 
@@ -648,3 +648,4 @@ void TestReconcile::approvalLeavesTheGateAsRebuildWould()
 
 QTEST_GUILESS_MAIN(TestReconcile)
 #include "tst_reconcile.moc"
+#include "support/TestChecks.h"

@@ -12,8 +12,14 @@
 #include "SalesView.h"
 #include "models/SalesModel.h"
 #include "models/DiscrepancyModel.h"
+#include "models/WarningModel.h"
+#include "gate/GateKeys.h"
+#include "reconcile/Reconciler.h"
 #include "store/Database.h"
 #include "store/SaleStore.h"
+#include "gate/Gate.h"
+#include "models/ModelRoles.h"
+#include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
 
 #include <QComboBox>
@@ -51,21 +57,19 @@ private slots:
     void embeddedGateThatFailsIsDownNotAbsent();
     void approveNegativeDriftThroughDialog();
     void staysResponsiveWhileGateHangs();
+    void engineWarningShowsInTheStatusBar();
+    void preflightShowsTheEngineLaunchRules();
 };
 
 void TestUiConsole::wizardLaunchesSale()
 {
+    // Through the gate, always: a launch that fell back to book-only would test something else.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    std::unique_ptr<RedisFixture> redis;
-    ConnectionProfile profile{dir.path(), {}, u"none"_s, u"tester"_s};
-    if (RedisFixture::serverInstalled()) {
-        redis = std::make_unique<RedisFixture>();
-        QVERIFY2(redis->start(), qPrintable(redis->errorString()));
-        profile.redisUrl = redis->url().toString();
-    } else if (qEnvironmentVariableIsSet("CI")) {
-        QFAIL("redis-server is not on PATH (CI is set)");
-    }
+    RedisFixture redis;
+    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
+    const EngineProfile profile{dir.path(), {}, redis.url().toString(), u"tester"_s};
     ConsoleSession session;
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
     session.open(profile);
@@ -102,19 +106,18 @@ void TestUiConsole::wizardLaunchesSale()
     auto sales = book->sales().list();
     QVERIFY(sales && sales->size() == 1);
     QCOMPARE(sales->first().status, SaleStatus::Open);
-    QCOMPARE(book->book().levels(u"FLASH1"_s)->available, 50);
-    if (!redis)
-        return;
+    QCOMPARE(FS_OK(book->book().levels(u"FLASH1"_s)).available, 50);
+    QVERIFY(info.gateConfigured);
 
     // A crowd on the started sale: 25 buyers take the 50 units, 5 find it sold out, one
     // comes back over the limit. The live sample carries the gate's counters, which the
     // live view turns into the reserve and reject rates.
-    auto gated = Engine::open(EngineOptions{*DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s)),
-                                            redis->url(), Actor{u"tester"_s, u"test"_s}});
-    QVERIFY(gated);
+    auto gated = Engine::open(EngineOptions{FS_OK(DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s))),
+                                            redis.url(), Actor{u"tester"_s, u"test"_s}});
+    FS_VERIFY_OK(gated);
     for (int i = 1; i <= 30; ++i)
-        QVERIFY((*gated)->reserve(u"o%1"_s.arg(i), u"u%1"_s.arg(i), {{u"FLASH1"_s, 2, {}}}).has_value());
-    QCOMPARE((*gated)->reserve(u"again"_s, u"u1"_s, {{u"FLASH1"_s, 1, {}}})->outcome, Outcome::LimitExceeded);
+        FS_VERIFY_OK((*gated)->reserve(u"o%1"_s.arg(i), u"u%1"_s.arg(i), {{u"FLASH1"_s, 2, {}}}));
+    QCOMPARE(FS_OK((*gated)->reserve(u"again"_s, u"u1"_s, {{u"FLASH1"_s, 1, {}}})).outcome, Outcome::LimitExceeded);
     QSignalSpy sampled(session.worker(), &EngineWorker::sampled);
     QVERIFY(session.sample());
     QTRY_VERIFY_WITH_TIMEOUT(!sampled.isEmpty(), 10000);
@@ -124,7 +127,7 @@ void TestUiConsole::wizardLaunchesSale()
     QCOMPARE(snap.skus.first().gateRefused, 6);
     QCOMPARE(snap.skus.first().available, 0);
     // Book-only, reserves skip the gate: its counters no longer tell the reject rate (n/a).
-    QVERIFY((*gated)->setSaleBookOnly(sale.id, true).has_value());
+    FS_VERIFY_OK((*gated)->setSaleBookOnly(sale.id, true));
     sampled.clear();
     QVERIFY(session.sample());
     QTRY_VERIFY_WITH_TIMEOUT(!sampled.isEmpty(), 10000);
@@ -139,18 +142,18 @@ void TestUiConsole::pauseAndResumeFromSalesView()
     {
         auto book = openBook(dir.path());
         QVERIFY(book);
-        QVERIFY(book->addSku(u"P1"_s, 10).has_value());
+        FS_VERIFY_OK(book->addSku(u"P1"_s, 10));
         auto sale = book->createSale(u"P1"_s, 0, 0, 60, 0);
-        QVERIFY(sale.has_value());
+        FS_VERIFY_OK(sale);
         saleId = sale->id;
-        QVERIFY(book->setSaleStatus(saleId, SaleStatus::Open).has_value());
+        FS_VERIFY_OK(book->setSaleStatus(saleId, SaleStatus::Open));
     }
     ConsoleSession session;
     SalesView view(&session);
     view.resize(1000, 400);
     view.show();
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
-    session.open(ConnectionProfile{dir.path(), {}, u"none"_s, u"tester"_s});
+    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
     QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
     // Samples refresh the view, as the main window wires them (the view asks for one after a change).
     connect(session.worker(), &EngineWorker::sampled, &view,
@@ -173,13 +176,13 @@ void TestUiConsole::pauseAndResumeFromSalesView()
     QCOMPARE(statusAfter(view.pauseAction()), SaleStatus::Paused);
     {
         auto book = openBook(dir.path());
-        QCOMPARE(book->sales().get(saleId)->status, SaleStatus::Paused);
-        QCOMPARE(book->reserve(u"o1"_s, u"u1"_s, {{u"P1"_s, 1, {}}})->outcome, Outcome::SaleClosed);
+        QCOMPARE(FS_OK(book->sales().get(saleId)).status, SaleStatus::Paused);
+        QCOMPARE(FS_OK(book->reserve(u"o1"_s, u"u1"_s, {{u"P1"_s, 1, {}}})).outcome, Outcome::SaleClosed);
     }
     QTRY_VERIFY(view.startAction()->isEnabled()); // Start resumes a paused sale
     QCOMPARE(statusAfter(view.startAction()), SaleStatus::Open);
     auto book = openBook(dir.path());
-    QCOMPARE(book->reserve(u"o2"_s, u"u1"_s, {{u"P1"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(book->reserve(u"o2"_s, u"u1"_s, {{u"P1"_s, 1, {}}})).outcome, Outcome::Reserved);
 }
 
 void TestUiConsole::embeddedGateThatFailsIsDownNotAbsent()
@@ -192,7 +195,7 @@ void TestUiConsole::embeddedGateThatFailsIsDownNotAbsent()
     QVERIFY(QDir().mkpath(dataDir));
     ConsoleSession session;
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
-    session.open(ConnectionProfile{dataDir, {}, {}, u"tester"_s});
+    session.open(EngineProfile{dataDir, {}, {}, u"tester"_s});
     QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
     const ConnectionInfo info = opened.first().first().value<ConnectionInfo>();
     QVERIFY2(info.bookOpen, qPrintable(info.error));
@@ -210,7 +213,7 @@ void TestUiConsole::embeddedGateThatFailsIsDownNotAbsent()
     auto book = openBook(dataDir);
     QVERIFY(book);
     auto sales = book->sales().list();
-    QVERIFY(sales.has_value());
+    FS_VERIFY_OK(sales);
     for (const Sale &s : *sales)
         QVERIFY(s.status != SaleStatus::Open);
 }
@@ -223,7 +226,7 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
     {
         auto book = openBook(dir.path());
         QVERIFY(book);
-        QVERIFY(book->addSku(u"A"_s, 10).has_value());
+        FS_VERIFY_OK(book->addSku(u"A"_s, 10));
         // Units the ledger cannot explain: negative drift the reconciler must not fix by itself.
         QVERIFY(book->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5 WHERE sku = 'A'"_s));
     }
@@ -232,7 +235,7 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
     view.resize(1000, 600);
     view.show();
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
-    session.open(ConnectionProfile{dir.path(), {}, u"none"_s, u"alice"_s});
+    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"alice"_s});
     QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
     QSignalSpy reconciled(session.worker(), &EngineWorker::reconciled);
     QSignalSpy failed(session.worker(), &EngineWorker::failed);
@@ -250,8 +253,8 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
     qint64 ledgerBefore = 0;
     {
         auto book = openBook(dir.path());
-        ledgerBefore = *book->book().ledgerCount();
-        QCOMPARE(book->book().levels(u"A"_s)->available, 15);
+        ledgerBefore = FS_OK(book->book().ledgerCount());
+        QCOMPARE(FS_OK(book->book().levels(u"A"_s)).available, 15);
     }
     QVERIFY(view.select(d.id));
     QVERIFY(view.approveAction()->isEnabled());
@@ -273,9 +276,9 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
     QVERIFY(!view.confirmSelected(true));
 
     auto book = openBook(dir.path());
-    QCOMPARE(*book->book().ledgerCount(), ledgerBefore + 1); // the book changed exactly once
-    QCOMPARE(book->book().levels(u"A"_s)->available, 10);
-    QVERIFY(book->book().check()->ok());
+    QCOMPARE(FS_OK(book->book().ledgerCount()), ledgerBefore + 1); // the book changed exactly once
+    QCOMPARE(FS_OK(book->book().levels(u"A"_s)).available, 10);
+    QVERIFY(FS_OK(book->book().check()).ok());
     qunsetenv("FLASHSTOCK_APPROVERS");
 }
 
@@ -286,7 +289,7 @@ void TestUiConsole::staysResponsiveWhileGateHangs()
     QVERIFY(silent.listen(QHostAddress::LocalHost));
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const ConnectionProfile profile{dir.path(), {},
+    const EngineProfile profile{dir.path(), {},
                                     u"redis://127.0.0.1:%1?connect_timeout_ms=5000&timeout_ms=5000"_s.arg(silent.serverPort()),
                                     u"tester"_s};
     MainWindow window(profile);
@@ -316,5 +319,76 @@ void TestUiConsole::staysResponsiveWhileGateHangs()
     QVERIFY(window.bookStatusText().contains(u"up"_s));
 }
 
+void TestUiConsole::engineWarningShowsInTheStatusBar()
+{
+    // Real redis-server, real book: the gate lost the SKU's stock key (Redis lost its data).
+    FS_GATED_ENGINE(u"sqlite"_s);
+    FS_VERIFY_OK(engine->addSku(u"W"_s, 10));
+    const qint64 saleId = FS_OK(engine->createSale(u"W"_s, 0, 0, 60, 0)).id;
+    engine.reset();
+    QVERIFY(redis.command({"DEL", GateKeys::key(u"W"_s, "stock")}).has_value());
+
+    QTemporaryDir dataDir;
+    MainWindow window(EngineProfile{dataDir.path(), fresh.urlText(), redis.url().toString(), u"tester"_s});
+    window.resize(1280, 800);
+    window.show();
+    QTRY_VERIFY_WITH_TIMEOUT(window.session()->connection().bookOpen, 10000);
+    QCOMPARE(window.warningStatusText(), u"No warnings"_s);
+    // Starting the sale finds the stock key gone and refills it from the book: the engine
+    // warns, and the console shows it within a sample or two.
+    QSignalSpy changed(window.session()->worker(), &EngineWorker::saleChanged);
+    window.session()->setSaleStatus(saleId, SaleStatus::Open);
+    QTRY_VERIFY_WITH_TIMEOUT(!changed.isEmpty(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.warningStatusText().contains(u"1 warning"_s), 5000);
+    const EngineWarning *w = window.warningModel()->at(0);
+    QVERIFY(w);
+    QCOMPARE(w->kind, WarningKind::GateRestored);
+    QCOMPARE(w->sku, u"W"_s);
+    QVERIFY2(w->message.contains(u"refilled from the book, available 10"_s), qPrintable(w->message));
+    QCOMPARE(FS_OK(Gate(redis.url()).available(u"W"_s)), 10);
+
+    QDialog *list = window.showWarnings();
+    QVERIFY(list->isVisible());
+    auto *table = list->findChild<QTableView *>();
+    QVERIFY(table);
+    QCOMPARE(table->model()->rowCount(), 1);
+    QCOMPARE(table->model()->index(0, WarningModel::Kind).data(RawRole).toString(), u"gate_restored"_s);
+    if (qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR")) {
+        QCoreApplication::processEvents();
+        const QDir shots(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR"));
+        QVERIFY(window.grab().save(shots.absoluteFilePath(u"warnings-status.png"_s)));
+        QVERIFY(list->grab().save(shots.absoluteFilePath(u"warnings.png"_s)));
+    }
+    window.warningModel()->clear(); // the Clear button
+    QCOMPARE(window.warningStatusText(), u"No warnings"_s);
+}
+
+void TestUiConsole::preflightShowsTheEngineLaunchRules()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    {
+        auto book = openBook(dir.path());
+        QVERIFY(book);
+        FS_VERIFY_OK(book->addSku(u"P"_s, 10));
+        FS_VERIFY_OK(book->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
+        QCOMPARE(FS_OK(Reconciler(*book).runPass(0)).stillPending, 1);
+    }
+    ConsoleSession session;
+    QSignalSpy opened(session.worker(), &EngineWorker::opened);
+    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
+    QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty(), 10000);
+    QSignalSpy ready(session.worker(), &EngineWorker::preflightReady);
+    session.preflight(u"P"_s, 5);
+    QTRY_VERIFY_WITH_TIMEOUT(!ready.isEmpty(), 10000);
+    const PreflightResult result = ready.first().first().value<PreflightResult>();
+    QVERIFY(!result.ok()); // the engine's rule, as `sale start` applies it
+    bool discrepancyBlocks = false;
+    for (const PreflightItem &item : result.items)
+        discrepancyBlocks = discrepancyBlocks || (!item.ok && item.blocking && item.label.contains(u"discrepancy"_s));
+    QVERIFY(discrepancyBlocks);
+}
+
 QTEST_MAIN(TestUiConsole)
 #include "tst_ui_console.moc"
+#include "support/TestChecks.h"

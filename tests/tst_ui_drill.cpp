@@ -32,7 +32,7 @@ void TestUiDrill::drillRunsFromTheView()
 {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const ConnectionProfile profile{dir.path(), {}, u"none"_s, u"tester"_s};
+    const EngineProfile profile{dir.path(), {}, u"none"_s, u"tester"_s};
     MainWindow window(profile);
     window.show();
     QTRY_VERIFY_WITH_TIMEOUT(window.session()->connection().bookOpen, 10000);
@@ -123,7 +123,7 @@ void TestUiDrill::drillWithGateAndAllFaults()
     QVERIFY2(redis.start(), qPrintable(redis.errorString()));
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    MainWindow window(ConnectionProfile{dir.path(), {}, redis.url().toString(), u"tester"_s});
+    MainWindow window(EngineProfile{dir.path(), {}, redis.url().toString(), u"tester"_s});
     window.show();
     QTRY_VERIFY_WITH_TIMEOUT(window.session()->connection().bookOpen, 10000);
     DrillView *view = window.drillView();

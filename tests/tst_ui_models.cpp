@@ -6,6 +6,7 @@
 #include "models/ModelRoles.h"
 #include "models/SalesModel.h"
 #include "models/SkuLevelsModel.h"
+#include "models/WarningModel.h"
 
 #include <QAbstractItemModelTester>
 #include <QtTest>
@@ -31,6 +32,7 @@ private slots:
     void salesModel();
     void discrepancyModel();
     void ledgerModel();
+    void warningModel();
     void liveChartStaysWithinCap();
     void liveRejectRateFollowsGateCounter();
 };
@@ -129,6 +131,32 @@ void TestUiModels::ledgerModel()
     QCOMPARE(model.index(1, LedgerModel::DeltaSold).data(RawRole).toLongLong(), 2);
     QCOMPARE(model.index(0, LedgerModel::DeltaAvailable).data().toString(), u"-2"_s);
     QCOMPARE(model.index(1, LedgerModel::DeltaAvailable).data().toString(), u"·"_s);
+}
+
+void TestUiModels::warningModel()
+{
+    WarningModel model(2);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy counted(&model, &WarningModel::countChanged);
+    model.add({EngineWarning{WarningKind::GateNotLoaded, u"A"_s, u"first"_s, 1000},
+               EngineWarning{WarningKind::TokenNotSettled, u"B"_s, u"second"_s, 2000},
+               EngineWarning{WarningKind::GateRestored, u"C"_s, u"third"_s, 3000}},
+              4);
+    QCOMPARE(counted.count(), 1);
+    QCOMPARE(model.rowCount(), 2); // bounded: the oldest went
+    QCOMPARE(model.dropped(), 5);  // one here, four the engine dropped
+    QCOMPARE(model.index(0, WarningModel::Sku).data().toString(), u"C"_s); // newest first
+    QCOMPARE(model.index(0, WarningModel::Kind).data(RawRole).toString(), u"gate_restored"_s);
+    QCOMPARE(model.index(0, WarningModel::Kind).data().toString(), u"gate restored"_s);
+    QCOMPARE(model.index(1, WarningModel::Time).data(RawRole).toLongLong(), 2000);
+    QCOMPARE(model.index(1, WarningModel::Message).data().toString(), u"second"_s);
+    QVERIFY(!model.at(2));
+    model.add({}, 0); // nothing new: nothing happens
+    QCOMPARE(counted.count(), 1);
+    model.clear();
+    QCOMPARE(model.rowCount(), 0);
+    QCOMPARE(model.dropped(), 0);
+    QCOMPARE(counted.count(), 2);
 }
 
 void TestUiModels::liveChartStaysWithinCap()

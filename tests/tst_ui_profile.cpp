@@ -1,12 +1,11 @@
 // The console's connection profile: the saved settings ([console] in the data dir's
-// flashstock.ini) never contain a password, passwords come from the environment at connect
-// time, and applying the dialog in the window reopens the session.
+// flashstock.ini) never contain a password, and applying the dialog in the window reopens
+// the session. (Passwords from the environment at connect time: tst_profile, EngineOpener.)
 
 #include "ConsoleSession.h"
 #include "MainWindow.h"
 #include "ProfileDialog.h"
 #include "ProfileSettings.h"
-#include "gate/RedisUrl.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -24,7 +23,6 @@ private slots:
     void stripPassword_data();
     void stripPassword();
     void savedSettingsHaveNoPassword();
-    void redisPasswordFromEnvironment();
     void applyingReopensTheSession();
 };
 
@@ -53,7 +51,7 @@ void TestUiProfile::savedSettingsHaveNoPassword()
 {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    ProfileDialog dialog(ConnectionProfile{dir.path(), {}, {}, u"tester"_s});
+    ProfileDialog dialog(EngineProfile{dir.path(), {}, {}, u"tester"_s});
     dialog.bookField()->setText(u"postgresql://ops:hunter2@db.example:5432/flash"_s);
     dialog.gateModeField()->setCurrentIndex(dialog.gateModeField()->findData(int(ProfileDialog::GateUrl)));
     QVERIFY(dialog.gateField()->isEnabled());
@@ -64,7 +62,7 @@ void TestUiProfile::savedSettingsHaveNoPassword()
         QCoreApplication::processEvents();
         QVERIFY(dialog.grab().save(QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(u"profile.png"_s)));
     }
-    const ConnectionProfile p = dialog.profile();
+    const EngineProfile p = dialog.profile();
     QVERIFY(ProfileSettings::save(p));
 
     QFile ini(ProfileSettings::filePath(dir.path()));
@@ -75,38 +73,17 @@ void TestUiProfile::savedSettingsHaveNoPassword()
     QVERIFY(bytes.contains("[console]"));
 
     QVERIFY(ProfileSettings::exists(dir.path()));
-    const ConnectionProfile loaded = ProfileSettings::load(ConnectionProfile{dir.path(), {}, {}, u"someone"_s});
+    const EngineProfile loaded = ProfileSettings::load(EngineProfile{dir.path(), {}, {}, u"someone"_s});
     QCOMPARE(loaded.dbUrl, u"postgresql://ops@db.example:5432/flash"_s);
     QCOMPARE(loaded.redisUrl, u"redis://cache:6379/0"_s);
     QCOMPARE(loaded.operatorName, u"night-shift"_s);
-}
-
-void TestUiProfile::redisPasswordFromEnvironment()
-{
-    qputenv("FLASHSTOCK_REDIS_PASSWORD", "from-env");
-    auto a = RedisUrl::parse(ProfileSettings::withRedisPassword(u"redis://cache:6379/0"_s));
-    QVERIFY(a);
-    QCOMPARE(a->password, u"from-env"_s);
-    auto b = RedisUrl::parse(ProfileSettings::withRedisPassword(u"redis://app@cache:6379"_s));
-    QVERIFY(b);
-    QCOMPARE(b->password, u"from-env"_s);
-    auto c = RedisUrl::parse(ProfileSettings::withRedisPassword(u"unix:///run/redis.sock?db=2"_s));
-    QVERIFY(c);
-    QCOMPARE(c->password, u"from-env"_s);
-    auto own = RedisUrl::parse(ProfileSettings::withRedisPassword(u"redis://:mine@cache:6379"_s));
-    QVERIFY(own);
-    QCOMPARE(own->password, u"mine"_s);
-    QCOMPARE(ProfileSettings::withRedisPassword(u"none"_s), u"none"_s);
-    QCOMPARE(ProfileSettings::withRedisPassword(QString()), QString());
-    qunsetenv("FLASHSTOCK_REDIS_PASSWORD");
-    QCOMPARE(ProfileSettings::withRedisPassword(u"redis://cache:6379/0"_s), u"redis://cache:6379/0"_s);
 }
 
 void TestUiProfile::applyingReopensTheSession()
 {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    MainWindow window(ConnectionProfile{dir.path(), {}, u"none"_s, u"tester"_s});
+    MainWindow window(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
     window.show();
     QTRY_VERIFY_WITH_TIMEOUT(window.session()->connection().bookOpen, 10000);
     QAction *action = nullptr;
@@ -123,8 +100,8 @@ void TestUiProfile::applyingReopensTheSession()
     QCOMPARE(window.session()->profile().operatorName, u"ops2"_s);
     QTRY_VERIFY_WITH_TIMEOUT(window.session()->connection().bookOpen, 10000);
     QTRY_VERIFY_WITH_TIMEOUT(window.bookStatusText().contains(u"up"_s), 10000);
-    QCOMPARE(ProfileSettings::load(ConnectionProfile{dir.path(), {}, {}, u"x"_s}).operatorName, u"ops2"_s);
-    QCOMPARE(ProfileSettings::load(ConnectionProfile{dir.path(), {}, {}, u"x"_s}).redisUrl, u"none"_s);
+    QCOMPARE(ProfileSettings::load(EngineProfile{dir.path(), {}, {}, u"x"_s}).operatorName, u"ops2"_s);
+    QCOMPARE(ProfileSettings::load(EngineProfile{dir.path(), {}, {}, u"x"_s}).redisUrl, u"none"_s);
 }
 
 QTEST_MAIN(TestUiProfile)

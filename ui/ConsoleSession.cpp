@@ -9,7 +9,7 @@ namespace flashstock {
 ConsoleSession::ConsoleSession(QObject *parent)
     : QObject(parent)
 {
-    qRegisterMetaType<ConnectionProfile>();
+    qRegisterMetaType<EngineProfile>();
     qRegisterMetaType<ConnectionInfo>();
     qRegisterMetaType<LiveSnapshot>();
     qRegisterMetaType<PreflightResult>();
@@ -18,6 +18,7 @@ ConsoleSession::ConsoleSession(QObject *parent)
     qRegisterMetaType<Discrepancy>();
     qRegisterMetaType<Sale>();
     qRegisterMetaType<LedgerSearchMode>();
+    qRegisterMetaType<QList<EngineWarning>>();
     m_thread.setObjectName(u"flashstock-engine"_s);
     m_worker = new EngineWorker; // no parent: it moves to the thread and dies there
     m_worker->moveToThread(&m_thread);
@@ -33,7 +34,7 @@ ConsoleSession::~ConsoleSession()
     m_thread.wait();
 }
 
-void ConsoleSession::open(const ConnectionProfile &profile)
+void ConsoleSession::open(const EngineProfile &profile)
 {
     m_profile = profile;
     QMetaObject::invokeMethod(m_worker, [w = m_worker, profile] { w->open(profile); }, Qt::QueuedConnection);

@@ -25,9 +25,9 @@ public:
     /// The worker, to connect to its signals (they arrive queued on this thread).
     EngineWorker *worker() const { return m_worker; }
     const ConnectionInfo &connection() const { return m_info; }
-    const ConnectionProfile &profile() const { return m_profile; }
+    const EngineProfile &profile() const { return m_profile; }
 
-    void open(const ConnectionProfile &profile);
+    void open(const EngineProfile &profile);
     /// Returns false (and does nothing) while a previous sample has not come back.
     bool sample();
     void preflight(const QString &sku, qint64 units);
@@ -43,7 +43,7 @@ private:
     QThread m_thread;
     EngineWorker *m_worker = nullptr;
     ConnectionInfo m_info;
-    ConnectionProfile m_profile;
+    EngineProfile m_profile;
     bool m_sampleInFlight = false;
 };
 

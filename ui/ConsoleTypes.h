@@ -1,7 +1,9 @@
 #pragma once
 
 #include "Domain.h"
+#include "EngineWarning.h"
 #include "drill/DrillOptions.h"
+#include "open/EngineProfile.h"
 #include "reconcile/Reconciler.h"
 
 #include <QList>
@@ -10,15 +12,6 @@
 #include <QStringList>
 
 namespace flashstock {
-
-/// Where the console connects: the same defaults as the CLI (CliContext). A plain value;
-/// any thread.
-struct ConnectionProfile {
-    QString dataDir;      ///< data dir of the embedded defaults (always set)
-    QString dbUrl;        ///< empty = SQLite flashstock.db in the data dir
-    QString redisUrl;     ///< empty = the data dir's private redis-server; `none` = book-only
-    QString operatorName; ///< written on ledger rows and approvals
-};
 
 /// What the worker found when it opened (or failed to open) the engine.
 struct ConnectionInfo {
@@ -144,7 +137,8 @@ struct DrillOutcome {
 
 } // namespace flashstock
 
-Q_DECLARE_METATYPE(flashstock::ConnectionProfile)
+Q_DECLARE_METATYPE(flashstock::EngineProfile)
+Q_DECLARE_METATYPE(flashstock::EngineWarning)
 Q_DECLARE_METATYPE(flashstock::ConnectionInfo)
 Q_DECLARE_METATYPE(flashstock::LiveSnapshot)
 Q_DECLARE_METATYPE(flashstock::PreflightResult)

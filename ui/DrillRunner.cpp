@@ -1,13 +1,9 @@
 #include "DrillRunner.h"
 
-#include "ProfileSettings.h"
-
 #include "drill/Drill.h"
-#include "gate/EmbeddedRedis.h"
+#include "open/EngineOpener.h"
 
-#include <QDir>
 #include <QElapsedTimer>
-#include <QFile>
 #include <QJsonDocument>
 
 using namespace Qt::StringLiterals;
@@ -16,9 +12,13 @@ namespace flashstock {
 
 namespace {
 
-/// The drill's options from the console's profile and the view's request, or why not.
-Result<DrillOptions> drillOptions(const ConnectionProfile &profile, const DrillRequest &request)
+/// The drill's options from the console's profile and the view's request, validated before
+/// any server starts; then the data dir and the gate are brought up as the console's are.
+Result<DrillOptions> drillOptions(const EngineProfile &profile, const DrillRequest &request)
 {
+    auto resolved = EngineOpener::resolve(profile);
+    if (!resolved)
+        return std::unexpected(resolved.error());
     DrillOptions o;
     o.sku = request.sku.trimmed();
     o.stock = request.stock;
@@ -27,40 +27,25 @@ Result<DrillOptions> drillOptions(const ConnectionProfile &profile, const DrillR
     o.payRatio = request.payRatio;
     o.holdSeconds = request.holdSeconds;
     o.seed = request.seed;
-    o.operatorName = profile.operatorName;
     auto faults = parseFaults(request.faults);
     if (!faults)
         return std::unexpected(faults.error());
     o.faults = *faults;
-
-    const bool embedded = profile.redisUrl.isEmpty();
-    auto db = ProfileSettings::bookUrl(profile);
-    if (!db)
-        return std::unexpected(db.error());
-    o.db = *db;
-    // Validate before starting any server (a gate is assumed unless the profile says none).
-    auto gate = ProfileSettings::gateUrl(profile);
-    if (!gate)
-        return std::unexpected(gate.error());
-    std::optional<RedisUrl> redis = *gate;
-    o.redis = embedded ? std::optional<RedisUrl>(RedisUrl::unixSocket(u"/validation-only"_s)) : redis;
+    o.useProfile(*resolved);
     if (auto v = o.validate(); !v)
         return std::unexpected(v.error());
-    if (embedded) {
-        EmbeddedRedis server(profile.dataDir);
-        auto started = server.start();
-        if (!started)
-            return std::unexpected(started.error());
-        redis = *started;
-        o.embeddedDataDir = profile.dataDir;
-    }
-    o.redis = redis;
+    auto opened = EngineOpener::open(*resolved, u"drill"_s);
+    if (!opened)
+        return std::unexpected(opened.error());
+    if (!opened->gate.problem.isEmpty())
+        return fail(ErrorCode::Unavailable,
+                    QObject::tr("The drill needs its gate, which is down: %1").arg(opened->gate.problem), u"redis"_s);
     return o;
 }
 
 } // namespace
 
-void DrillRunner::run(const ConnectionProfile &profile, const DrillRequest &request,
+void DrillRunner::run(const EngineProfile &profile, const DrillRequest &request,
                       std::shared_ptr<std::atomic<bool>> cancel)
 {
     QElapsedTimer clock;
@@ -96,7 +81,7 @@ void DrillRunner::run(const ConnectionProfile &profile, const DrillRequest &requ
 DrillController::DrillController(QObject *parent)
     : QObject(parent)
 {
-    qRegisterMetaType<ConnectionProfile>();
+    qRegisterMetaType<EngineProfile>();
     qRegisterMetaType<DrillRequest>();
     qRegisterMetaType<DrillOutcome>();
     qRegisterMetaType<DrillProgress>();
@@ -115,7 +100,7 @@ DrillController::~DrillController()
     m_thread.wait();
 }
 
-bool DrillController::start(const ConnectionProfile &profile, const DrillRequest &request)
+bool DrillController::start(const EngineProfile &profile, const DrillRequest &request)
 {
     if (m_running)
         return false;

@@ -12,8 +12,8 @@ namespace flashstock {
 
 /// Runs drills for the console. Lives on its own thread (DrillController moves it there),
 /// so a drill of several minutes blocks neither the GUI nor the EngineWorker's calls.
-/// Resolves the book and gate from the console's ConnectionProfile the way EngineWorker
-/// does (the data dir's SQLite book and private redis-server by default).
+/// Opens the book and gate of the console's EngineProfile through EngineOpener, as
+/// EngineWorker does (the data dir's SQLite book and private redis-server by default).
 class DrillRunner : public QObject {
     Q_OBJECT
 public:
@@ -22,7 +22,7 @@ public:
 public slots:
     /// Runs one drill to the end (blocking this thread); reports progress and the outcome.
     /// Setting `*cancel` (any thread) winds the drill down early (DrillOptions::cancelled).
-    void run(const flashstock::ConnectionProfile &profile, const flashstock::DrillRequest &request,
+    void run(const flashstock::EngineProfile &profile, const flashstock::DrillRequest &request,
              std::shared_ptr<std::atomic<bool>> cancel = {});
 
 signals:
@@ -41,7 +41,7 @@ public:
     DrillRunner *runner() const { return m_runner; }
     bool isRunning() const { return m_running; }
     /// Returns false (and does nothing) while a drill runs.
-    bool start(const ConnectionProfile &profile, const DrillRequest &request);
+    bool start(const EngineProfile &profile, const DrillRequest &request);
     /// Asks the running drill to wind down early (its outcome says cancelled); the
     /// destructor does the same, so closing the console does not wait for a whole drill.
     void cancel();

@@ -209,7 +209,7 @@ void DrillView::run()
     r.holdSeconds = m_hold->value();
     r.faults = m_faults->currentData().toString();
     r.seed = quint64(m_seed->value());
-    const ConnectionProfile profile = m_session->profile();
+    const EngineProfile profile = m_session->profile();
     const ConnectionInfo &info = m_session->connection();
     m_target->setText(tr("Book: %1\nGate: %2")
                           .arg(info.bookDisplay.isEmpty() ? tr("(the console's)") : info.bookDisplay,

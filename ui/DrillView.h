@@ -20,7 +20,7 @@ class ConsoleSession;
 class DrillController;
 
 /// The drill view: a rehearsal on a fresh SKU against the console's own book and gate (the
-/// session's ConnectionProfile). The drill runs on its own thread (DrillController); its
+/// session's EngineProfile). The drill runs on its own thread (DrillController); its
 /// progress and report arrive as queued signals; the report is shown as text (or JSON) with
 /// PASSED or FAILED large above it. GUI thread.
 class DrillView : public QWidget {

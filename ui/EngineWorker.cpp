@@ -1,20 +1,15 @@
 #include "EngineWorker.h"
 
-#include "ProfileSettings.h"
-#include "reconcile/Approvers.h"
-
 #include "Engine.h"
 #include "Identifiers.h"
-#include "gate/EmbeddedRedis.h"
 #include "gate/Gate.h"
-#include "store/SaleStore.h"
+#include "open/EngineOpener.h"
+#include "reconcile/Approvers.h"
 #include "reconcile/Reconciler.h"
+#include "store/SaleStore.h"
 
 #include <QDateTime>
-#include <QDir>
 #include <QElapsedTimer>
-#include <QFile>
-#include <QSettings>
 
 using namespace Qt::StringLiterals;
 
@@ -49,7 +44,7 @@ bool EngineWorker::requireEngine(const QString &what)
     return false;
 }
 
-void EngineWorker::open(const ConnectionProfile &profile)
+void EngineWorker::open(const EngineProfile &profile)
 {
     m_reconciler.reset();
     m_engine.reset();
@@ -60,38 +55,20 @@ void EngineWorker::open(const ConnectionProfile &profile)
         info.error = error;
         emit opened(info);
     };
-    if (auto r = checkName(profile.operatorName, u"operator"_s); !r)
-        return finish(r.error().message);
-    const bool embedded = profile.redisUrl.isEmpty();
-    auto db = ProfileSettings::bookUrl(profile);
-    if (!db)
-        return finish(db.error().message);
-    info.bookDisplay = db->display();
-
-    std::optional<RedisUrl> redis;
-    if (embedded) {
-        EmbeddedRedis server(profile.dataDir);
-        if (auto started = server.start()) {
-            redis = *started;
-            info.gateDisplay = started->toDisplayString();
-        } else {
-            // Stay usable for the book, with the gate configured and down (never book-only
-            // by accident): reserves fail closed and starting a sale says the gate is missing.
-            redis = server.url();
-            info.gateDisplay = tr("embedded redis-server failed: %1").arg(started.error().message);
-        }
-    } else {
-        auto gate = ProfileSettings::gateUrl(profile);
-        if (!gate)
-            return finish(gate.error().message);
-        redis = *gate;
-        info.gateDisplay = redis ? redis->toDisplayString() : tr("none (book-only)");
-    }
-    info.gateConfigured = redis.has_value();
-    auto engine = Engine::open(EngineOptions{*db, redis, Actor{profile.operatorName, u"console"_s}});
-    if (!engine)
-        return finish(engine.error().message);
-    m_engine = std::move(*engine);
+    auto resolved = EngineOpener::resolve(profile);
+    if (!resolved)
+        return finish(resolved.error().message);
+    info.bookDisplay = resolved->book.display();
+    info.gateConfigured = resolved->gateMode != GateMode::BookOnly;
+    info.gateDisplay = resolved->gate ? resolved->gate->toDisplayString() : tr("none (book-only)");
+    auto opened = EngineOpener::open(*resolved, u"console"_s);
+    if (!opened)
+        return finish(opened.error().message);
+    // A gate that did not come up stays configured and down (never book-only by accident):
+    // reserves fail closed and starting a sale says the gate is missing.
+    if (!opened->gate.problem.isEmpty())
+        info.gateDisplay = tr("embedded redis-server failed: %1").arg(opened->gate.problem);
+    m_engine = std::move(opened->engine);
     m_reconciler = std::make_unique<Reconciler>(*m_engine);
     info.bookOpen = true;
     finish({});
@@ -152,6 +129,14 @@ void EngineWorker::sample()
         }
     }
     emit sampled(snap);
+    reportWarnings();
+}
+
+void EngineWorker::reportWarnings()
+{
+    const WarningRing warnings = m_engine->takeWarnings();
+    if (!warnings.isEmpty() || warnings.dropped() > 0)
+        emit warned(warnings.items(), warnings.dropped());
 }
 
 void EngineWorker::preflight(const QString &sku, qint64 units)
@@ -188,25 +173,38 @@ void EngineWorker::preflight(const QString &sku, qint64 units)
                                               .arg(units)
                                               .arg(units - levels->available),
                                           true, true};
-        if (auto latest = m_engine->sales().latestFor(sku); latest && *latest && (*latest)->status == SaleStatus::Open)
-            result.items << PreflightItem{tr("Sale #%1 of this SKU is still open: stop it first").arg((*latest)->id),
-                                          false, true};
-        else
-            result.items << PreflightItem{tr("No other open sale of this SKU"), true, true};
     } else {
         result.items << PreflightItem{tr("New SKU: created with %L1 units (ledgered)").arg(units), units > 0, true};
     }
-    if (auto pending = m_reconciler->list(DiscrepancyStatus::PendingApproval)) {
-        int open = 0;
-        for (const auto &d : *pending)
-            open += d.sku == sku;
-        result.items << PreflightItem{open ? tr("%n open discrepancy(s) on this SKU: resolve first", nullptr, open)
-                                           : tr("No open discrepancy on this SKU"),
-                                      open == 0, true};
-    } else {
-        result.items << PreflightItem{tr("Discrepancies unknown: %1").arg(pending.error().message), false, true};
-    }
+    addLaunchRules(result, sku);
     emit preflightReady(result);
+}
+
+void EngineWorker::addLaunchRules(PreflightResult &result, const QString &sku)
+{
+    auto blockers = m_engine->launchBlockers(sku);
+    if (!blockers) {
+        result.items << PreflightItem{tr("Launch rules not checked: %1").arg(blockers.error().message), false, true};
+        return;
+    }
+    int discrepancies = 0;
+    bool liveSale = false;
+    for (const LaunchBlocker &b : std::as_const(*blockers)) {
+        if (b.kind == LaunchBlocker::Kind::PendingDiscrepancy) {
+            ++discrepancies;
+            continue;
+        }
+        liveSale = true;
+        result.items << PreflightItem{tr("Sale #%1 of this SKU is still live (open, paused or scheduled): stop it first")
+                                          .arg(b.id),
+                                      false, true};
+    }
+    if (!liveSale)
+        result.items << PreflightItem{tr("No other live sale of this SKU"), true, true};
+    result.items << PreflightItem{discrepancies ? tr("%n open discrepancy(s) on this SKU: resolve first", nullptr,
+                                                     discrepancies)
+                                                : tr("No open discrepancy on this SKU"),
+                                  discrepancies == 0, true};
 }
 
 void EngineWorker::launchSale(const SaleRequest &req)

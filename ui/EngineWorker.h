@@ -22,12 +22,15 @@ public:
     ~EngineWorker() override;
 
 public slots:
-    /// Opens the engine on `profile` (starting or reusing the embedded redis-server when no
-    /// gate URL is given). A gate that cannot be started leaves the console book-only.
-    void open(const flashstock::ConnectionProfile &profile);
-    /// Health of both tiers, every SKU's levels (book and gate) and the sales.
+    /// Opens the engine on `profile` through EngineOpener (starting or reusing the embedded
+    /// redis-server when no gate URL is given). A gate that cannot be started is configured
+    /// and down (ConnectionInfo::gateDisplay says why), never book-only.
+    void open(const flashstock::EngineProfile &profile);
+    /// Health of both tiers, every SKU's levels (book and gate) and the sales; then the
+    /// engine's warnings since the last sample, if any (warned()).
     void sample();
-    /// The launch pre-flight for `units` of `sku`.
+    /// The launch pre-flight for `units` of `sku`: gate health, stock, and the engine's
+    /// launch rules (Engine::launchBlockers).
     void preflight(const QString &sku, qint64 units);
     /// Creates (or tops up) the SKU, creates the sale and, if asked, starts it.
     void launchSale(const flashstock::SaleRequest &request);
@@ -58,12 +61,17 @@ signals:
     void ledgerFound(const flashstock::LedgerSearchResult &result);
     /// `what`: the action that failed (for people); `message`: why.
     void failed(const QString &what, const QString &message);
+    /// The engine's warnings since the last report, oldest first; `dropped`: older ones the
+    /// engine's ring had to drop meanwhile.
+    void warned(const QList<flashstock::EngineWarning> &warnings, qint64 dropped);
 
 private:
     QStringList approvers() const;
     bool requireEngine(const QString &what);
+    void addLaunchRules(PreflightResult &result, const QString &sku);
+    void reportWarnings();
 
-    ConnectionProfile m_profile;
+    EngineProfile m_profile;
     std::unique_ptr<Engine> m_engine;
     std::unique_ptr<Reconciler> m_reconciler;
 };

@@ -12,10 +12,16 @@
 #include "SalesView.h"
 #include "models/DiscrepancyModel.h"
 #include "models/LedgerModel.h"
+#include "models/WarningModel.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QPushButton>
+#include <QVBoxLayout>
 #include <QSpinBox>
 #include <QTableView>
 #include <QDir>
@@ -25,6 +31,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
+#include <QToolButton>
 
 using namespace Qt::StringLiterals;
 
@@ -42,13 +49,49 @@ QString badge(const QString &color, const QString &text)
     return u"<span style=\"color:%1\">●</span> %2"_s.arg(color, text.toHtmlEscaped());
 }
 
+/// The list of `model`'s warnings with the dropped count and Clear; `model` stays the caller's.
+QDialog *warningsDialog(WarningModel *model, QWidget *parent)
+{
+    auto *dialog = new QDialog(parent);
+    dialog->setWindowTitle(QObject::tr("Engine warnings"));
+    auto *layout = new QVBoxLayout(dialog);
+    auto *intro = new QLabel(QObject::tr("Gate trouble met after the book had answered. The book stays right; the "
+                                         "reconciler (or the action each one names) heals the gate."),
+                             dialog);
+    intro->setWordWrap(true);
+    layout->addWidget(intro);
+    auto *table = new QTableView(dialog);
+    table->setModel(model);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setWordWrap(false);
+    table->verticalHeader()->hide();
+    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table->horizontalHeader()->setStretchLastSection(true);
+    layout->addWidget(table);
+    auto *dropped = new QLabel(dialog);
+    layout->addWidget(dropped);
+    const auto showDropped = [model, dropped] {
+        dropped->setVisible(model->dropped() > 0);
+        dropped->setText(QObject::tr("%L1 older warnings dropped: only the newest are kept.").arg(model->dropped()));
+    };
+    QObject::connect(model, &WarningModel::countChanged, dropped, showDropped);
+    showDropped();
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+    QObject::connect(buttons->addButton(QObject::tr("C&lear"), QDialogButtonBox::ResetRole), &QPushButton::clicked,
+                     model, &WarningModel::clear);
+    QObject::connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+    layout->addWidget(buttons);
+    dialog->resize(900, 420);
+    return dialog;
+}
+
 const QString kGreen = u"#2e9d4b"_s;
 const QString kAmber = u"#d08a00"_s;
 const QString kRed = u"#d9534f"_s;
 
 } // namespace
 
-MainWindow::MainWindow(const ConnectionProfile &profile, QWidget *parent)
+MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     : QMainWindow(parent)
     , m_session(new ConsoleSession(this))
 {
@@ -99,6 +142,14 @@ MainWindow::MainWindow(const ConnectionProfile &profile, QWidget *parent)
     m_where = new QLabel(this);
     m_gateStatus->setText(badge(kAmber, tr("Gate: connecting…")));
     m_bookStatus->setText(badge(kAmber, tr("Book: opening…")));
+    m_warningModel = new WarningModel(WarningModel::kDefaultCapacity, this);
+    m_warningStatus = new QToolButton(this);
+    m_warningStatus->setAutoRaise(true);
+    m_warningStatus->setToolTip(tr("Engine warnings: gate trouble left for the reconciler (click for the list)"));
+    connect(m_warningStatus, &QToolButton::clicked, this, &MainWindow::showWarnings);
+    connect(m_warningModel, &WarningModel::countChanged, this, &MainWindow::updateWarningStatus);
+    updateWarningStatus();
+    statusBar()->addPermanentWidget(m_warningStatus);
     statusBar()->addPermanentWidget(m_where);
     statusBar()->addPermanentWidget(m_gateStatus);
     statusBar()->addPermanentWidget(m_bookStatus);
@@ -112,6 +163,7 @@ MainWindow::MainWindow(const ConnectionProfile &profile, QWidget *parent)
     connect(w, &EngineWorker::opened, this, &MainWindow::onOpened);
     connect(w, &EngineWorker::sampled, this, &MainWindow::onSampled);
     connect(w, &EngineWorker::failed, this, &MainWindow::onFailed);
+    connect(w, &EngineWorker::warned, m_warningModel, &WarningModel::add);
 
     m_sampleTimer = new QTimer(this);
     m_sampleTimer->setInterval(1000);
@@ -128,7 +180,7 @@ void MainWindow::editConnection()
     auto *dialog = new ProfileDialog(m_session->profile(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
-        const ConnectionProfile p = dialog->profile();
+        const EngineProfile p = dialog->profile();
         if (!ProfileSettings::save(p))
             showStatusMessage(tr("Cannot save the profile to %1").arg(ProfileSettings::filePath(p.dataDir)));
         reopen(p);
@@ -136,7 +188,7 @@ void MainWindow::editConnection()
     dialog->open();
 }
 
-void MainWindow::reopen(const ConnectionProfile &profile)
+void MainWindow::reopen(const EngineProfile &profile)
 {
     m_sampleTimer->stop();
     m_liveSkuChosen = false;
@@ -160,6 +212,30 @@ QString MainWindow::gateStatusText() const
 QString MainWindow::bookStatusText() const
 {
     return m_bookStatus->text();
+}
+
+QString MainWindow::warningStatusText() const
+{
+    return m_warningStatus->text();
+}
+
+void MainWindow::updateWarningStatus()
+{
+    const qint64 count = m_warningModel->rowCount() + m_warningModel->dropped();
+    // Quiet when there is nothing to read; amber, with the count, when there is.
+    m_warningStatus->setText(count == 0   ? tr("No warnings")
+                             : count == 1 ? tr("⚠ 1 warning")
+                                          : tr("⚠ %L1 warnings").arg(count));
+    m_warningStatus->setStyleSheet(count ? u"QToolButton { color: %1; font-weight: bold; }"_s.arg(kAmber) : QString());
+}
+
+QDialog *MainWindow::showWarnings()
+{
+    if (!m_warningsDialog)
+        m_warningsDialog = warningsDialog(m_warningModel, this);
+    m_warningsDialog->show();
+    m_warningsDialog->raise();
+    return m_warningsDialog;
 }
 
 void MainWindow::onOpened(const ConnectionInfo &info)

@@ -4,9 +4,11 @@
 
 #include <QMainWindow>
 
+class QDialog;
 class QLabel;
 class QTabWidget;
 class QTimer;
+class QToolButton;
 
 namespace flashstock {
 
@@ -16,18 +18,19 @@ class LedgerView;
 class LiveView;
 class ReconciliationView;
 class SalesView;
+class WarningModel;
 
 /// The operations console's main window: Live, Sales, Reconciliation, Ledger and Drill tabs over one
 /// ConsoleSession, a 1 s sample timer, and a status bar with the health and round-trip
-/// latency of the gate and the book. Either tier may be down: the window says so and keeps
-/// what still works. GUI thread.
+/// latency of the gate and the book, and the engine's warnings (a count that opens their
+/// list). Either tier may be down: the window says so and keeps what still works. GUI thread.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     enum Tab { LiveTab, SalesTab, ReconciliationTab, LedgerTab, DrillTab };
 
     /// Opens `profile` in the background; the window shows at once.
-    explicit MainWindow(const ConnectionProfile &profile, QWidget *parent = nullptr);
+    explicit MainWindow(const EngineProfile &profile, QWidget *parent = nullptr);
     ~MainWindow() override;
 
     ConsoleSession *session() const { return m_session; }
@@ -40,6 +43,13 @@ public:
     /// Text of the gate and book health labels (for tests).
     QString gateStatusText() const;
     QString bookStatusText() const;
+    /// The engine's recent warnings, as the status bar counts them and their list shows them.
+    WarningModel *warningModel() const { return m_warningModel; }
+    /// Text of the warnings indicator (for tests).
+    QString warningStatusText() const;
+    /// Shows the list of recent warnings (the indicator's click): newest first, with how many
+    /// older ones were dropped and a Clear button. One dialog, raised if open.
+    QDialog *showWarnings();
 
     /// Screenshot mode: once data has arrived (a few samples), saves each tab as PNG into
     /// `dir` (live.png, sales.png, reconciliation.png, ledger.png, launch-wizard.png), then
@@ -59,8 +69,9 @@ private:
     void onSampled(const LiveSnapshot &snapshot);
     void onFailed(const QString &what, const QString &message);
     void shootNow();
-    void reopen(const ConnectionProfile &profile);
+    void reopen(const EngineProfile &profile);
     void saveShot(QWidget *widget, const QString &name);
+    void updateWarningStatus();
 
     ConsoleSession *m_session = nullptr;
     QTabWidget *m_tabs = nullptr;
@@ -72,6 +83,9 @@ private:
     QLabel *m_gateStatus = nullptr;
     QLabel *m_bookStatus = nullptr;
     QLabel *m_where = nullptr;
+    WarningModel *m_warningModel = nullptr;
+    QToolButton *m_warningStatus = nullptr;
+    QDialog *m_warningsDialog = nullptr;
     QTimer *m_sampleTimer = nullptr;
     QString m_screenshotDir;
     int m_samplesBeforeShots = 0;

@@ -14,7 +14,7 @@ using namespace Qt::StringLiterals;
 
 namespace flashstock {
 
-ProfileDialog::ProfileDialog(const ConnectionProfile &profile, QWidget *parent)
+ProfileDialog::ProfileDialog(const EngineProfile &profile, QWidget *parent)
     : QDialog(parent)
     , m_base(profile)
 {
@@ -74,9 +74,9 @@ void ProfileDialog::updateGateField()
     m_gate->setEnabled(m_gateMode->currentData().toInt() == GateUrl);
 }
 
-ConnectionProfile ProfileDialog::profile() const
+EngineProfile ProfileDialog::profile() const
 {
-    ConnectionProfile p = m_base;
+    EngineProfile p = m_base;
     p.dbUrl = ProfileSettings::stripPassword(m_book->text().trimmed());
     switch (GateMode(m_gateMode->currentData().toInt())) {
     case GateEmbedded:

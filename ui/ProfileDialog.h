@@ -18,10 +18,10 @@ class ProfileDialog : public QDialog {
 public:
     enum GateMode { GateEmbedded, GateNone, GateUrl };
 
-    explicit ProfileDialog(const ConnectionProfile &profile, QWidget *parent = nullptr);
+    explicit ProfileDialog(const EngineProfile &profile, QWidget *parent = nullptr);
 
     /// The edited profile (same data dir), passwords stripped.
-    ConnectionProfile profile() const;
+    EngineProfile profile() const;
 
     QLineEdit *bookField() const { return m_book; }
     QComboBox *gateModeField() const { return m_gateMode; }
@@ -31,7 +31,7 @@ public:
 private:
     void updateGateField();
 
-    ConnectionProfile m_base;
+    EngineProfile m_base;
     QLineEdit *m_book = nullptr;
     QComboBox *m_gateMode = nullptr;
     QLineEdit *m_gate = nullptr;

@@ -1,9 +1,6 @@
 #include "ProfileSettings.h"
 
 #include <QDir>
-#include <QFile>
-#include <QFileInfo>
-#include <QObject>
 #include <QSettings>
 #include <QUrl>
 #include <QUrlQuery>
@@ -14,7 +11,7 @@ namespace flashstock {
 
 QString ProfileSettings::filePath(const QString &dataDir)
 {
-    return QDir(dataDir).absoluteFilePath(u"flashstock.ini"_s);
+    return EngineProfile::settingsFile(dataDir);
 }
 
 bool ProfileSettings::exists(const QString &dataDir)
@@ -23,9 +20,9 @@ bool ProfileSettings::exists(const QString &dataDir)
     return s.childGroups().contains(u"console"_s);
 }
 
-ConnectionProfile ProfileSettings::load(const ConnectionProfile &base)
+EngineProfile ProfileSettings::load(const EngineProfile &base)
 {
-    ConnectionProfile p = base;
+    EngineProfile p = base;
     QSettings s(filePath(base.dataDir), QSettings::IniFormat);
     s.beginGroup(u"console"_s);
     if (s.contains(u"book"_s))
@@ -37,7 +34,7 @@ ConnectionProfile ProfileSettings::load(const ConnectionProfile &base)
     return p;
 }
 
-bool ProfileSettings::save(const ConnectionProfile &profile)
+bool ProfileSettings::save(const EngineProfile &profile)
 {
     if (!QDir().mkpath(profile.dataDir))
         return false;
@@ -80,54 +77,6 @@ QString ProfileSettings::stripPassword(const QString &url)
     if (emptyUser)
         out.replace(u"://@"_s, u"://"_s);
     return out;
-}
-
-QString ProfileSettings::withRedisPassword(const QString &url)
-{
-    const QString pw = qEnvironmentVariable("FLASHSTOCK_REDIS_PASSWORD");
-    const QString text = url.trimmed();
-    if (pw.isEmpty() || !text.contains(u"://"_s))
-        return url;
-    const QString encoded = QString::fromLatin1(QUrl::toPercentEncoding(pw));
-    if (text.startsWith(u"unix://"_s)) {
-        if (text.contains(u"password="_s))
-            return url;
-        return text + (text.contains(u'?') ? u"&"_s : u"?"_s) + u"password="_s + encoded;
-    }
-    const qsizetype start = text.indexOf(u"://"_s) + 3;
-    qsizetype end = text.indexOf(u'/', start);
-    if (end < 0)
-        end = text.size();
-    const QString authority = text.mid(start, end - start);
-    const qsizetype at = authority.lastIndexOf(u'@');
-    if (at < 0)
-        return text.left(start) + u":"_s + encoded + u"@"_s + text.mid(start);
-    if (authority.left(at).contains(u':'))
-        return url; // the URL has its own password
-    return text.left(start + at) + u":"_s + encoded + text.mid(start + at);
-}
-
-Result<std::optional<RedisUrl>> ProfileSettings::gateUrl(const ConnectionProfile &profile)
-{
-    if (profile.redisUrl.isEmpty())
-        return std::optional<RedisUrl>{};
-    auto parsed = RedisUrl::parse(withRedisPassword(profile.redisUrl));
-    if (!parsed)
-        return std::unexpected(parsed.error());
-    return parsed->isNone() ? std::optional<RedisUrl>{} : std::optional<RedisUrl>(*parsed);
-}
-
-Result<DbUrl> ProfileSettings::bookUrl(const ConnectionProfile &profile)
-{
-    if (profile.dbUrl.isEmpty() || profile.redisUrl.isEmpty()) {
-        if (!QDir().mkpath(profile.dataDir))
-            return fail(ErrorCode::InvalidArgument, QObject::tr("Cannot create the data dir %1.").arg(profile.dataDir),
-                        u"data-dir"_s);
-        QFile::setPermissions(profile.dataDir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-    }
-    return DbUrl::parse(profile.dbUrl.isEmpty()
-                            ? u"sqlite:///"_s + QDir(profile.dataDir).absoluteFilePath(u"flashstock.db"_s)
-                            : profile.dbUrl);
 }
 
 } // namespace flashstock

@@ -91,32 +91,10 @@ void print(QTextStream &out, QTextStream &err, const CommandOutput &output, bool
 
 Cli::Cli()
 {
-    m_commands.push_back(std::make_unique<SkuAddCommand>());
-    m_commands.push_back(std::make_unique<SkuShowCommand>());
-    m_commands.push_back(std::make_unique<SkuRestockCommand>());
-    m_commands.push_back(std::make_unique<SkuRebalanceCommand>());
-    m_commands.push_back(std::make_unique<SkuBucketsCommand>());
-    m_commands.push_back(std::make_unique<ReserveCommand>());
-    m_commands.push_back(std::make_unique<ConfirmCommand>());
-    m_commands.push_back(std::make_unique<ReleaseCommand>());
-    m_commands.push_back(std::make_unique<ExpireCommand>());
-    m_commands.push_back(std::make_unique<LedgerCommand>());
-    m_commands.push_back(std::make_unique<SaleCreateCommand>());
-    m_commands.push_back(std::make_unique<SaleStatusCommand>(SaleStatus::Open));
-    m_commands.push_back(std::make_unique<SaleStatusCommand>(SaleStatus::Paused));
-    m_commands.push_back(std::make_unique<SaleStatusCommand>(SaleStatus::Stopped));
-    m_commands.push_back(std::make_unique<SaleBookOnlyCommand>());
-    m_commands.push_back(std::make_unique<SaleListCommand>());
-    m_commands.push_back(std::make_unique<GateRebuildCommand>());
-    m_commands.push_back(std::make_unique<EmbeddedCommand>(false));
-    m_commands.push_back(std::make_unique<EmbeddedCommand>(true));
-    m_commands.push_back(std::make_unique<BenchCommand>());
-    m_commands.push_back(std::make_unique<DrillCommand>());
-    m_commands.push_back(std::make_unique<ReconcileCommand>());
-    m_commands.push_back(std::make_unique<DiscrepancyListCommand>());
-    m_commands.push_back(std::make_unique<DiscrepancyShowCommand>());
-    m_commands.push_back(std::make_unique<DiscrepancyDecideCommand>(true));
-    m_commands.push_back(std::make_unique<DiscrepancyDecideCommand>(false));
+    for (Commands (*area)() : {skuCommands, orderCommands, ledgerCommands, saleCommands, gateCommands, benchCommands,
+                               drillCommands, reconcileCommands})
+        for (auto &command : area())
+            m_commands.push_back(std::move(command));
 }
 
 Cli::~Cli() = default;
@@ -125,7 +103,7 @@ QString Cli::usage() const
 {
     QString text = u"Usage: flashstock-cli [global options] COMMAND ...\n\nCommands:\n"_s;
     for (const auto &c : m_commands)
-        text += u"  %1\n      %2\n"_s.arg(c->synopsis(), c->summary());
+        text += u"  %1\n      %2\n"_s.arg(c->spec().synopsis, c->spec().summary);
     text += u"\nGlobal options (before or after the command words):\n"_s;
     for (const QCommandLineOption &o : globalOptions()) {
         const QString name = u"--"_s + o.names().constLast() + (o.valueName().isEmpty() ? QString() : u' ' + o.valueName());
@@ -155,15 +133,15 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
     QStringList seen;
     addOptions(scan, globalOptions(), seen);
     for (const auto &c : m_commands)
-        addOptions(scan, c->options(), seen);
+        addOptions(scan, c->spec().options, seen);
     if (!scan.parse(argv))
         return usageError(u"arguments"_s, scan.errorText());
     const QStringList positional = scan.positionalArguments();
 
     Command *command = nullptr;
     for (const auto &c : m_commands) {
-        const QStringList words = c->words();
-        if (positional.mid(0, words.size()) == words && (!command || words.size() > command->words().size()))
+        const QStringList &words = c->spec().words;
+        if (positional.mid(0, words.size()) == words && (!command || words.size() > command->spec().words.size()))
             command = c.get();
     }
     if (!command) {
@@ -187,12 +165,13 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
     parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
     seen.clear();
     addOptions(parser, globalOptions(), seen);
-    addOptions(parser, command->options(), seen);
+    const CommandSpec &spec = command->spec();
+    addOptions(parser, spec.options, seen);
     if (!parser.parse(argv))
-        return usageError(u"arguments"_s, u"%1 (usage: flashstock-cli %2)"_s.arg(parser.errorText(), command->synopsis()));
+        return usageError(u"arguments"_s, u"%1 (usage: flashstock-cli %2)"_s.arg(parser.errorText(), spec.synopsis));
     if (parser.isSet(u"help"_s)) {
-        out << u"Usage: flashstock-cli %1\n%2\n"_s.arg(command->synopsis(), command->summary());
-        for (const QCommandLineOption &o : command->options())
+        out << u"Usage: flashstock-cli %1\n%2\n"_s.arg(spec.synopsis, spec.summary);
+        for (const QCommandLineOption &o : spec.options)
             out << u"  --%1 %2  %3\n"_s.arg(o.names().constFirst(), o.valueName(), o.description());
         out.flush();
         return ExitOk;
@@ -210,16 +189,14 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
             return usageError(name, u"--%1 must not be empty"_s.arg(name));
     }
 
-    CliContext ctx;
+    CliContext ctx(out, err);
     ctx.json = parser.isSet(u"json"_s);
-    ctx.dataDir = parser.isSet(u"data-dir"_s) ? parser.value(u"data-dir"_s) : qEnvironmentVariable("FLASHSTOCK_DATA_DIR");
-    if (ctx.dataDir.isEmpty())
-        ctx.dataDir = CliContext::defaultDataDir();
-    ctx.dbUrl = parser.value(u"db"_s);
-    ctx.redisUrl = parser.value(u"redis"_s);
-    ctx.operatorName = parser.isSet(u"operator"_s) ? parser.value(u"operator"_s) : CliContext::osUserName();
+    ctx.profile.dataDir = EngineProfile::dataDirFor(parser.value(u"data-dir"_s));
+    ctx.profile.dbUrl = parser.value(u"db"_s);
+    ctx.profile.redisUrl = parser.value(u"redis"_s);
+    ctx.profile.operatorName = parser.isSet(u"operator"_s) ? parser.value(u"operator"_s) : EngineProfile::osUserName();
 
-    const CommandOutput output = command->execute(ctx, parser, positional.mid(command->words().size()));
+    const CommandOutput output = command->execute(ctx, parser, positional.mid(spec.words.size()));
     for (const QString &note : ctx.takeNotes())
         err << note << '\n';
     print(out, err, output, ctx.json);

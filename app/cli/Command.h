@@ -6,6 +6,9 @@
 #include <QString>
 #include <QStringList>
 
+#include <memory>
+#include <vector>
+
 #include "Result.h"
 
 class QCommandLineParser;
@@ -38,21 +41,40 @@ CommandOutput errorOutput(const Error &error);
 /// commands that take no positional argument.
 [[nodiscard]] Result<void> noPositional(const QStringList &args);
 
-/// One `flashstock-cli` subcommand: its words, options, and execute(). Commands write
-/// nothing themselves; the runner prints their output as text or JSON.
+/// What a command is called and what it takes: data, set once by the command's constructor.
+struct CommandSpec {
+    QStringList words;                 ///< the command words, e.g. {"sku", "add"}
+    QString synopsis;                  ///< usage after the program name, e.g. `sku add SKU --stock N`
+    QString summary;                   ///< one line saying what it does
+    QList<QCommandLineOption> options; ///< its own options (the runner adds the global ones)
+};
+
+/// One `flashstock-cli` subcommand: its spec (data) and execute(). Commands return their
+/// output and the runner prints it as text or JSON; a command that prints as it goes (the
+/// `--every` loops) writes to the context's streams, so tests run every command in-process.
 class Command {
 public:
+    explicit Command(CommandSpec spec) : m_spec(std::move(spec)) {}
     virtual ~Command() = default;
-    /// The command words, e.g. {"sku", "add"}.
-    virtual QStringList words() const = 0;
-    /// Usage after the program name, e.g. `sku add SKU --stock N [--buckets B]`.
-    virtual QString synopsis() const = 0;
-    /// One line saying what it does.
-    virtual QString summary() const = 0;
-    /// Options of this command (the global ones are added by the runner).
-    virtual QList<QCommandLineOption> options() const { return {}; }
+    /// What the runner matches, parses and prints in the help.
+    const CommandSpec &spec() const { return m_spec; }
     /// Runs the command. `args` are the positional arguments after the command words.
     virtual CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) = 0;
+
+private:
+    CommandSpec m_spec;
 };
+
+/// The commands of one area (a commands/*.cpp file), for the runner's table.
+using Commands = std::vector<std::unique_ptr<Command>>;
+
+/// One of each command type `C...`, in that order (each default-constructible).
+template <typename... C>
+Commands makeCommands()
+{
+    Commands commands;
+    (commands.push_back(std::make_unique<C>()), ...);
+    return commands;
+}
 
 } // namespace flashstock

@@ -2,7 +2,7 @@
 
 #include "store/BookSql.h"
 #include "store/Database.h"
-#include "store/NaiveDeduct.h"
+#include "bench/NaiveDeduct.h"
 
 #include <QAtomicInteger>
 #include <QSqlDatabase>
@@ -180,6 +180,8 @@ private:
         return {};
     }
 
+    // After a failed statement: that failure is what the case reports; nothing of the
+    // transaction is committed whether or not the ROLLBACK succeeds.
     void rollback() { (void)m_tx->exec(sql::rollbackWrite()); }
 
     std::unexpected<Error> failed(QSqlQuery &q, bool inTransaction)

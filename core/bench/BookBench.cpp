@@ -241,6 +241,8 @@ public:
     }
     ~ScratchPostgres()
     {
+        // A destructor cannot report; a database left behind is an empty flashstock_bench_*
+        // scratch copy, never the operator's book.
         if (!m_name.isEmpty())
             (void)adminExec(m_admin, sql::dropDatabase(m_name));
     }

@@ -1,6 +1,7 @@
 #include "drill/DrillOptions.h"
 
 #include "Identifiers.h"
+#include "open/EngineOpener.h"
 
 #include <QStringList>
 
@@ -103,6 +104,14 @@ Result<FaultSpec> parseFaults(const QString &text)
         spec.rates.insert(*kind, rate);
     }
     return spec;
+}
+
+void DrillOptions::useProfile(const ResolvedProfile &profile)
+{
+    db = profile.book;
+    redis = profile.gate;
+    embeddedDataDir = profile.gateMode == GateMode::Embedded ? profile.dataDir : QString();
+    operatorName = profile.operatorName;
 }
 
 Result<void> DrillOptions::validate() const

@@ -13,6 +13,8 @@
 
 namespace flashstock {
 
+struct ResolvedProfile;
+
 /// The fault kinds a drill can inject (DESIGN.md, drill line of the CLI table).
 enum class FaultKind {
     CrashAfterGate,    ///< the gate took the units, the worker "dies" before the book
@@ -82,6 +84,10 @@ struct DrillOptions {
     int progressIntervalMs = 250;
     /// TEST ONLY: every worker's book reserves through NaiveReserve (the broken read-check-write).
     bool naiveBookForTesting = false;
+
+    /// The book, gate and operator of `profile`; the data dir's private redis-server is the
+    /// one redis-restart restarts. Call before validate().
+    void useProfile(const ResolvedProfile &profile);
 
     /// InvalidArgument naming the field (sku, stock, buyers, concurrency, pay-ratio,
     /// hold-seconds, faults) if something is out of range.

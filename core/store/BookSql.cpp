@@ -80,13 +80,17 @@ QString durabilitySettings(Dialect dialect)
            u"current_setting('synchronous_commit')"_s;
 }
 
+QString createDatabase(const QString &name) { return u"CREATE DATABASE "_s + name; }
+
+QString dropDatabase(const QString &name) { return u"DROP DATABASE IF EXISTS %1 WITH (FORCE)"_s.arg(name); }
+
 QString serverTransactionCount()
 {
     return u"SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"_s;
 }
 
-QString createDatabase(const QString &name) { return u"CREATE DATABASE "_s + name; }
+QString naiveReadBucket() { return u"SELECT available, locked FROM buckets WHERE sku = ? AND bucket = 0"_s; }
 
-QString dropDatabase(const QString &name) { return u"DROP DATABASE IF EXISTS %1 WITH (FORCE)"_s.arg(name); }
+QString naiveWriteBucket() { return u"UPDATE buckets SET available = ?, locked = ? WHERE sku = ? AND bucket = 0"_s; }
 
 } // namespace flashstock::sql

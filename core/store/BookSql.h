@@ -55,12 +55,17 @@ QStringList sessionSetup(Dialect dialect);
 /// One row, one text column: how durable a commit is on this connection, for people
 /// (PostgreSQL `fsync=on, synchronous_commit=on`; SQLite `journal_mode=wal, synchronous=1`).
 QString durabilitySettings(Dialect dialect);
-/// PostgreSQL: one row, one column: the server's count of finished transactions (commits
-/// and rollbacks) in the connected database.
-QString serverTransactionCount();
 /// PostgreSQL, in autocommit: create / drop (forcing other sessions off) a database.
 /// `name` must already be a plain identifier (`[a-z0-9_]`): it is not quoted here.
 QString createDatabase(const QString &name);
 QString dropDatabase(const QString &name);
+/// PostgreSQL: one row, one column: the server's count of finished transactions (commits
+/// and rollbacks) in the current database.
+QString serverTransactionCount();
+/// THE COUNTEREXAMPLE's two statements (bench/NaiveDeduct), unguarded on purpose: read
+/// bucket 0 of a SKU (binds: sku; returns available, locked), write it back (binds:
+/// available, locked, sku). Never used by the engine.
+QString naiveReadBucket();
+QString naiveWriteBucket();
 
 } // namespace flashstock::sql

@@ -306,11 +306,15 @@ Result<void> Database::runWrite(const std::function<Result<void>(Transaction &)>
                 return {};
             else
                 last = c.error();
+            // The COMMIT's error is the one to report. A ROLLBACK that fails as well commits
+            // nothing either; a transaction it leaves open makes the next BEGIN fail, loudly.
             (void)directExec(u"ROLLBACK"_s);
             if (last.code == ErrorCode::Conflict)
                 continue;
             return std::unexpected(last);
         }
+        // Undoing is all that is left to do. A ROLLBACK that fails commits nothing either (and a
+        // transaction it leaves open makes the next BEGIN fail, loudly); the body's answer stands.
         (void)directExec(u"ROLLBACK"_s);
         if (r)
             return {};

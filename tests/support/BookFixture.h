@@ -18,7 +18,8 @@ void addBackendRows();
 /// A fresh, empty book of record for one test: a SQLite file in a temporary directory, or a
 /// new database on the PostgreSQL server named by FLASHSTOCK_TEST_PG_URL (started by
 /// scripts/with-test-servers.sh), dropped again by the destructor.
-/// Without that server: the test fails when CI is set, and is skipped otherwise.
+/// Without that server: the test fails under CI, and is skipped otherwise
+/// (test::missingServerFails).
 class FreshBook {
 public:
     explicit FreshBook(const QString &backend);

@@ -2,6 +2,8 @@
 
 #include <QDebug>
 
+#include <algorithm>
+
 using namespace Qt::StringLiterals;
 
 namespace flashstock::test {
@@ -26,6 +28,13 @@ bool bookHolds(Engine &engine)
     for (const QString &p : check->problems())
         qWarning("%s", qPrintable(p));
     return check->ok();
+}
+
+int countWarnings(const WarningRing &warnings, WarningKind kind, const QString &sku)
+{
+    return int(std::count_if(warnings.items().cbegin(), warnings.items().cend(), [&](const EngineWarning &w) {
+        return w.kind == kind && (sku.isEmpty() || w.sku == sku);
+    }));
 }
 
 } // namespace flashstock::test

@@ -16,6 +16,9 @@ std::unique_ptr<Engine> openEngine(const DbUrl &db, const std::optional<RedisUrl
 /// I1-I4 and I6 over the whole book; prints every problem found. False if any fails.
 bool bookHolds(Engine &engine);
 
+/// How many of `warnings` are of `kind` (and of `sku`, when given).
+int countWarnings(const WarningRing &warnings, WarningKind kind, const QString &sku = {});
+
 } // namespace flashstock::test
 
 /// In a test function: a fresh book of `backend` (skipped or failed as FS_FRESH_BOOK), a

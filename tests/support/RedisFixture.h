@@ -2,6 +2,7 @@
 
 #include "gate/RedisConnection.h"
 #include "gate/RedisUrl.h"
+#include "support/TestChecks.h"
 
 #include <QProcess>
 #include <QStringList>
@@ -16,7 +17,7 @@ namespace flashstock {
 /// foreground under QProcess. Stopped in the destructor. Use from the thread that made it.
 ///
 /// In a test function, begin with `FLASHSTOCK_REQUIRE_REDIS_SERVER();`: without
-/// redis-server on PATH it QFAILs when the environment variable CI is set, else QSKIPs.
+/// redis-server on PATH it fails under CI, else skips (test::missingServerFails).
 class RedisFixture {
 public:
     /// `extraArgs` go after ours (e.g. cluster options). `clusterPort` picks a port below
@@ -66,12 +67,6 @@ private:
 
 } // namespace flashstock
 
-/// Skips (developer machine) or fails (CI set) the current test if redis-server is missing.
-#define FLASHSTOCK_REQUIRE_REDIS_SERVER()                                                       \
-    do {                                                                                        \
-        if (!flashstock::RedisFixture::serverInstalled()) {                                    \
-            if (qEnvironmentVariableIsSet("CI"))                                                \
-                QFAIL("redis-server is not on PATH (CI is set: a gate test must not skip)");    \
-            QSKIP("redis-server is not on PATH");                                               \
-        }                                                                                       \
-    } while (false)
+/// Skips (developer machine) or fails (CI, test::missingServerFails) the current test if
+/// redis-server is missing.
+#define FLASHSTOCK_REQUIRE_REDIS_SERVER() FS_REQUIRE(flashstock::RedisFixture::serverInstalled(), "redis-server is not on PATH")

@@ -4,6 +4,7 @@
 #include "Identifiers.h"
 #include "bench/BookBench.h"
 #include "gate/EmbeddedRedis.h"
+#include "open/EngineOpener.h"
 
 #include <QCommandLineParser>
 #include <QJsonArray>
@@ -51,20 +52,20 @@ Result<QList<int>> parseClients(const QString &text)
 }
 
 /// The PostgreSQL server to run on: `--bench-pg`, else a `--db` that names one.
-Result<std::optional<DbUrl>> postgresServer(const CliContext &ctx, const QCommandLineParser &parser)
+Result<std::optional<DbUrl>> postgresServer(const ResolvedProfile &profile, const QCommandLineParser &parser)
 {
-    const bool given = parser.isSet(u"bench-pg"_s);
-    const QString text = given ? parser.value(u"bench-pg"_s) : ctx.dbUrl;
-    if (!given && !text.startsWith(u"postgres"_s))
+    if (!parser.isSet(u"bench-pg"_s)) {
+        if (!profile.bookInDataDir && profile.book.dialect == Dialect::Postgres)
+            return std::optional<DbUrl>(profile.book);
         return std::optional<DbUrl>();
+    }
+    const QString text = parser.value(u"bench-pg"_s);
     auto url = DbUrl::parse(text);
     if (!url) {
-        Error e = url.error();
-        if (given) { // DbUrl names the field `db`; here it came from --bench-pg
-            e.field = u"bench-pg"_s;
-            if (e.message.startsWith(u"db "_s))
-                e.message.replace(0, 2, u"bench-pg"_s);
-        }
+        Error e = url.error(); // DbUrl names the field `db`; here it came from --bench-pg
+        e.field = u"bench-pg"_s;
+        if (e.message.startsWith(u"db "_s))
+            e.message.replace(0, 2, u"bench-pg"_s);
         return std::unexpected(e);
     }
     if (url->dialect != Dialect::Postgres)
@@ -155,31 +156,34 @@ QStringList failures(const BenchReport &report)
     return out;
 }
 
-} // namespace
+/// `bench [book] [--quick] [--seconds S] [--clients LIST] [--cases LIST] [--bench-pg URL]`:
+/// the book benchmark (core/bench/BookBench) on a SQLite scratch file and, given a server
+/// (`--bench-pg URL`, or `--db postgresql://...`), a scratch PostgreSQL database. Never
+/// touches the operator's book. Prints a table (or `--json`); progress goes to stderr.
+/// Exit 0 with figures; 1 if a correct path (guarded_row, bare_sql) oversold, lost units or
+/// failed an attempt (the figures are still printed), or a server could not be used;
+/// 2 for bad options.
+struct Bench final : Command {
+    Bench()
+        : Command({{u"bench"_s},
+                   u"bench [book] [--quick] [--seconds S] [--clients 1,8,32] [--cases LIST] [--crowd BUYERS] "
+                   u"[--bench-pg URL]"_s,
+                   u"benchmark reserve paths (guarded row, bare SQL, naive, buckets, gate + book, crowd) on scratch "
+                   u"SQLite and PostgreSQL databases"_s,
+                   {{u"quick"_s, u"Short run (0.3 s per case, for CI) instead of 3 s."_s},
+                    {u"seconds"_s, u"Seconds per case (0.05 to 600)."_s, u"S"_s},
+                    {u"clients"_s, u"Client counts, comma-separated (default 1,8,32)."_s, u"LIST"_s},
+                    {u"cases"_s, u"Cases to run, comma-separated (default: all)."_s, u"LIST"_s},
+                    {u"crowd"_s, u"Buyers of the crowd case, racing for 1% as many units (default 100000; "
+                                 u"--quick 2000)."_s, u"BUYERS"_s},
+                    {u"bench-pg"_s, u"PostgreSQL server for a scratch database (role needs CREATEDB); "
+                                    u"default: --db if it is postgresql://."_s, u"URL"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-QStringList BenchCommand::words() const { return {u"bench"_s}; }
-QString BenchCommand::synopsis() const
-{
-    return u"bench [book] [--quick] [--seconds S] [--clients 1,8,32] [--cases LIST] [--crowd BUYERS] [--bench-pg URL]"_s;
-}
-QString BenchCommand::summary() const
-{
-    return u"benchmark reserve paths (guarded row, bare SQL, naive, buckets, gate + book, crowd) on scratch "
-           u"SQLite and PostgreSQL databases"_s;
-}
-QList<QCommandLineOption> BenchCommand::options() const
-{
-    return {{u"quick"_s, u"Short run (0.3 s per case, for CI) instead of 3 s."_s},
-            {u"seconds"_s, u"Seconds per case (0.05 to 600)."_s, u"S"_s},
-            {u"clients"_s, u"Client counts, comma-separated (default 1,8,32)."_s, u"LIST"_s},
-            {u"cases"_s, u"Cases to run, comma-separated (default: all)."_s, u"LIST"_s},
-            {u"crowd"_s, u"Buyers of the crowd case, racing for 1% as many units (default 100000; "
-                         u"--quick 2000)."_s, u"BUYERS"_s},
-            {u"bench-pg"_s, u"PostgreSQL server for a scratch database (role needs CREATEDB); "
-                            u"default: --db if it is postgresql://."_s, u"URL"_s}};
-}
-
-CommandOutput BenchCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+CommandOutput Bench::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (args.size() > 1 || (args.size() == 1 && !suites().contains(args.first())))
         return errorOutput({ErrorCode::InvalidArgument,
@@ -205,7 +209,10 @@ CommandOutput BenchCommand::execute(CliContext &ctx, const QCommandLineParser &p
     }
     if (parser.isSet(u"cases"_s))
         options.cases = parser.value(u"cases"_s).split(u',', Qt::SkipEmptyParts);
-    auto pg = postgresServer(ctx, parser);
+    auto profile = EngineOpener::resolve(ctx.profile);
+    if (!profile)
+        return errorOutput(profile.error());
+    auto pg = postgresServer(*profile, parser);
     if (!pg)
         return errorOutput(pg.error());
     options.postgres = *pg;
@@ -213,20 +220,17 @@ CommandOutput BenchCommand::execute(CliContext &ctx, const QCommandLineParser &p
         std::fputs(qPrintable(u"bench: "_s + line + u'\n'), stderr);
         std::fflush(stderr);
     };
-    if (!ctx.dbUrl.isEmpty() && !options.postgres)
+    if (!profile->bookInDataDir && !options.postgres)
         options.progress(u"the --db book is not touched: SQLite runs on a scratch file"_s);
 
     // The gate: --redis URL, none (skip the gate cases), or by default a private
     // redis-server in a scratch dir for this run only (never the operator's gate).
     QTemporaryDir gateDir;
     std::optional<EmbeddedRedis> privateGate;
-    if (ctx.redisUrl == u"none"_s) {
+    if (profile->gateMode == GateMode::BookOnly) {
         options.progress(u"gate: --redis none, gate_book and the crowd's gate path are skipped"_s);
-    } else if (!ctx.redisUrl.isEmpty()) {
-        auto url = RedisUrl::parse(ctx.redisUrl);
-        if (!url)
-            return errorOutput(url.error());
-        options.redis = *url;
+    } else if (profile->gateMode == GateMode::Url) {
+        options.redis = profile->gate;
     } else if (EmbeddedRedis::findServer()) {
         privateGate.emplace(gateDir.path());
         auto url = privateGate->start();
@@ -251,7 +255,8 @@ CommandOutput BenchCommand::execute(CliContext &ctx, const QCommandLineParser &p
 
     auto report = BookBench(options).run();
     if (privateGate)
-        (void)privateGate->stop();
+        if (auto stopped = privateGate->stop(); !stopped)
+            options.progress(u"gate: the private redis-server of this run did not stop: "_s + stopped.error().message);
     if (!report)
         return errorOutput(report.error());
 
@@ -266,6 +271,13 @@ CommandOutput BenchCommand::execute(CliContext &ctx, const QCommandLineParser &p
                     + u'\n';
     }
     return out;
+}
+
+} // namespace
+
+Commands benchCommands()
+{
+    return makeCommands<Bench>();
 }
 
 } // namespace flashstock

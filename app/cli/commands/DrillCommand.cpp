@@ -4,8 +4,7 @@
 #include "Identifiers.h"
 #include "StopSignal.h"
 #include "drill/Drill.h"
-#include "gate/Gate.h"
-#include "store/Database.h"
+#include "open/EngineOpener.h"
 
 #include <QCommandLineParser>
 #include <QDateTime>
@@ -48,37 +47,38 @@ void writeProgress(const DrillProgress &p, bool tty)
     std::fflush(stderr);
 }
 
-} // namespace
+/// `drill [--sku S] [--stock N] [--buyers M] [--concurrency C] [--pay-ratio R]
+/// [--hold-seconds H] [--faults all|none|NAME[=RATE],...] [--seed S]`: the rehearsal
+/// (core/drill/Drill) on the same --db/--redis/--data-dir as every command (default: the
+/// data dir's SQLite book and private redis-server, which redis-restart really restarts).
+/// Progress goes to stderr (one line updated in place on a terminal, a plain line about
+/// every second otherwise); the report to stdout as text or `--json` (DESIGN.md shape).
+/// Exit 0 if every invariant holds, nothing is oversold or stuck and every injected fault
+/// was healed; 1 otherwise (the report is still printed) or when a server fails; 2 for bad
+/// options or an existing SKU.
+struct DrillRun final : Command {
+    DrillRun()
+        : Command({{u"drill"_s},
+                   u"drill [--sku S] [--stock N] [--buyers M] [--concurrency C] [--pay-ratio R] [--hold-seconds H] "
+                   u"[--faults all|none|NAME[=RATE],...] [--seed S]"_s,
+                   u"rehearse a flash sale: M buyers race for N units with injected faults, then expiry, "
+                   u"reconciliation and the invariants I1-I6 (exit 1 if any fails)"_s,
+                   {{u"sku"_s, u"SKU the drill creates (must not exist; default drill-<UTC time>)."_s, u"S"_s},
+                    {u"stock"_s, u"Units on sale (default 1000)."_s, u"N"_s},
+                    {u"buyers"_s, u"Buyers, one unit each (default 20000)."_s, u"M"_s},
+                    {u"concurrency"_s, u"Worker threads, each with its own engine (default 8)."_s, u"C"_s},
+                    {u"pay-ratio"_s, u"Share of buyers who pay, 0 to 1 (default 0.7)."_s, u"R"_s},
+                    {u"hold-seconds"_s, u"Hold of each reservation in seconds (default 2)."_s, u"H"_s},
+                    {u"faults"_s, u"all, none, or NAME[=RATE],... with NAME one of crash-after-gate, lost-callback, "
+                                  u"duplicate-callback, late-payment, redis-restart, script-flush, db-error "
+                                  u"(RATE: chance per request; default all)."_s, u"LIST"_s},
+                    {u"seed"_s, u"Seed of the fault schedule (default 1)."_s, u"S"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-QStringList DrillCommand::words() const { return {u"drill"_s}; }
-
-QString DrillCommand::synopsis() const
-{
-    return u"drill [--sku S] [--stock N] [--buyers M] [--concurrency C] [--pay-ratio R] [--hold-seconds H] "
-           u"[--faults all|none|NAME[=RATE],...] [--seed S]"_s;
-}
-
-QString DrillCommand::summary() const
-{
-    return u"rehearse a flash sale: M buyers race for N units with injected faults, then expiry, reconciliation "
-           u"and the invariants I1-I6 (exit 1 if any fails)"_s;
-}
-
-QList<QCommandLineOption> DrillCommand::options() const
-{
-    return {{u"sku"_s, u"SKU the drill creates (must not exist; default drill-<UTC time>)."_s, u"S"_s},
-            {u"stock"_s, u"Units on sale (default 1000)."_s, u"N"_s},
-            {u"buyers"_s, u"Buyers, one unit each (default 20000)."_s, u"M"_s},
-            {u"concurrency"_s, u"Worker threads, each with its own engine (default 8)."_s, u"C"_s},
-            {u"pay-ratio"_s, u"Share of buyers who pay, 0 to 1 (default 0.7)."_s, u"R"_s},
-            {u"hold-seconds"_s, u"Hold of each reservation in seconds (default 2)."_s, u"H"_s},
-            {u"faults"_s, u"all, none, or NAME[=RATE],... with NAME one of crash-after-gate, lost-callback, "
-                          u"duplicate-callback, late-payment, redis-restart, script-flush, db-error "
-                          u"(RATE: chance per request; default all)."_s, u"LIST"_s},
-            {u"seed"_s, u"Seed of the fault schedule (default 1)."_s, u"S"_s}};
-}
-
-CommandOutput DrillCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (!args.isEmpty())
         return errorOutput({ErrorCode::InvalidArgument,
@@ -124,21 +124,19 @@ CommandOutput DrillCommand::execute(CliContext &ctx, const QCommandLineParser &p
     if (!faults)
         return errorOutput(faults.error());
     o.faults = *faults;
-    o.operatorName = ctx.operatorName;
-    const bool bookOnly = ctx.redisUrl.trimmed() == u"none"_s;
-    // Validate before starting any server; the gate is filled in below.
-    if (!bookOnly)
-        o.redis = RedisUrl::unixSocket(u"/validation-only"_s);
+    // Validate before starting any server.
+    auto profile = EngineOpener::resolve(ctx.profile);
+    if (!profile)
+        return errorOutput(profile.error());
+    o.useProfile(*profile);
     if (auto v = o.validate(); !v)
         return errorOutput(v.error());
-
-    auto engine = ctx.engine(!bookOnly);
+    auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
-    o.db = (*engine)->database().url();
-    o.redis = (*engine)->gate() ? std::optional<RedisUrl>((*engine)->gate()->url()) : std::nullopt;
-    if (o.redis && ctx.redisUrl.isEmpty())
-        o.embeddedDataDir = ctx.dataDir;
+    if (const QString &down = ctx.gate().problem; !down.isEmpty())
+        return errorOutput({ErrorCode::Unavailable, u"redis: the drill needs its gate, which is down: "_s + down,
+                            u"redis"_s});
     const bool tty = isatty(STDERR_FILENO) == 1;
     o.progressIntervalMs = tty ? 200 : 1000;
     o.progress = [tty](const DrillProgress &p) { writeProgress(p, tty); };
@@ -158,6 +156,13 @@ CommandOutput DrillCommand::execute(CliContext &ctx, const QCommandLineParser &p
     out.text = report->toText();
     out.exitCode = report->passed() ? ExitOk : ExitRuntime;
     return out;
+}
+
+} // namespace
+
+Commands drillCommands()
+{
+    return makeCommands<DrillRun>();
 }
 
 } // namespace flashstock

@@ -10,11 +10,18 @@ using namespace Qt::StringLiterals;
 
 namespace flashstock {
 
-QStringList GateRebuildCommand::words() const { return {u"gate"_s, u"rebuild"_s}; }
-QString GateRebuildCommand::synopsis() const { return u"gate rebuild SKU"_s; }
-QString GateRebuildCommand::summary() const { return u"reload a SKU's gate from the book of record"_s; }
+namespace {
 
-CommandOutput GateRebuildCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+/// `gate rebuild SKU`: reloads the SKU's gate from the book of record.
+struct GateRebuild final : Command {
+    GateRebuild()
+        : Command({{u"gate"_s, u"rebuild"_s}, u"gate rebuild SKU"_s, u"reload a SKU's gate from the book of record"_s, {}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
+
+CommandOutput GateRebuild::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
 {
     if (args.size() != 1)
         return errorOutput({ErrorCode::InvalidArgument, u"sku: expected exactly one SKU (usage: gate rebuild SKU)"_s,
@@ -33,30 +40,22 @@ CommandOutput GateRebuildCommand::execute(CliContext &ctx, const QCommandLinePar
     return out;
 }
 
-QStringList EmbeddedCommand::words() const { return {u"embedded"_s, m_stop ? u"stop"_s : u"status"_s}; }
-QString EmbeddedCommand::synopsis() const { return m_stop ? u"embedded stop"_s : u"embedded status"_s; }
-QString EmbeddedCommand::summary() const
-{
-    return m_stop ? u"stop the data dir's private redis-server"_s
-                  : u"is the data dir's private redis-server running, and where"_s;
-}
+/// `embedded status`: whether the data dir's private redis-server runs, and where.
+struct EmbeddedStatus final : Command {
+    EmbeddedStatus()
+        : Command({{u"embedded"_s, u"status"_s}, u"embedded status"_s,
+                   u"is the data dir's private redis-server running, and where"_s, {}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput EmbeddedCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+CommandOutput EmbeddedStatus::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
-    EmbeddedRedis embedded(ctx.dataDir);
+    const EmbeddedRedisStatus s = EmbeddedRedis(ctx.profile.dataDir).status();
     CommandOutput out;
-    if (m_stop) {
-        auto stopped = embedded.stop();
-        if (!stopped)
-            return errorOutput(stopped.error());
-        out.json = {{u"stopped"_s, *stopped}, {u"socket"_s, embedded.socketPath()}};
-        out.text = *stopped ? u"stopped the private redis-server at %1\n"_s.arg(embedded.socketPath())
-                            : u"no private redis-server was running at %1\n"_s.arg(embedded.socketPath());
-        return out;
-    }
-    const EmbeddedRedisStatus s = embedded.status();
     out.json = {{u"running"_s, s.running}, {u"process_alive"_s, s.processAlive}, {u"pid"_s, s.pid},
                 {u"socket"_s, s.socketPath},
                 {u"url"_s, s.url}, {u"dir"_s, s.workDir}, {u"log"_s, s.logFile}};
@@ -70,6 +69,37 @@ CommandOutput EmbeddedCommand::execute(CliContext &ctx, const QCommandLineParser
                          : u"not running (it starts with the first command that needs the gate; socket %1)\n"_s.arg(
                                s.socketPath);
     return out;
+}
+
+/// `embedded stop`: stops the data dir's private redis-server.
+struct EmbeddedStop final : Command {
+    EmbeddedStop()
+        : Command({{u"embedded"_s, u"stop"_s}, u"embedded stop"_s, u"stop the data dir's private redis-server"_s, {}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
+
+CommandOutput EmbeddedStop::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+{
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
+    EmbeddedRedis embedded(ctx.profile.dataDir);
+    auto stopped = embedded.stop();
+    if (!stopped)
+        return errorOutput(stopped.error());
+    CommandOutput out;
+    out.json = {{u"stopped"_s, *stopped}, {u"socket"_s, embedded.socketPath()}};
+    out.text = *stopped ? u"stopped the private redis-server at %1\n"_s.arg(embedded.socketPath())
+                        : u"no private redis-server was running at %1\n"_s.arg(embedded.socketPath());
+    return out;
+}
+
+} // namespace
+
+Commands gateCommands()
+{
+    return makeCommands<GateRebuild, EmbeddedStatus, EmbeddedStop>();
 }
 
 } // namespace flashstock

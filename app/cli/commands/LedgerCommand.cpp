@@ -10,17 +10,21 @@ using namespace Qt::StringLiterals;
 
 namespace flashstock {
 
-QStringList LedgerCommand::words() const { return {u"ledger"_s}; }
-QString LedgerCommand::synopsis() const { return u"ledger (--sku S | --order O) [--limit N]"_s; }
-QString LedgerCommand::summary() const { return u"the ledger trace of a SKU or an order"_s; }
-QList<QCommandLineOption> LedgerCommand::options() const
-{
-    return {{u"sku"_s, u"SKU to trace."_s, u"S"_s},
-            {u"order"_s, u"Order (or adjustment adj:ID) to trace."_s, u"O"_s},
-            {u"limit"_s, u"Only the newest N rows of a SKU."_s, u"N"_s}};
-}
+namespace {
 
-CommandOutput LedgerCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+/// `ledger --sku S | --order O [--limit N]`: the trace of a SKU or an order, oldest first.
+struct Ledger final : Command {
+    Ledger()
+        : Command({{u"ledger"_s}, u"ledger (--sku S | --order O) [--limit N]"_s, u"the ledger trace of a SKU or an order"_s,
+                   {{u"sku"_s, u"SKU to trace."_s, u"S"_s},
+                    {u"order"_s, u"Order (or adjustment adj:ID) to trace."_s, u"O"_s},
+                    {u"limit"_s, u"Only the newest N rows of a SKU."_s, u"N"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
+
+CommandOutput Ledger::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
@@ -34,7 +38,7 @@ CommandOutput LedgerCommand::execute(CliContext &ctx, const QCommandLineParser &
             return errorOutput(n.error());
         limit = int(std::min<qint64>(*n, 1 << 30));
     }
-    auto engine = ctx.engine(false);
+    auto engine = ctx.engine(GateNeed::BookIsEnough);
     if (!engine)
         return errorOutput(engine.error());
     auto rows = bySku ? (*engine)->book().ledgerOfSku(parser.value(u"sku"_s), limit)
@@ -48,6 +52,13 @@ CommandOutput LedgerCommand::execute(CliContext &ctx, const QCommandLineParser &
     out.json = {{u"rows"_s, array}};
     out.text = ledgerTable(*rows);
     return out;
+}
+
+} // namespace
+
+Commands ledgerCommands()
+{
+    return makeCommands<Ledger>();
 }
 
 } // namespace flashstock

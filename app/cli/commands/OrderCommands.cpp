@@ -80,24 +80,23 @@ CommandOutput changeOutput(const OrderChange &change)
     return out;
 }
 
-} // namespace
+/// `reserve --order O --sku S --qty N [--user U]` or `--line S:N` repeated: one reservation,
+/// all lines or none.
+struct Reserve final : Command {
+    Reserve()
+        : Command({{u"reserve"_s}, u"reserve --order O (--sku S --qty N | --line S:N ...) [--user U]"_s,
+                   u"hold units for an order (all lines or none)"_s,
+                   {{u"order"_s, u"Order id ([A-Za-z0-9._-], at most 128)."_s, u"O"_s},
+                    {u"sku"_s, u"SKU of a one-line order."_s, u"S"_s},
+                    {u"qty"_s, u"Units of a one-line order (1 to 2147483647)."_s, u"N"_s},
+                    {u"line"_s, u"A line SKU:QTY; repeat for more lines."_s, u"S:N"_s},
+                    {u"user"_s, u"Buyer id (for per-user limits)."_s, u"U"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-QStringList ReserveCommand::words() const { return {u"reserve"_s}; }
-QString ReserveCommand::synopsis() const
-{
-    return u"reserve --order O (--sku S --qty N | --line S:N ...) [--user U]"_s;
-}
-QString ReserveCommand::summary() const { return u"hold units for an order (all lines or none)"_s; }
-QList<QCommandLineOption> ReserveCommand::options() const
-{
-    return {{u"order"_s, u"Order id ([A-Za-z0-9._-], at most 128)."_s, u"O"_s},
-            {u"sku"_s, u"SKU of a one-line order."_s, u"S"_s},
-            {u"qty"_s, u"Units of a one-line order (1 to 2147483647)."_s, u"N"_s},
-            {u"line"_s, u"A line SKU:QTY; repeat for more lines."_s, u"S:N"_s},
-            {u"user"_s, u"Buyer id (for per-user limits)."_s, u"U"_s}};
-}
-
-CommandOutput ReserveCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+CommandOutput Reserve::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
@@ -135,15 +134,17 @@ CommandOutput ReserveCommand::execute(CliContext &ctx, const QCommandLineParser 
     return out;
 }
 
-QStringList ConfirmCommand::words() const { return {u"confirm"_s}; }
-QString ConfirmCommand::synopsis() const { return u"confirm --order O --payment P"_s; }
-QString ConfirmCommand::summary() const { return u"payment captured: the held units become sold"_s; }
-QList<QCommandLineOption> ConfirmCommand::options() const
-{
-    return {{u"order"_s, u"Order id."_s, u"O"_s}, {u"payment"_s, u"Payment reference."_s, u"P"_s}};
-}
+/// `confirm --order O --payment P`: payment captured.
+struct Confirm final : Command {
+    Confirm()
+        : Command({{u"confirm"_s}, u"confirm --order O --payment P"_s, u"payment captured: the held units become sold"_s,
+                   {{u"order"_s, u"Order id."_s, u"O"_s}, {u"payment"_s, u"Payment reference."_s, u"P"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput ConfirmCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+CommandOutput Confirm::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
@@ -161,15 +162,18 @@ CommandOutput ConfirmCommand::execute(CliContext &ctx, const QCommandLineParser 
     return changeOutput(*result);
 }
 
-QStringList ReleaseCommand::words() const { return {u"release"_s}; }
-QString ReleaseCommand::synopsis() const { return u"release --order O --reason timeout|cancel|risk"_s; }
-QString ReleaseCommand::summary() const { return u"give an order's held units back"_s; }
-QList<QCommandLineOption> ReleaseCommand::options() const
-{
-    return {{u"order"_s, u"Order id."_s, u"O"_s}, {u"reason"_s, u"timeout, cancel or risk."_s, u"R"_s}};
-}
+/// `release --order O --reason timeout|cancel|risk`: gives the units back.
+struct Release final : Command {
+    Release()
+        : Command({{u"release"_s}, u"release --order O --reason timeout|cancel|risk"_s,
+                   u"give an order's held units back"_s,
+                   {{u"order"_s, u"Order id."_s, u"O"_s}, {u"reason"_s, u"timeout, cancel or risk."_s, u"R"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput ReleaseCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+CommandOutput Release::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
@@ -187,15 +191,19 @@ CommandOutput ReleaseCommand::execute(CliContext &ctx, const QCommandLineParser 
     return changeOutput(*result);
 }
 
-QStringList ExpireCommand::words() const { return {u"expire"_s}; }
-QString ExpireCommand::synopsis() const { return u"expire [--every SECONDS]"_s; }
-QString ExpireCommand::summary() const { return u"release every hold past its expiry (database clock)"_s; }
-QList<QCommandLineOption> ExpireCommand::options() const
-{
-    return {{u"every"_s, u"Run again every SECONDS until SIGINT/SIGTERM."_s, u"SECONDS"_s}};
-}
+/// `expire [--every SECONDS]`: releases every hold that is due, by the database clock; with
+/// `--every`, again every SECONDS until SIGINT/SIGTERM (one line per run, on the context's
+/// streams).
+struct Expire final : Command {
+    Expire()
+        : Command({{u"expire"_s}, u"expire [--every SECONDS]"_s, u"release every hold past its expiry (database clock)"_s,
+                   {{u"every"_s, u"Run again every SECONDS until SIGINT/SIGTERM."_s, u"SECONDS"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput ExpireCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+CommandOutput Expire::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
@@ -230,8 +238,8 @@ CommandOutput ExpireCommand::execute(CliContext &ctx, const QCommandLineParser &
     if (every == 0)
         return once();
     StopSignal::install();
-    QTextStream out(stdout);
-    QTextStream err(stderr);
+    QTextStream &out = ctx.out;
+    QTextStream &err = ctx.err;
     int runs = 0;
     while (!StopSignal::requested()) {
         const CommandOutput run = once();
@@ -250,6 +258,13 @@ CommandOutput ExpireCommand::execute(CliContext &ctx, const QCommandLineParser &
     done.json = {{u"stopped"_s, true}, {u"runs"_s, runs}};
     done.text = u"expire stopped after %1 runs\n"_s.arg(runs);
     return done;
+}
+
+} // namespace
+
+Commands orderCommands()
+{
+    return makeCommands<Reserve, Confirm, Release, Expire>();
 }
 
 } // namespace flashstock

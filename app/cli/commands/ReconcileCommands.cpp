@@ -150,27 +150,30 @@ QJsonObject discrepancyJson(const Discrepancy &d)
             {u"reason"_s, str(d.reason)}};
 }
 
+namespace {
+
 // --- reconcile -------------------------------------------------------------------------------
 
-QStringList ReconcileCommand::words() const { return {u"reconcile"_s}; }
-QString ReconcileCommand::synopsis() const
-{
-    return u"reconcile [--every SECONDS] [--grace SECONDS] [--alert-url URL]"_s;
-}
-QString ReconcileCommand::summary() const
-{
-    return u"compare gate, book and ledger; heal the gate, hold book corrections for approval (exit 3 if any wait)"_s;
-}
-QList<QCommandLineOption> ReconcileCommand::options() const
-{
-    return {{u"every"_s, u"Run a pass every SECONDS until SIGINT/SIGTERM; the exit code then tells the last pass."_s,
-             u"SECONDS"_s},
-            {u"grace"_s, u"How old a held token must be (Redis time) to count as orphaned; default 30."_s,
-             u"SECONDS"_s},
-            {u"alert-url"_s, u"POST a JSON alert for each new discrepancy that needs approval."_s, u"URL"_s}};
-}
+/// `reconcile [--every SECONDS] [--grace SECONDS] [--alert-url URL]`: one pass (exit 3 iff
+/// something waits for approval), or a loop until SIGINT/SIGTERM (one line per pass, on the
+/// context's streams).
+struct Reconcile final : Command {
+    Reconcile()
+        : Command({{u"reconcile"_s}, u"reconcile [--every SECONDS] [--grace SECONDS] [--alert-url URL]"_s,
+                   u"compare gate, book and ledger; heal the gate, hold book corrections for approval (exit 3 if any "
+                   u"wait)"_s,
+                   {{u"every"_s,
+                     u"Run a pass every SECONDS until SIGINT/SIGTERM; the exit code then tells the last pass."_s,
+                     u"SECONDS"_s},
+                    {u"grace"_s, u"How old a held token must be (Redis time) to count as orphaned; default 30."_s,
+                     u"SECONDS"_s},
+                    {u"alert-url"_s, u"POST a JSON alert for each new discrepancy that needs approval."_s, u"URL"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput ReconcileCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+CommandOutput Reconcile::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
@@ -208,8 +211,8 @@ CommandOutput ReconcileCommand::execute(CliContext &ctx, const QCommandLineParse
     }
 
     StopSignal::install();
-    QTextStream out(stdout);
-    QTextStream err(stderr);
+    QTextStream &out = ctx.out;
+    QTextStream &err = ctx.err;
     int passes = 0, failures = 0;
     bool lastFailed = false;
     qint64 lastPending = 0;
@@ -248,16 +251,18 @@ CommandOutput ReconcileCommand::execute(CliContext &ctx, const QCommandLineParse
 
 // --- discrepancy -----------------------------------------------------------------------------
 
-QStringList DiscrepancyListCommand::words() const { return {u"discrepancy"_s, u"list"_s}; }
-QString DiscrepancyListCommand::synopsis() const { return u"discrepancy list [--status STATUS]"_s; }
-QString DiscrepancyListCommand::summary() const { return u"discrepancies found so far, newest first"_s; }
-QList<QCommandLineOption> DiscrepancyListCommand::options() const
-{
-    return {{u"status"_s, u"Only auto_fixed, pending_approval, approved or rejected."_s, u"STATUS"_s}};
-}
+/// `discrepancy list [--status S]`.
+struct DiscrepancyList final : Command {
+    DiscrepancyList()
+        : Command({{u"discrepancy"_s, u"list"_s}, u"discrepancy list [--status STATUS]"_s,
+                   u"discrepancies found so far, newest first"_s,
+                   {{u"status"_s, u"Only auto_fixed, pending_approval, approved or rejected."_s, u"STATUS"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput DiscrepancyListCommand::execute(CliContext &ctx, const QCommandLineParser &parser,
-                                              const QStringList &args)
+CommandOutput DiscrepancyList::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
@@ -267,7 +272,7 @@ CommandOutput DiscrepancyListCommand::execute(CliContext &ctx, const QCommandLin
         if (!status)
             return errorOutput(usage(u"status"_s, u"unknown status %1"_s.arg(parser.value(u"status"_s))).error());
     }
-    auto engine = ctx.engine(false);
+    auto engine = ctx.engine(GateNeed::BookIsEnough);
     if (!engine)
         return errorOutput(engine.error());
     Reconciler reconciler(**engine);
@@ -286,16 +291,21 @@ CommandOutput DiscrepancyListCommand::execute(CliContext &ctx, const QCommandLin
     return out;
 }
 
-QStringList DiscrepancyShowCommand::words() const { return {u"discrepancy"_s, u"show"_s}; }
-QString DiscrepancyShowCommand::synopsis() const { return u"discrepancy show ID"_s; }
-QString DiscrepancyShowCommand::summary() const { return u"one discrepancy in full"_s; }
+/// `discrepancy show ID`.
+struct DiscrepancyShow final : Command {
+    DiscrepancyShow()
+        : Command({{u"discrepancy"_s, u"show"_s}, u"discrepancy show ID"_s, u"one discrepancy in full"_s, {}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput DiscrepancyShowCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+CommandOutput DiscrepancyShow::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
 {
     auto id = idArgument(args);
     if (!id)
         return errorOutput(id.error());
-    auto engine = ctx.engine(false);
+    auto engine = ctx.engine(GateNeed::BookIsEnough);
     if (!engine)
         return errorOutput(engine.error());
     Reconciler reconciler(**engine);
@@ -310,26 +320,26 @@ CommandOutput DiscrepancyShowCommand::execute(CliContext &ctx, const QCommandLin
     return out;
 }
 
-QStringList DiscrepancyDecideCommand::words() const
-{
-    return {u"discrepancy"_s, m_approve ? u"approve"_s : u"reject"_s};
-}
-QString DiscrepancyDecideCommand::synopsis() const
-{
-    return u"discrepancy %1 ID --reason TEXT [--operator NAME]"_s.arg(m_approve ? u"approve"_s : u"reject"_s);
-}
-QString DiscrepancyDecideCommand::summary() const
-{
-    return m_approve ? u"apply a proposed correction once, as a ledgered adjustment (approvers only)"_s
-                     : u"close a proposed correction without changing stock (approvers only)"_s;
-}
-QList<QCommandLineOption> DiscrepancyDecideCommand::options() const
-{
-    return {{u"reason"_s, u"Why (required)."_s, u"TEXT"_s}};
-}
+/// What an approver decides about a pending discrepancy.
+enum class Decision { Approve, Reject };
 
-CommandOutput DiscrepancyDecideCommand::execute(CliContext &ctx, const QCommandLineParser &parser,
-                                                const QStringList &args)
+/// `discrepancy approve ID --reason TEXT` / `discrepancy reject ID --reason TEXT`; the
+/// approver is `--operator`; exit 4 when not on the approver list.
+class DiscrepancyDecide : public Command {
+public:
+    DiscrepancyDecide(Decision decision, const QString &verb, const QString &summary)
+        : Command({{u"discrepancy"_s, verb}, u"discrepancy %1 ID --reason TEXT [--operator NAME]"_s.arg(verb), summary,
+                   {{u"reason"_s, u"Why (required)."_s, u"TEXT"_s}}})
+        , m_decision(decision)
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+
+private:
+    Decision m_decision;
+};
+
+CommandOutput DiscrepancyDecide::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     auto id = idArgument(args);
     if (!id)
@@ -337,19 +347,45 @@ CommandOutput DiscrepancyDecideCommand::execute(CliContext &ctx, const QCommandL
     const QString reason = parser.value(u"reason"_s);
     if (reason.trimmed().isEmpty())
         return errorOutput(usage(u"reason"_s, u"--reason TEXT is required"_s).error());
-    const QStringList approvers = configuredApprovers(ctx.dataDir);
+    const QStringList approvers = configuredApprovers(ctx.profile.dataDir);
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
     Reconciler reconciler(**engine);
-    auto d = m_approve ? reconciler.approve(*id, ctx.operatorName, reason, approvers)
-                       : reconciler.reject(*id, ctx.operatorName, reason, approvers);
+    const QString &approver = ctx.profile.operatorName;
+    auto d = m_decision == Decision::Approve ? reconciler.approve(*id, approver, reason, approvers)
+                                             : reconciler.reject(*id, approver, reason, approvers);
     if (!d)
         return errorOutput(d.error());
     CommandOutput out;
     out.json = discrepancyJson(*d);
     out.text = discrepancyLine(*d);
     return out;
+}
+
+/// `discrepancy approve ID --reason TEXT`: applies the proposed correction once.
+struct DiscrepancyApprove final : DiscrepancyDecide {
+    DiscrepancyApprove()
+        : DiscrepancyDecide(Decision::Approve, u"approve"_s,
+                            u"apply a proposed correction once, as a ledgered adjustment (approvers only)"_s)
+    {
+    }
+};
+
+/// `discrepancy reject ID --reason TEXT`: closes it without changing stock.
+struct DiscrepancyReject final : DiscrepancyDecide {
+    DiscrepancyReject()
+        : DiscrepancyDecide(Decision::Reject, u"reject"_s,
+                            u"close a proposed correction without changing stock (approvers only)"_s)
+    {
+    }
+};
+
+} // namespace
+
+Commands reconcileCommands()
+{
+    return makeCommands<Reconcile, DiscrepancyList, DiscrepancyShow, DiscrepancyApprove, DiscrepancyReject>();
 }
 
 } // namespace flashstock

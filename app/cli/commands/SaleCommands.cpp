@@ -1,6 +1,7 @@
 #include "SaleCommands.h"
 
 #include "CliContext.h"
+#include "Domain.h"
 #include "Format.h"
 #include "Identifiers.h"
 #include "store/SaleStore.h"
@@ -88,24 +89,25 @@ CommandOutput saleOutput(const Result<Sale> &sale, const QString &headline)
     return out;
 }
 
-} // namespace
+/// `sale create --sku S [--start ISO] [--end ISO] [--hold-seconds H] [--per-user-limit L]`:
+/// defines a flash sale of the SKU's available stock; it stays closed until `sale start`.
+struct SaleCreate final : Command {
+    SaleCreate()
+        : Command({{u"sale"_s, u"create"_s},
+                   u"sale create --sku S [--start ISO] [--end ISO] [--hold-seconds H] [--per-user-limit L]"_s,
+                   u"define a flash sale of a SKU's stock (closed until started)"_s,
+                   {{u"sku"_s, u"The SKU on sale (give a flash-sale item its own SKU)."_s, u"S"_s},
+                    {u"start"_s, u"Opens no earlier than this ISO 8601 time (UTC unless an offset is given)."_s,
+                     u"ISO"_s},
+                    {u"end"_s, u"Closes at this ISO 8601 time."_s, u"ISO"_s},
+                    {u"hold-seconds"_s, u"How long a reservation holds its units (default 900)."_s, u"H"_s},
+                    {u"per-user-limit"_s, u"Units one user may hold or buy (default 0: no limit)."_s, u"L"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-QStringList SaleCreateCommand::words() const { return {u"sale"_s, u"create"_s}; }
-QString SaleCreateCommand::synopsis() const
-{
-    return u"sale create --sku S [--start ISO] [--end ISO] [--hold-seconds H] [--per-user-limit L]"_s;
-}
-QString SaleCreateCommand::summary() const { return u"define a flash sale of a SKU's stock (closed until started)"_s; }
-QList<QCommandLineOption> SaleCreateCommand::options() const
-{
-    return {{u"sku"_s, u"The SKU on sale (give a flash-sale item its own SKU)."_s, u"S"_s},
-            {u"start"_s, u"Opens no earlier than this ISO 8601 time (UTC unless an offset is given)."_s, u"ISO"_s},
-            {u"end"_s, u"Closes at this ISO 8601 time."_s, u"ISO"_s},
-            {u"hold-seconds"_s, u"How long a reservation holds its units (default 900)."_s, u"H"_s},
-            {u"per-user-limit"_s, u"Units one user may hold or buy (default 0: no limit)."_s, u"L"_s}};
-}
-
-CommandOutput SaleCreateCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+CommandOutput SaleCreate::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
@@ -130,25 +132,25 @@ CommandOutput SaleCreateCommand::execute(CliContext &ctx, const QCommandLinePars
                       u"created (not open yet; open it with: flashstock-cli sale start ID)\n"_s);
 }
 
-QStringList SaleStatusCommand::words() const { return {u"sale"_s, verb()}; }
-QString SaleStatusCommand::synopsis() const { return u"sale %1 ID"_s.arg(verb()); }
-QString SaleStatusCommand::summary() const
-{
-    switch (m_target) {
-    case SaleStatus::Open: return u"open a sale (or resume a paused one): the gate takes reserves inside its window"_s;
-    case SaleStatus::Paused: return u"pause an open sale: reserves answer sale_closed until it is started again"_s;
-    default: return u"end a sale for good: reserves answer sale_closed"_s;
+/// `sale start ID` / `sale pause ID` / `sale stop ID`: opens (or resumes), pauses or ends
+/// the sale in book and gate (idempotent). Opening follows the launch rules
+/// (Engine::launchBlockers), as the console's launch does.
+class SaleStatusChange : public Command {
+public:
+    SaleStatusChange(SaleStatus target, const QString &verb, const QString &summary)
+        : Command({{u"sale"_s, verb}, u"sale %1 ID"_s.arg(verb), summary, {}})
+        , m_target(target)
+    {
     }
-}
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
 
-QString SaleStatusCommand::verb() const
-{
-    return m_target == SaleStatus::Open ? u"start"_s : m_target == SaleStatus::Paused ? u"pause"_s : u"stop"_s;
-}
+private:
+    SaleStatus m_target;
+};
 
-CommandOutput SaleStatusCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+CommandOutput SaleStatusChange::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
 {
-    auto id = saleId(args, 1, synopsis());
+    auto id = saleId(args, 1, spec().synopsis);
     if (!id)
         return errorOutput(id.error());
     auto engine = ctx.engine();
@@ -157,16 +159,46 @@ CommandOutput SaleStatusCommand::execute(CliContext &ctx, const QCommandLinePars
     return saleOutput((*engine)->setSaleStatus(*id, m_target), {});
 }
 
-QStringList SaleBookOnlyCommand::words() const { return {u"sale"_s, u"book-only"_s}; }
-QString SaleBookOnlyCommand::synopsis() const { return u"sale book-only ID on|off"_s; }
-QString SaleBookOnlyCommand::summary() const
-{
-    return u"reserves skip the gate (on, while Redis is down) or use it again (off: gate rebuilt)"_s;
-}
+/// `sale start ID`: opens the sale, or resumes a paused one.
+struct SaleStart final : SaleStatusChange {
+    SaleStart()
+        : SaleStatusChange(SaleStatus::Open, u"start"_s,
+                           u"open a sale (or resume a paused one); refused while the SKU has another live sale "
+                           u"or a discrepancy waiting for approval"_s)
+    {
+    }
+};
 
-CommandOutput SaleBookOnlyCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+/// `sale pause ID`: closes an open sale for now.
+struct SalePause final : SaleStatusChange {
+    SalePause()
+        : SaleStatusChange(SaleStatus::Paused, u"pause"_s,
+                           u"pause an open sale: reserves answer sale_closed until it is started again"_s)
+    {
+    }
+};
+
+/// `sale stop ID`: ends a sale; final.
+struct SaleStop final : SaleStatusChange {
+    SaleStop() : SaleStatusChange(SaleStatus::Stopped, u"stop"_s, u"end a sale for good: reserves answer sale_closed"_s)
+    {
+    }
+};
+
+/// `sale book-only ID on|off`: reserves skip the gate (while Redis is down), or use it again
+/// (the gate is rebuilt from the book).
+struct SaleBookOnly final : Command {
+    SaleBookOnly()
+        : Command({{u"sale"_s, u"book-only"_s}, u"sale book-only ID on|off"_s,
+                   u"reserves skip the gate (on, while Redis is down) or use it again (off: gate rebuilt)"_s, {}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
+
+CommandOutput SaleBookOnly::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
 {
-    auto id = saleId(args, 2, synopsis());
+    auto id = saleId(args, 2, spec().synopsis);
     if (!id)
         return errorOutput(id.error());
     const QString mode = args.at(1);
@@ -174,21 +206,23 @@ CommandOutput SaleBookOnlyCommand::execute(CliContext &ctx, const QCommandLinePa
         return errorOutput({ErrorCode::InvalidArgument, u"mode must be on or off, got %1"_s.arg(quoteForMessage(mode)),
                             u"mode"_s});
     // Book-only exists for when the gate is down: do not start or wait for one to switch.
-    auto engine = ctx.engine(mode == u"off"_s);
+    auto engine = ctx.engine(mode == u"off"_s ? GateNeed::Needed : GateNeed::BookIsEnough);
     if (!engine)
         return errorOutput(engine.error());
     return saleOutput((*engine)->setSaleBookOnly(*id, mode == u"on"_s), {});
 }
 
-QStringList SaleListCommand::words() const { return {u"sale"_s, u"list"_s}; }
-QString SaleListCommand::synopsis() const { return u"sale list"_s; }
-QString SaleListCommand::summary() const { return u"every sale, newest first"_s; }
+/// `sale list`: every sale, newest first.
+struct SaleList final : Command {
+    SaleList() : Command({{u"sale"_s, u"list"_s}, u"sale list"_s, u"every sale, newest first"_s, {}}) {}
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput SaleListCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+CommandOutput SaleList::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
 {
     if (auto r = noPositional(args); !r)
         return errorOutput(r.error());
-    auto engine = ctx.engine(false);
+    auto engine = ctx.engine(GateNeed::BookIsEnough);
     if (!engine)
         return errorOutput(engine.error());
     auto sales = (*engine)->sales().list();
@@ -204,6 +238,13 @@ CommandOutput SaleListCommand::execute(CliContext &ctx, const QCommandLineParser
         out.text = u"(no sales)\n"_s;
     out.json = {{u"sales"_s, array}};
     return out;
+}
+
+} // namespace
+
+Commands saleCommands()
+{
+    return makeCommands<SaleCreate, SaleStart, SalePause, SaleStop, SaleBookOnly, SaleList>();
 }
 
 } // namespace flashstock

@@ -80,20 +80,21 @@ CommandOutput showSku(Engine &engine, const QString &sku, const QString &headlin
     return out;
 }
 
-} // namespace
+/// `sku add SKU --stock N [--buckets B]`: creates a SKU with its initial stock (ledgered).
+struct SkuAdd final : Command {
+    SkuAdd()
+        : Command({{u"sku"_s, u"add"_s}, u"sku add SKU --stock N [--buckets B]"_s,
+                   u"create a SKU with N units of stock (in B buckets, default 1)"_s,
+                   {{u"stock"_s, u"Initial stock, units (0 to 2147483647)."_s, u"N"_s},
+                    {u"buckets"_s, u"Buckets (rows) to split the SKU's stock over (1 to 1024)."_s, u"B"_s, u"1"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-QStringList SkuAddCommand::words() const { return {u"sku"_s, u"add"_s}; }
-QString SkuAddCommand::synopsis() const { return u"sku add SKU --stock N [--buckets B]"_s; }
-QString SkuAddCommand::summary() const { return u"create a SKU with N units of stock (in B buckets, default 1)"_s; }
-QList<QCommandLineOption> SkuAddCommand::options() const
+CommandOutput SkuAdd::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
-    return {{u"stock"_s, u"Initial stock, units (0 to 2147483647)."_s, u"N"_s},
-            {u"buckets"_s, u"Buckets (rows) to split the SKU's stock over (1 to 1024)."_s, u"B"_s, u"1"_s}};
-}
-
-CommandOutput SkuAddCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
-{
-    auto sku = skuArgument(args, synopsis());
+    auto sku = skuArgument(args, spec().synopsis);
     if (!sku)
         return errorOutput(sku.error());
     if (!parser.isSet(u"stock"_s))
@@ -120,13 +121,18 @@ CommandOutput SkuAddCommand::execute(CliContext &ctx, const QCommandLineParser &
     return showSku(**engine, *sku, u"added SKU %1 with %2 units"_s.arg(*sku).arg(stock));
 }
 
-QStringList SkuShowCommand::words() const { return {u"sku"_s, u"show"_s}; }
-QString SkuShowCommand::synopsis() const { return u"sku show SKU"_s; }
-QString SkuShowCommand::summary() const { return u"show a SKU's available, locked, sold and total"_s; }
+/// `sku show SKU`: the SKU's levels, book side (and gate side once a gate is configured).
+struct SkuShow final : Command {
+    SkuShow()
+        : Command({{u"sku"_s, u"show"_s}, u"sku show SKU"_s, u"show a SKU's available, locked, sold and total"_s, {}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput SkuShowCommand::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+CommandOutput SkuShow::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
 {
-    auto sku = skuArgument(args, synopsis());
+    auto sku = skuArgument(args, spec().synopsis);
     if (!sku)
         return errorOutput(sku.error());
     auto engine = ctx.engine();
@@ -135,18 +141,21 @@ CommandOutput SkuShowCommand::execute(CliContext &ctx, const QCommandLineParser 
     return showSku(**engine, *sku, {});
 }
 
-QStringList SkuRestockCommand::words() const { return {u"sku"_s, u"restock"_s}; }
-QString SkuRestockCommand::synopsis() const { return u"sku restock SKU --qty N [--reason TEXT]"_s; }
-QString SkuRestockCommand::summary() const { return u"add N units of available stock (a ledgered adjustment)"_s; }
-QList<QCommandLineOption> SkuRestockCommand::options() const
-{
-    return {{u"qty"_s, u"Units to add (1 to 2147483647)."_s, u"N"_s},
-            {u"reason"_s, u"Why, for the ledger (default: restock)."_s, u"TEXT"_s}};
-}
+/// `sku restock SKU --qty N [--reason TEXT]`: adds stock as an adjustment naming the operator.
+struct SkuRestock final : Command {
+    SkuRestock()
+        : Command({{u"sku"_s, u"restock"_s}, u"sku restock SKU --qty N [--reason TEXT]"_s,
+                   u"add N units of available stock (a ledgered adjustment)"_s,
+                   {{u"qty"_s, u"Units to add (1 to 2147483647)."_s, u"N"_s},
+                    {u"reason"_s, u"Why, for the ledger (default: restock)."_s, u"TEXT"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput SkuRestockCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+CommandOutput SkuRestock::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
-    auto sku = skuArgument(args, synopsis());
+    auto sku = skuArgument(args, spec().synopsis);
     if (!sku)
         return errorOutput(sku.error());
     if (!parser.isSet(u"qty"_s))
@@ -164,8 +173,6 @@ CommandOutput SkuRestockCommand::execute(CliContext &ctx, const QCommandLinePars
                    adjusted->id);
 }
 
-namespace {
-
 /// A bucket number option (0..1023).
 Result<int> bucketOption(const QCommandLineParser &parser, const QString &name)
 {
@@ -180,21 +187,22 @@ Result<int> bucketOption(const QCommandLineParser &parser, const QString &name)
     return b;
 }
 
-} // namespace
+/// `sku rebalance SKU --from B --to B --qty N`: moves available units between buckets (ledgered).
+struct SkuRebalance final : Command {
+    SkuRebalance()
+        : Command({{u"sku"_s, u"rebalance"_s}, u"sku rebalance SKU --from B --to B --qty N"_s,
+                   u"move available units between two buckets (ledgered)"_s,
+                   {{u"from"_s, u"Bucket to take available units from."_s, u"B"_s},
+                    {u"to"_s, u"Bucket to give them to."_s, u"B"_s},
+                    {u"qty"_s, u"Units to move."_s, u"N"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-QStringList SkuRebalanceCommand::words() const { return {u"sku"_s, u"rebalance"_s}; }
-QString SkuRebalanceCommand::synopsis() const { return u"sku rebalance SKU --from B --to B --qty N"_s; }
-QString SkuRebalanceCommand::summary() const { return u"move available units between two buckets (ledgered)"_s; }
-QList<QCommandLineOption> SkuRebalanceCommand::options() const
+CommandOutput SkuRebalance::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
-    return {{u"from"_s, u"Bucket to take available units from."_s, u"B"_s},
-            {u"to"_s, u"Bucket to give them to."_s, u"B"_s},
-            {u"qty"_s, u"Units to move."_s, u"N"_s}};
-}
-
-CommandOutput SkuRebalanceCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
-{
-    auto sku = skuArgument(args, synopsis());
+    auto sku = skuArgument(args, spec().synopsis);
     if (!sku)
         return errorOutput(sku.error());
     auto from = bucketOption(parser, u"from"_s);
@@ -220,20 +228,21 @@ CommandOutput SkuRebalanceCommand::execute(CliContext &ctx, const QCommandLinePa
                    moved->id);
 }
 
-QStringList SkuBucketsCommand::words() const { return {u"sku"_s, u"buckets"_s}; }
-QString SkuBucketsCommand::synopsis() const { return u"sku buckets SKU --count N"_s; }
-QString SkuBucketsCommand::summary() const
-{
-    return u"split a hot SKU into N buckets (rows), available units spread evenly (ledgered)"_s;
-}
-QList<QCommandLineOption> SkuBucketsCommand::options() const
-{
-    return {{u"count"_s, u"Number of buckets (1 to 1024)."_s, u"N"_s}};
-}
+/// `sku buckets SKU --count N`: changes the number of buckets and spreads available units
+/// evenly (ledgered).
+struct SkuBuckets final : Command {
+    SkuBuckets()
+        : Command({{u"sku"_s, u"buckets"_s}, u"sku buckets SKU --count N"_s,
+                   u"split a hot SKU into N buckets (rows), available units spread evenly (ledgered)"_s,
+                   {{u"count"_s, u"Number of buckets (1 to 1024)."_s, u"N"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
 
-CommandOutput SkuBucketsCommand::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
+CommandOutput SkuBuckets::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
-    auto sku = skuArgument(args, synopsis());
+    auto sku = skuArgument(args, spec().synopsis);
     if (!sku)
         return errorOutput(sku.error());
     if (!parser.isSet(u"count"_s))
@@ -249,6 +258,13 @@ CommandOutput SkuBucketsCommand::execute(CliContext &ctx, const QCommandLinePars
         return errorOutput(changed.error());
     return showSku(**engine, *sku, u"%1 now has %2 buckets (adj:%3)"_s.arg(*sku).arg(*count).arg(changed->id),
                    changed->id);
+}
+
+} // namespace
+
+Commands skuCommands()
+{
+    return makeCommands<SkuAdd, SkuShow, SkuRestock, SkuRebalance, SkuBuckets>();
 }
 
 } // namespace flashstock

@@ -1,5 +1,6 @@
-#include "store/NaiveDeduct.h"
+#include "bench/NaiveDeduct.h"
 
+#include "store/BookSql.h"
 #include "store/Database.h"
 
 #include <QThread>
@@ -15,7 +16,7 @@ NaiveDeduct::NaiveDeduct(Database &db)
 
 Result<bool> NaiveDeduct::reserve(const QString &sku, qint64 qty)
 {
-    auto read = m_db.exec(u"SELECT available, locked FROM buckets WHERE sku = ? AND bucket = 0"_s, {sku});
+    auto read = m_db.exec(sql::naiveReadBucket(), {sku});
     if (!read)
         return std::unexpected(read.error());
     if (read->isEmpty())
@@ -27,8 +28,7 @@ Result<bool> NaiveDeduct::reserve(const QString &sku, qint64 qty)
     // Application work between the read and the write (validation, pricing, logging): the
     // window in which another buyer reads the same figure.
     QThread::yieldCurrentThread();
-    auto write = m_db.exec(u"UPDATE buckets SET available = ?, locked = ? WHERE sku = ? AND bucket = 0"_s,
-                           {available - qty, locked + qty, sku});
+    auto write = m_db.exec(sql::naiveWriteBucket(), {available - qty, locked + qty, sku});
     if (!write)
         return std::unexpected(write.error());
     return true;

@@ -1,0 +1,103 @@
+#include "open/EngineOpener.h"
+
+#include "Identifiers.h"
+#include "gate/EmbeddedRedis.h"
+
+#include <QDir>
+#include <QFile>
+#include <QUrl>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+/// A gate URL (`redis://`, `rediss://`, `unix://`, ...) given FLASHSTOCK_REDIS_PASSWORD when
+/// it names no password itself and the variable is set; anything else unchanged. Before
+/// parsing: a URL with a user and no password is malformed until it gets one.
+QString withPasswordFromEnvironment(const QString &url)
+{
+    const QString pw = qEnvironmentVariable("FLASHSTOCK_REDIS_PASSWORD");
+    const QString text = url.trimmed();
+    if (pw.isEmpty() || !text.contains(u"://"_s))
+        return url;
+    const QString encoded = QString::fromLatin1(QUrl::toPercentEncoding(pw));
+    if (text.startsWith(u"unix://"_s)) {
+        if (text.contains(u"password="_s))
+            return url;
+        return text + (text.contains(u'?') ? u"&"_s : u"?"_s) + u"password="_s + encoded;
+    }
+    const qsizetype start = text.indexOf(u"://"_s) + 3;
+    qsizetype end = text.indexOf(u'/', start);
+    if (end < 0)
+        end = text.size();
+    const QString authority = text.mid(start, end - start);
+    const qsizetype at = authority.lastIndexOf(u'@');
+    if (at < 0)
+        return text.left(start) + u":"_s + encoded + u"@"_s + text.mid(start);
+    if (authority.left(at).contains(u':'))
+        return url; // the URL has its own password
+    return text.left(start + at) + u":"_s + encoded + text.mid(start + at);
+}
+
+} // namespace
+
+Result<ResolvedProfile> EngineOpener::resolve(const EngineProfile &profile)
+{
+    ResolvedProfile r;
+    r.dataDir = QDir(EngineProfile::dataDirFor(profile.dataDir)).absolutePath();
+    r.operatorName = profile.operatorName.isEmpty() ? EngineProfile::osUserName() : profile.operatorName;
+    if (auto ok = checkName(r.operatorName, u"operator"_s); !ok)
+        return std::unexpected(ok.error());
+    r.bookInDataDir = profile.dbUrl.isEmpty();
+    auto book = DbUrl::parse(r.bookInDataDir ? u"sqlite:///"_s + QDir(r.dataDir).absoluteFilePath(u"flashstock.db"_s)
+                                             : profile.dbUrl);
+    if (!book)
+        return std::unexpected(book.error());
+    r.book = *book;
+    if (profile.redisUrl.isEmpty()) {
+        r.gateMode = GateMode::Embedded;
+        r.gate = EmbeddedRedis(r.dataDir).url();
+        return r;
+    }
+    // The password comes from the environment, never from argv or a saved file.
+    auto gate = RedisUrl::parse(withPasswordFromEnvironment(profile.redisUrl));
+    if (!gate)
+        return std::unexpected(gate.error());
+    if (gate->isNone()) {
+        r.gateMode = GateMode::BookOnly;
+        return r;
+    }
+    r.gateMode = GateMode::Url;
+    r.gate = *gate;
+    return r;
+}
+
+Result<OpenedEngine> EngineOpener::open(const ResolvedProfile &profile, const QString &source, GateNeed need)
+{
+    const bool embedded = profile.gateMode == GateMode::Embedded && need == GateNeed::Needed;
+    if (profile.bookInDataDir || embedded) {
+        if (!QDir().mkpath(profile.dataDir))
+            return fail(ErrorCode::Unavailable, u"cannot create data dir %1"_s.arg(profile.dataDir), u"data-dir"_s);
+        QFile::setPermissions(profile.dataDir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    }
+    auto engine = Engine::open(EngineOptions{profile.book, std::nullopt, Actor{profile.operatorName, source}});
+    if (!engine)
+        return std::unexpected(engine.error());
+    OpenedEngine opened{std::move(*engine), profile, GateReport{profile.gateMode, false, false, {}}};
+    if (profile.gateMode == GateMode::BookOnly || (profile.gateMode == GateMode::Embedded && !embedded))
+        return opened;
+    if (embedded) {
+        EmbeddedRedis server(profile.dataDir);
+        if (auto started = server.start())
+            opened.gate.startedNow = !server.wasReused();
+        else
+            opened.gate.problem = started.error().message;
+    }
+    opened.engine->attachGate(*profile.gate);
+    opened.gate.attached = true;
+    return opened;
+}
+
+} // namespace flashstock

@@ -1,0 +1,149 @@
+// Engine rules that are not the gate's own: the launch rules (one place for the CLI and the
+// console) and warnings as bounded values.
+
+#include "Engine.h"
+#include "EngineWarning.h"
+#include "reconcile/Reconciler.h"
+#include "store/Database.h"
+#include "store/SaleStore.h"
+#include "support/EngineHelpers.h"
+#include "support/TestChecks.h"
+
+#include <QDateTime>
+#include <QSet>
+#include <QTcpServer>
+#include <QTest>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+
+namespace {
+
+/// A gate URL on which nothing listens (connections are refused at once).
+RedisUrl deadGate()
+{
+    QTcpServer probe;
+    probe.listen(QHostAddress::LocalHost, 0);
+    RedisUrl url = RedisUrl::tcp(u"127.0.0.1"_s, probe.serverPort());
+    url.connectTimeoutMs = 200;
+    return url; // the probe closes here
+}
+
+} // namespace
+
+class TestEngine : public QObject {
+    Q_OBJECT
+private slots:
+    void launchRulesBlockALiveSaleAndAPendingDiscrepancy_data() { test::addBackendRows(); }
+    void launchRulesBlockALiveSaleAndAPendingDiscrepancy();
+    void warningRingKeepsTheNewestAndCountsTheRest();
+    void warningKindsHaveDistinctNames();
+    void engineWarningsAreBoundedValues();
+};
+
+void TestEngine::launchRulesBlockALiveSaleAndAPendingDiscrepancy()
+{
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    QVERIFY(FS_OK(engine->launchBlockers(u"A"_s)).isEmpty());
+
+    // A scheduled sale blocks a new launch of the SKU, but not its own start.
+    const Sale first = FS_OK(engine->createSale(u"A"_s, 0, 0, 60, 0));
+    const QList<LaunchBlocker> live = FS_OK(engine->launchBlockers(u"A"_s));
+    QCOMPARE(live.size(), 1);
+    QCOMPARE(live.first().kind, LaunchBlocker::Kind::LiveSale);
+    QCOMPARE(live.first().id, first.id);
+    QVERIFY(FS_OK(engine->launchBlockers(u"A"_s, first.id)).isEmpty());
+    QCOMPARE(FS_OK(engine->setSaleStatus(first.id, SaleStatus::Open)).status, SaleStatus::Open);
+    QCOMPARE(FS_OK(engine->setSaleStatus(first.id, SaleStatus::Stopped)).status, SaleStatus::Stopped);
+    QVERIFY(FS_OK(engine->launchBlockers(u"A"_s)).isEmpty()); // a stopped sale blocks nothing
+
+    // Units the ledger cannot explain: a discrepancy waits for approval, and no sale opens.
+    FS_VERIFY_OK(engine->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5 "
+                                         u"WHERE sku = 'A'"_s));
+    Reconciler reconciler(*engine);
+    QCOMPARE(FS_OK(reconciler.runPass(0)).stillPending, 1);
+    const Sale second = FS_OK(engine->createSale(u"A"_s, 0, 0, 60, 0));
+    const QList<LaunchBlocker> disputed = FS_OK(engine->launchBlockers(u"A"_s, second.id));
+    QCOMPARE(disputed.size(), 1);
+    QCOMPARE(disputed.first().kind, LaunchBlocker::Kind::PendingDiscrepancy);
+    auto refused = engine->setSaleStatus(second.id, SaleStatus::Open);
+    QVERIFY(!refused);
+    QCOMPARE(refused.error().code, ErrorCode::InvalidArgument);
+    QCOMPARE(refused.error().field, u"sale"_s);
+    QVERIFY2(refused.error().message.contains(u"discrepancy %1"_s.arg(disputed.first().id)),
+             qPrintable(refused.error().message));
+    QCOMPARE(FS_OK(engine->sales().get(second.id)).status, SaleStatus::Scheduled); // nothing changed
+    QVERIFY(FS_OK(engine->launchBlockers(u"B"_s)).isEmpty()); // another SKU is not held by it
+
+    // Decided (rejected): the sale may open.
+    FS_VERIFY_OK(reconciler.reject(disputed.first().id, u"tester"_s, u"counted again"_s, {u"tester"_s}));
+    QVERIFY(FS_OK(engine->launchBlockers(u"A"_s, second.id)).isEmpty());
+    QCOMPARE(FS_OK(engine->setSaleStatus(second.id, SaleStatus::Open)).status, SaleStatus::Open);
+}
+
+void TestEngine::warningRingKeepsTheNewestAndCountsTheRest()
+{
+    WarningRing ring(3);
+    for (int i = 1; i <= 5; ++i)
+        ring.add(EngineWarning{WarningKind::TokenNotSettled, u"S%1"_s.arg(i), u"w%1"_s.arg(i), i});
+    QCOMPARE(ring.size(), 3);
+    QCOMPARE(ring.dropped(), 2);
+    QCOMPARE(ring.items().first().sku, u"S3"_s); // the oldest two went
+    QCOMPARE(ring.items().last().sku, u"S5"_s);
+    ring.add({EngineWarning{WarningKind::GateRestored, u"S6"_s, u"w6"_s, 6}}, 10); // a sender's drops count too
+    QCOMPARE(ring.dropped(), 13);
+    const WarningRing taken = ring.take();
+    QCOMPARE(taken.size(), 3);
+    QCOMPARE(taken.dropped(), 13);
+    QCOMPARE(taken.items().last().kind, WarningKind::GateRestored);
+    QVERIFY(ring.isEmpty());
+    QCOMPARE(ring.dropped(), 0);
+    for (int i = 0; i < 4; ++i) // the taken-from ring keeps its capacity
+        ring.add(EngineWarning{});
+    QCOMPARE(ring.size(), 3);
+}
+
+void TestEngine::warningKindsHaveDistinctNames()
+{
+    QSet<QString> names;
+    for (int k = 0; k <= int(WarningKind::RefusalNotCounted); ++k) {
+        const QString name = warningKindName(WarningKind(k));
+        QVERIFY2(!name.isEmpty() && name != u"unknown"_s, qPrintable(QString::number(k)));
+        names.insert(name);
+    }
+    QCOMPARE(names.size(), int(WarningKind::RefusalNotCounted) + 1);
+}
+
+void TestEngine::engineWarningsAreBoundedValues()
+{
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    auto engine = test::openEngine(fresh.url(), deadGate());
+    QVERIFY(engine);
+    const qint64 before = QDateTime::currentMSecsSinceEpoch();
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10)); // the book has it; the gate is down
+    const WarningRing one = engine->takeWarnings();
+    QCOMPARE(one.size(), 1);
+    const EngineWarning &w = one.items().first();
+    QCOMPARE(w.kind, WarningKind::GateNotLoaded);
+    QCOMPARE(w.sku, u"A"_s);
+    QVERIFY2(w.message.contains(u"gate not loaded"_s), qPrintable(w.message));
+    QVERIFY(w.atMs >= before && w.atMs <= QDateTime::currentMSecsSinceEpoch());
+    QVERIFY(engine->takeWarnings().isEmpty()); // taken once
+
+    // Nobody drains them: the engine keeps the newest kMaxWarnings and counts the rest.
+    const int restocks = int(Engine::kMaxWarnings) + 20;
+    for (int i = 0; i < restocks; ++i)
+        FS_VERIFY_OK(engine->restock(u"A"_s, 1));
+    const WarningRing many = engine->takeWarnings();
+    QCOMPARE(many.size(), Engine::kMaxWarnings);
+    QCOMPARE(many.dropped(), 20);
+    QCOMPARE(test::countWarnings(many, WarningKind::GateNotRaised, u"A"_s), int(Engine::kMaxWarnings));
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10 + restocks);
+}
+
+QTEST_GUILESS_MAIN(TestEngine)
+#include "tst_engine.moc"
