@@ -158,15 +158,15 @@ void TestDatabase::migrationTypesCorrections()
     {
         auto engine = test::openEngine(fresh.url());
         QVERIFY(engine);
-        QVERIFY(engine->addSku(u"A"_s, 10).has_value());
-        QVERIFY(engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}}).has_value());
-        QVERIFY(engine->reserve(u"o2"_s, {}, {{u"A"_s, 1, {}}}).has_value());
-        QVERIFY(engine->release(u"o2"_s, u"cancel"_s).has_value());
-        QVERIFY(engine->database().exec(u"UPDATE orders SET status = 'PAID' WHERE order_id = 'o1'"_s).has_value());
-        QVERIFY(engine->database().exec(u"UPDATE orders SET payment_ref = 'pay9' WHERE order_id = 'o2'"_s).has_value());
+        FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+        FS_VERIFY_OK(engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}}));
+        FS_VERIFY_OK(engine->reserve(u"o2"_s, {}, {{u"A"_s, 1, {}}}));
+        FS_VERIFY_OK(engine->release(u"o2"_s, u"cancel"_s));
+        FS_VERIFY_OK(engine->database().exec(u"UPDATE orders SET status = 'PAID' WHERE order_id = 'o1'"_s));
+        FS_VERIFY_OK(engine->database().exec(u"UPDATE orders SET payment_ref = 'pay9' WHERE order_id = 'o2'"_s));
         Reconciler rec(*engine);
         auto pass = rec.runPass(0);
-        QVERIFY(pass.has_value());
+        FS_VERIFY_OK(pass);
         for (const Discrepancy &d : pass->discrepancies) {
             if (d.kind == DiscrepancyKind::OrderLedgerMismatch)
                 statusId = d.id;
@@ -206,16 +206,16 @@ void TestDatabase::migrationTypesCorrections()
     QVERIFY(engine);
     Reconciler rec(*engine);
     auto status = rec.get(statusId);
-    QVERIFY(status.has_value());
+    FS_VERIFY_OK(status);
     QCOMPARE(status->correction, Correction(ChangeOrderStatus{OrderStatus::Paid, OrderStatus::Pending}));
     auto refund = rec.get(refundId);
-    QVERIFY(refund.has_value());
+    FS_VERIFY_OK(refund);
     QCOMPARE(refund->correction, Correction(RecordRefund{u"pay9"_s}));
     const QStringList approvers{u"tester"_s};
-    QVERIFY(rec.approve(statusId, u"tester"_s, u"no payment arrived"_s, approvers).has_value());
-    QVERIFY(rec.approve(refundId, u"tester"_s, u"refund it"_s, approvers).has_value());
-    QCOMPARE(**engine->book().orderStatus(u"o1"_s), OrderStatus::Pending);
-    QCOMPARE(*engine->book().refundCount(u"o2"_s), 1);
+    FS_VERIFY_OK(rec.approve(statusId, u"tester"_s, u"no payment arrived"_s, approvers));
+    FS_VERIFY_OK(rec.approve(refundId, u"tester"_s, u"refund it"_s, approvers));
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), std::optional(OrderStatus::Pending));
+    QCOMPARE(FS_OK(engine->book().refundCount(u"o2"_s)), 1);
     QVERIFY(test::bookHolds(*engine));
 }
 

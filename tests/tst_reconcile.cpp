@@ -547,43 +547,46 @@ void TestReconcile::checkAndPassFindTheSame()
     QFETCH(bool, bypassCheck);
     QFETCH(QStringList, statements);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     Reconciler rec(*engine);
     if (windowed) {
         rec.setWatermarkLagMs(0);
         QVERIFY(trade(*engine, u"old"_s));
         QThread::msleep(5); // the database clock moves past the old rows
         auto clean = rec.runPass(0);
-        QVERIFY(clean && clean->discrepancies.isEmpty());
+        FS_VERIFY_OK(clean);
+        QVERIFY(clean->discrepancies.isEmpty());
     }
     QVERIFY(trade(*engine, u"o"_s));
     for (QString &statement : statements) {
         if (statement != u"@"_s)
             continue;
-        const BucketLevels b = engine->book().levels(u"A"_s)->buckets.first();
+        const SkuLevels levels = FS_OK(engine->book().levels(u"A"_s));
+        QVERIFY(!levels.buckets.isEmpty());
+        const BucketLevels b = levels.buckets.first();
         auto row = engine->database().exec(
             sql::insertLedger(engine->database().nowMsExpr()),
             {u"adj:999"_s, u"ADJUST"_s, u"A"_s, 0, QVariant(QMetaType::fromType<QString>()), -1, 1, 0, b.available + 1,
              b.locked - 1, b.sold, b.available, b.locked, b.sold, u"by-hand"_s, u"test"_s});
-        QVERIFY(row.has_value());
+        FS_VERIFY_OK(row);
         statement.clear();
     }
     statements.removeAll(QString());
     if (invariant == u"I5"_s) {
-        const qint64 below = engine->book().levels(u"A"_s)->available - 3;
-        QVERIFY(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), QByteArray::number(below)}).has_value());
+        const qint64 below = FS_OK(engine->book().levels(u"A"_s)).available - 3;
+        FS_VERIFY_OK(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), QByteArray::number(below)}));
     }
     const QString problem = corruptBook(fresh, backend, bypassCheck, statements);
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
 
     auto check = engine->book().check();
-    QVERIFY(check.has_value());
+    FS_VERIFY_OK(check);
     QSet<InvariantBreach> byDrill = check->breaches();
     const GateAgreement gate = checkGateAgreesWithBook(*engine, u"A"_s);
     if (!gate.holds)
         byDrill.insert(InvariantBreach::at(Invariant::I5, u"A"_s, -1, {}));
     auto pass = rec.runPass(0);
-    QVERIFY(pass.has_value());
+    FS_VERIFY_OK(pass);
     QSet<InvariantBreach> byPass;
     for (const Discrepancy &d : pass->discrepancies)
         for (const InvariantBreach &b : d.breaches())
@@ -605,19 +608,21 @@ void TestReconcile::approvalLeavesTheGateAsRebuildWould()
     // back from the book, not only its stock).
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
-    QVERIFY(engine->addSku(u"A"_s, 10).has_value());
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     auto sale = engine->createSale(u"A"_s, 0, 0, 120, 3);
-    QVERIFY(sale && engine->setSaleStatus(sale->id, SaleStatus::Open).has_value());
-    QCOMPARE(engine->reserve(u"c1"_s, u"carol"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::Reserved);
-    QCOMPARE(engine->reserve(u"d1"_s, u"dave"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
-    QCOMPARE(engine->confirm(u"d1"_s, u"pay-d1"_s)->outcome, Outcome::Paid);
-    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
+    FS_VERIFY_OK(sale);
+    FS_VERIFY_OK(engine->setSaleStatus(sale->id, SaleStatus::Open));
+    QCOMPARE(FS_OK(engine->reserve(u"c1"_s, u"carol"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"d1"_s, u"dave"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->confirm(u"d1"_s, u"pay-d1"_s)).outcome, Outcome::Paid);
+    FS_VERIFY_OK(engine->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
     Reconciler rec(*engine);
     auto found = rec.runPass(0);
-    QVERIFY(found && found->pendingApproval == 1);
+    FS_VERIFY_OK(found);
+    QCOMPARE(found->pendingApproval, 1);
     // While paused the gate drifts: its users' units are lost and its stock is wrong.
-    QVERIFY(redis.command({"DEL", GateKeys::key(u"A"_s, "users")}).has_value());
-    QVERIFY(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "42"}).has_value());
+    FS_VERIFY_OK(redis.command({"DEL", GateKeys::key(u"A"_s, "users")}));
+    FS_VERIFY_OK(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "42"}));
 
     auto gateState = [&] {
         QStringList state;
@@ -636,14 +641,14 @@ void TestReconcile::approvalLeavesTheGateAsRebuildWould()
         return state.join(u" "_s);
     };
     auto approved = rec.approve(found->discrepancies.first().id, u"alice"_s, u"counted"_s, kApprovers);
-    QVERIFY2(approved, approved ? "" : qPrintable(approved.error().message));
+    FS_VERIFY_OK(approved);
     QVERIFY2(engine->takeWarnings().isEmpty(), "the gate followed the decision without trouble");
     const QString afterApproval = gateState();
-    QVERIFY(engine->rebuildGate(u"A"_s).has_value());
+    FS_VERIFY_OK(engine->rebuildGate(u"A"_s));
     QCOMPARE(afterApproval, gateState());
     QVERIFY2(afterApproval.contains(u"stock=7 paused= users=carol:2,dave:1"_s), qPrintable(afterApproval));
-    QCOMPARE(engine->reserve(u"c2"_s, u"carol"_s, {{u"A"_s, 2, {}}})->outcome, Outcome::LimitExceeded);
-    QCOMPARE(engine->reserve(u"c3"_s, u"carol"_s, {{u"A"_s, 1, {}}})->outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"c2"_s, u"carol"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::LimitExceeded);
+    QCOMPARE(FS_OK(engine->reserve(u"c3"_s, u"carol"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
 }
 
 QTEST_GUILESS_MAIN(TestReconcile)
