@@ -8,11 +8,13 @@ namespace flashstock {
 
 namespace {
 
-struct KindName {
-    DiscrepancyKind kind;
+template <typename E>
+struct Named {
+    E value;
     const char16_t *name;
 };
-constexpr KindName kKinds[] = {
+
+constexpr Named<DiscrepancyKind> kKinds[] = {
     {DiscrepancyKind::OrphanPreDeduct, u"orphan_pre_deduct"},
     {DiscrepancyKind::StaleHold, u"stale_hold"},
     {DiscrepancyKind::GateShortfall, u"gate_shortfall"},
@@ -24,49 +26,51 @@ constexpr KindName kKinds[] = {
     {DiscrepancyKind::UnrefundedPayment, u"unrefunded_payment"},
 };
 
-struct StatusName {
-    DiscrepancyStatus status;
-    const char16_t *name;
-};
-constexpr StatusName kStatuses[] = {
+constexpr Named<DiscrepancyStatus> kStatuses[] = {
     {DiscrepancyStatus::AutoFixed, u"auto_fixed"},
     {DiscrepancyStatus::PendingApproval, u"pending_approval"},
     {DiscrepancyStatus::Approved, u"approved"},
     {DiscrepancyStatus::Rejected, u"rejected"},
 };
 
+template <typename E, size_t N>
+QString nameIn(const Named<E> (&table)[N], E value)
+{
+    for (const Named<E> &n : table)
+        if (n.value == value)
+            return QString::fromUtf16(n.name);
+    return {};
+}
+
+template <typename E, size_t N>
+std::optional<E> valueIn(const Named<E> (&table)[N], const QString &name)
+{
+    for (const Named<E> &n : table)
+        if (name == QString::fromUtf16(n.name))
+            return n.value;
+    return std::nullopt;
+}
+
 } // namespace
 
 QString discrepancyKindName(DiscrepancyKind kind)
 {
-    for (const KindName &k : kKinds)
-        if (k.kind == kind)
-            return QString::fromUtf16(k.name);
-    return {};
+    return nameIn(kKinds, kind);
 }
 
 std::optional<DiscrepancyKind> discrepancyKindFromName(const QString &name)
 {
-    for (const KindName &k : kKinds)
-        if (name == QString::fromUtf16(k.name))
-            return k.kind;
-    return std::nullopt;
+    return valueIn(kKinds, name);
 }
 
 QString discrepancyStatusName(DiscrepancyStatus status)
 {
-    for (const StatusName &s : kStatuses)
-        if (s.status == status)
-            return QString::fromUtf16(s.name);
-    return {};
+    return nameIn(kStatuses, status);
 }
 
 std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name)
 {
-    for (const StatusName &s : kStatuses)
-        if (name == QString::fromUtf16(s.name))
-            return s.status;
-    return std::nullopt;
+    return valueIn(kStatuses, name);
 }
 
 QString correctionWord(const Correction &correction)

@@ -230,6 +230,9 @@ private:
     /// The bucket's levels and total, locked for this transaction (PostgreSQL: FOR UPDATE);
     /// nullopt if there is no such bucket.
     Result<std::optional<BucketLevels>> lockBucket(const QString &sku, int bucket);
+    /// A bucket correction's first step: the bucket locked and read; AlreadyAgrees if it is
+    /// `explained` now, else NotApplicable (the caller decides). InvalidArgument if unknown.
+    Result<BucketCorrection> readForCorrection(const QString &sku, int bucket, const Levels3 &explained);
 
     Database &m_db;
     Actor m_actor;

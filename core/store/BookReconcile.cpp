@@ -74,8 +74,7 @@ Result<std::optional<BucketLevels>> Book::lockBucket(const QString &sku, int buc
     return std::optional<BucketLevels>{levelsFrom(cur->first(), bucket)};
 }
 
-Result<Book::BucketCorrection> Book::restoreBucket(const QString &sku, int bucket, const Levels3 &explained,
-                                                   const QString &reason)
+Result<Book::BucketCorrection> Book::readForCorrection(const QString &sku, int bucket, const Levels3 &explained)
 {
     auto cur = lockBucket(sku, bucket);
     if (!cur)
@@ -83,10 +82,18 @@ Result<Book::BucketCorrection> Book::restoreBucket(const QString &sku, int bucke
     if (!*cur)
         return fail(ErrorCode::InvalidArgument, u"bucket %1 of %2 does not exist"_s.arg(bucket).arg(sku), u"bucket"_s);
     BucketCorrection out{BucketCorrection::Outcome::NotApplicable, levels3(**cur), (*cur)->total, 0};
-    if (out.found == explained && out.total == out.found.total()) {
+    if (out.found == explained && out.total == out.found.total())
         out.outcome = BucketCorrection::Outcome::AlreadyAgrees;
-        return out;
-    }
+    return out;
+}
+
+Result<Book::BucketCorrection> Book::restoreBucket(const QString &sku, int bucket, const Levels3 &explained,
+                                                   const QString &reason)
+{
+    auto read = readForCorrection(sku, bucket, explained);
+    if (!read || read->outcome == BucketCorrection::Outcome::AlreadyAgrees)
+        return read;
+    BucketCorrection out = *read;
     if (!explained.valid())
         return out;
     auto upd = m_db.exec(u"UPDATE buckets SET available = ?, locked = ?, sold = ?, total = ? "
@@ -113,16 +120,10 @@ Result<Book::BucketCorrection> Book::restoreBucket(const QString &sku, int bucke
 Result<Book::BucketCorrection> Book::acceptStocktake(const QString &sku, int bucket, const Levels3 &explained,
                                                      const QString &reason)
 {
-    auto cur = lockBucket(sku, bucket);
-    if (!cur)
-        return std::unexpected(cur.error());
-    if (!*cur)
-        return fail(ErrorCode::InvalidArgument, u"bucket %1 of %2 does not exist"_s.arg(bucket).arg(sku), u"bucket"_s);
-    BucketCorrection out{BucketCorrection::Outcome::NotApplicable, levels3(**cur), (*cur)->total, 0};
-    if (out.found == explained && out.total == out.found.total()) {
-        out.outcome = BucketCorrection::Outcome::AlreadyAgrees;
-        return out;
-    }
+    auto read = readForCorrection(sku, bucket, explained);
+    if (!read || read->outcome == BucketCorrection::Outcome::AlreadyAgrees)
+        return read;
+    BucketCorrection out = *read;
     if (!out.found.valid() || out.total != out.found.total())
         return out;
     auto id = recordAdjustment(sku, u"stocktake"_s, out.found.available - explained.available, reason);
