@@ -297,7 +297,9 @@ Result<void> Database::runWrite(const std::function<Result<void>(Transaction &)>
         }
         const Result<void> r = body(tx);
         if (r && !tx.isRollbackOnly() && m_writeFaults && m_writeFaults->failBeforeCommit()) {
-            (void)directExec(u"ROLLBACK"_s); // an injected drop: nothing to keep, nothing to report
+            // The injected failure is the one to report; a ROLLBACK that fails commits nothing
+            // either (and a transaction it leaves open makes the next BEGIN fail, loudly).
+            (void)directExec(u"ROLLBACK"_s);
             return fail(ErrorCode::Unavailable,
                         u"injected failure (drill db-error): the connection dropped before COMMIT"_s);
         }

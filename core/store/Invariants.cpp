@@ -189,7 +189,6 @@ Result<void> checkPayments(Database &db, const LedgerWindow &window, BookCheck &
 Result<BookCheck> checkInvariants(Database &db, const LedgerWindow &window)
 {
     BookCheck out;
-    out.window = window;
     LineDrift drift;
     if (auto r = checkLines(db, window, out, drift); !r)
         return std::unexpected(r.error());

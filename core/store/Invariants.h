@@ -63,7 +63,6 @@ struct PaymentFinding {
 
 /// What the checks of I1-I4 and I6 found over one ledger window (checkInvariants).
 struct BookCheck {
-    LedgerWindow window;               ///< what was read
     QList<BucketFinding> buckets;      ///< I1, I2, I4
     QList<OrderLineFinding> lines;     ///< I3
     QList<StrayLedgerRow> strayRows;   ///< I3
