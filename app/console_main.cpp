@@ -2,6 +2,7 @@
 
 #include "MainWindow.h"
 #include "ProfileSettings.h"
+#include "open/ArgvSecrets.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -59,7 +60,10 @@ int main(int argc, char **argv)
     QApplication::setApplicationVersion(QStringLiteral(FLASHSTOCK_VERSION));
     QCommandLineParser parser;
     describe(parser);
-    parser.process(app);
+    // Parsed from a copy: the passwords leave argv (and ps) before the console opens anything.
+    parser.process(app.arguments());
+    for (const QString &warning : flashstock::wipeArgvPasswords(argc, argv))
+        qWarning("%s", qPrintable(warning));
     const QString dataDir = u"data-dir"_s, db = u"db"_s, redis = u"redis"_s, op = u"operator"_s, shots = u"screenshot"_s;
 
     flashstock::EngineProfile profile;

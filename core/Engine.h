@@ -95,7 +95,9 @@ public:
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
     /// See Book::release; the order's tokens give their units back to the gate.
     [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason);
-    /// See Book::expire; each released order's tokens give their units back to the gate.
+    /// See Book::expire; each released order's tokens give their units back to the gate as
+    /// it is released, then those an earlier run (or a release) released in the book but
+    /// could not give back (Book::gateReleasesDue).
     [[nodiscard]] Result<QList<OrderChange>> expire(std::optional<qint64> nowMs = std::nullopt);
 
     /// Creates a sale of the SKU (scheduled: the gate answers sale_closed until started).
@@ -161,7 +163,10 @@ private:
                                               const QHash<QString, Sale> &sales);
     /// After the book reserved: gives back the tokens it did not store, settles the others.
     void settleBooked(const ReserveResult &booked, const QList<OrderLine> &created);
-    void releaseTokens(const QList<OrderLine> &lines, const QString &why);
+    /// Gives the lines' tokens back to the gate; true if the gate holds none of them now.
+    bool releaseTokens(const QList<OrderLine> &lines, const QString &why);
+    /// releaseTokens of a released order, recorded in the book once the gate took them.
+    void giveBackReleased(const OrderChange &change, const QString &why);
     void warn(WarningKind kind, const QString &sku, const QString &message);
 
     std::unique_ptr<Database> m_db;

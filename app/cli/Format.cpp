@@ -1,5 +1,7 @@
 #include "Format.h"
 
+#include "Identifiers.h"
+
 #include <QDateTime>
 
 using namespace Qt::StringLiterals;
@@ -28,7 +30,7 @@ QJsonArray bucketsJson(const SkuLevels &levels)
 
 QJsonObject ledgerRowJson(const LedgerRow &row)
 {
-    return {{u"id"_s, row.id},
+    QJsonObject out{{u"id"_s, row.id},
             {u"order"_s, row.order},
             {u"operation"_s, row.operation},
             {u"sku"_s, row.sku},
@@ -42,6 +44,13 @@ QJsonObject ledgerRowJson(const LedgerRow &row)
             {u"operator"_s, row.operatorName},
             {u"source"_s, row.source},
             {u"at"_s, isoTime(row.atMs)}};
+    if (!row.adjustmentKind.isEmpty())
+        out.insert(u"adjustment"_s, QJsonObject{{u"kind"_s, row.adjustmentKind},
+                                                {u"units"_s, row.adjustmentUnits},
+                                                {u"reason"_s, row.reason},
+                                                {u"discrepancy"_s, row.discrepancy > 0 ? QJsonValue(row.discrepancy)
+                                                                                       : QJsonValue()}});
+    return out;
 }
 
 QString ledgerTable(const QList<LedgerRow> &rows)
@@ -56,7 +65,7 @@ QString ledgerTable(const QList<LedgerRow> &rows)
                       .arg(u"d_avail"_s, 8)
                       .arg(u"d_locked"_s, 8)
                       .arg(u"d_sold"_s, 7)
-                      .arg(u"after a/l/s  operator"_s);
+                      .arg(u"after a/l/s  operator  adjustment"_s);
     for (const LedgerRow &r : rows) {
         out += u"%1  %2  %3  %4  %5  %6  %7  %8  %9\n"_s.arg(r.id, 6)
                    .arg(isoTime(r.atMs), -24)
@@ -66,8 +75,8 @@ QString ledgerTable(const QList<LedgerRow> &rows)
                    .arg(r.deltaAvailable, 8)
                    .arg(r.deltaLocked, 8)
                    .arg(r.deltaSold, 7)
-                   .arg(u"%1/%2/%3  %4"_s.arg(r.after.available).arg(r.after.locked).arg(r.after.sold)
-                            .arg(r.operatorName));
+                   .arg(u"%1/%2/%3  %4  %5"_s.arg(r.after.available).arg(r.after.locked).arg(r.after.sold)
+                            .arg(printable(r.operatorName), adjustmentText(r)));
     }
     return out;
 }

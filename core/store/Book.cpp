@@ -15,6 +15,12 @@ namespace flashstock {
 
 namespace {
 
+/// True if a line of the order holds a gate token (its units are the gate's to give back).
+bool heldAtGate(const QList<OrderLine> &lines)
+{
+    return std::any_of(lines.cbegin(), lines.cend(), [](const OrderLine &l) { return !l.token.isEmpty(); });
+}
+
 constexpr int kMaxBuckets = 1024;
 constexpr qint64 kMaxHoldSeconds = 30LL * 24 * 3600;
 
@@ -154,7 +160,7 @@ Result<Adjustment> Book::adjust(const QString &sku, qint64 units, const QString 
     auto n = bucketCount(sku);
     if (!n)
         return std::unexpected(n.error());
-    if (auto r = checkName(reason, u"reason"_s, 500); !r)
+    if (auto r = checkName(reason, u"reason"_s, kMaxReasonLength); !r)
         return std::unexpected(r.error());
     if (units == 0 || units > kMaxQuantity || units < -kMaxQuantity)
         return fail(ErrorCode::InvalidArgument,
@@ -280,11 +286,21 @@ Result<ReserveResult> Book::reserve(const QString &order, const QString &user, Q
         auto ins = m_db.exec(sql::insertOrder(now), {order, nullable(user), holdSeconds * 1000});
         if (!ins)
             return std::unexpected(ins.error());
+        qint64 expiresAt = 0;
         if (ins->isEmpty()) {
-            tx.rollbackOnly();
-            return answerExisting(order, wanted, fenced);
+            // An order the reconciler fenced: a new attempt takes it over, a fenced one fails.
+            auto taken = takeOverFenced(order, user, wanted, holdSeconds, fenced);
+            if (!taken)
+                return std::unexpected(taken.error());
+            if (!*taken) {
+                tx.rollbackOnly();
+                return fenced ? ReserveResult{} : answerExisting(order, wanted);
+            }
+            expiresAt = **taken;
+        } else {
+            expiresAt = i64(ins->first().at(0));
         }
-        ReserveResult out{Outcome::Reserved, order, wanted, {}, i64(ins->first().at(0))};
+        ReserveResult out{Outcome::Reserved, order, wanted, {}, expiresAt};
         for (const OrderLine &line : wanted) {
             const int buckets = m_bucketCounts.value(line.sku, 1);
             auto parts = m_taker ? m_taker->take(m_db, order, line, buckets) : takeLine(order, line, buckets);
@@ -301,15 +317,45 @@ Result<ReserveResult> Book::reserve(const QString &order, const QString &user, Q
         }
         return out;
     });
+    // Transient: a retry gets a fresh gate token, which no fence holds.
     if (result && fenced)
         return fail(ErrorCode::Conflict,
-                    u"order %1 was abandoned by the reconciler (its gate units were given back); "
-                    u"use a new order id"_s.arg(order),
+                    u"order %1: this attempt's gate token was given back by the reconciler (the attempt is "
+                    u"fenced) and did not commit; send the reserve again"_s.arg(order),
                     u"order"_s);
     return result;
 }
 
-Result<ReserveResult> Book::answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced)
+Result<std::optional<qint64>> Book::takeOverFenced(const QString &order, const QString &user,
+                                                   const QList<OrderLine> &wanted, qint64 holdSeconds, bool &fenced)
+{
+    fenced = false;
+    // The order's row lock first: a concurrent fence (Book::fenceOrder) waits for it, or
+    // this waits for the fence and then sees it.
+    const QString now = m_db.nowMsExpr();
+    auto upd = m_db.exec(u"UPDATE orders SET status = 'PENDING', user_id = ?, version = version + 1, created_at = %1, "
+                         u"expires_at = %1 + ?, close_reason = NULL WHERE order_id = ? AND status = 'ABANDONED' "
+                         u"RETURNING expires_at"_s.arg(now),
+                         {nullable(user), holdSeconds * 1000, order});
+    if (!upd)
+        return std::unexpected(upd.error());
+    if (upd->isEmpty())
+        return std::optional<qint64>{};
+    for (const OrderLine &line : wanted) {
+        if (line.token.isEmpty())
+            continue;
+        auto hit = m_db.exec(u"SELECT 1 FROM order_fences WHERE order_id = ? AND token = ?"_s, {order, line.token});
+        if (!hit)
+            return std::unexpected(hit.error());
+        if (!hit->isEmpty()) {
+            fenced = true;
+            return std::optional<qint64>{};
+        }
+    }
+    return std::optional<qint64>{i64(upd->first().at(0))};
+}
+
+Result<ReserveResult> Book::answerExisting(const QString &order, const QList<OrderLine> &wanted)
 {
     ReserveResult out;
     out.order = order;
@@ -322,10 +368,6 @@ Result<ReserveResult> Book::answerExisting(const QString &order, const QList<Ord
     auto held = linesOf(order);
     if (!held)
         return std::unexpected(held.error());
-    if (status == u"ABANDONED"_s) {
-        fenced = true;
-        return out;
-    }
     QMap<QString, qint64> heldQty, wantedQty;
     for (const OrderLine &l : *held)
         heldQty[l.sku] += l.qty;
@@ -484,9 +526,10 @@ Result<OrderChange> Book::finishOrder(const QString &order, Finish finish, const
             ? m_db.exec(u"UPDATE orders SET status = 'PAID', version = version + 1, payment_ref = ?, paid_at = %1 "
                         u"WHERE order_id = ? AND status = 'PENDING' AND version = ? RETURNING version"_s.arg(now),
                         {detail, order, version})
-            : m_db.exec(u"UPDATE orders SET status = 'CLOSED', version = version + 1, close_reason = ?, closed_at = %1 "
-                        u"WHERE order_id = ? AND status = 'PENDING' AND version = ? RETURNING version"_s.arg(now),
-                        {detail, order, version});
+            : m_db.exec(u"UPDATE orders SET status = 'CLOSED', version = version + 1, close_reason = ?, closed_at = %1, "
+                        u"gate_release_due = ? WHERE order_id = ? AND status = 'PENDING' AND version = ? "
+                        u"RETURNING version"_s.arg(now),
+                        {detail, heldAtGate(out.lines) ? 1 : 0, order, version});
         if (!cas)
             return std::unexpected(cas.error());
         if (cas->isEmpty())
@@ -519,7 +562,33 @@ Result<OrderChange> Book::finishOrder(const QString &order, Finish finish, const
     return result;
 }
 
-Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch)
+Result<QList<OrderChange>> Book::gateReleasesDue(int limit)
+{
+    auto due = m_db.exec(u"SELECT o.order_id, ol.sku, ol.qty, ol.token FROM orders o JOIN order_lines ol "
+                         u"ON ol.order_id = o.order_id WHERE o.order_id IN (SELECT order_id FROM orders WHERE "
+                         u"gate_release_due = 1 ORDER BY order_id LIMIT ?) ORDER BY o.order_id, ol.sku, ol.bucket"_s,
+                         {std::clamp(limit, 1, 10000)});
+    if (!due)
+        return std::unexpected(due.error());
+    QList<OrderChange> out;
+    for (const QVariantList &r : due->rows) {
+        if (out.isEmpty() || out.last().order != r.at(0).toString())
+            out << OrderChange{Outcome::AlreadyClosed, r.at(0).toString(), {}};
+        out.last().lines << OrderLine{r.at(1).toString(), i64(r.at(2)), r.at(3).toString()};
+    }
+    return out;
+}
+
+Result<void> Book::gateReleased(const QString &order)
+{
+    auto r = m_db.exec(u"UPDATE orders SET gate_release_due = 0 WHERE order_id = ? AND gate_release_due = 1"_s, {order});
+    if (!r)
+        return std::unexpected(r.error());
+    return {};
+}
+
+Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch,
+                                        const std::function<void(const OrderChange &)> &onReleased)
 {
     QList<OrderChange> released;
     batch = std::clamp(batch, 1, 10000);
@@ -547,8 +616,11 @@ Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch)
                 continue;
             }
             ++progressed;
-            if (r->outcome == Outcome::Released)
+            if (r->outcome == Outcome::Released) {
                 released << *r;
+                if (onReleased)
+                    onReleased(*r);
+            }
         }
         if (progressed == 0 || due->rows.size() < batch + failed.size())
             break;
