@@ -7,6 +7,7 @@
 #include "drill/Drill.h"
 #include "gate/EmbeddedRedis.h"
 #include "gate/Gate.h"
+#include "store/Database.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"

@@ -172,13 +172,13 @@ void TestReconcile::orphanPreDeduct()
     auto retry = engine->reserve(u"o1"_s, {}, {{u"A"_s, 3, {}}});
     FS_VERIFY_OK(retry);
     QCOMPARE(retry->outcome, Outcome::Reserved);
-    const QString fresh = retry->lines.first().token;
-    QVERIFY(!fresh.isEmpty() && fresh != g->token);
+    const QString newToken = retry->lines.first().token;
+    QVERIFY(!newToken.isEmpty() && newToken != g->token);
     QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), std::optional(OrderStatus::Pending));
     // The stale attempt once more: it gets the order as it is, nothing moves.
     auto stale = engine->book().reserve(u"o1"_s, {}, {{u"A"_s, 3, g->token}}, 60);
     FS_VERIFY_OK(stale);
-    QCOMPARE(stale->lines.first().token, fresh);
+    QCOMPARE(stale->lines.first().token, newToken);
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).locked, 3);
     QCOMPARE(engine->gateLevels(u"A"_s).available, 7);
     QVERIFY(test::bookHolds(*engine));
@@ -593,9 +593,13 @@ void TestReconcile::crashWindowRealCli()
     QCOMPARE(report.discrepancies.first().order, u"crash1"_s);
     QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
-    auto late = engine->reserve(u"crash1"_s, {}, {{u"A"_s, 4, {}}});
-    QVERIFY(!late || late->outcome != Outcome::Reserved); // fails on the fence
-    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
+    // The killed attempt is fenced; the buyer's retry of the order reserves with a fresh token.
+    auto retry = engine->reserve(u"crash1"_s, {}, {{u"A"_s, 4, {}}});
+    FS_VERIFY_OK(retry);
+    QCOMPARE(retry->outcome, Outcome::Reserved);
+    QVERIFY(retry->lines.first().token != report.discrepancies.first().token);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 6);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 6);
     holder.close();
 }
 
