@@ -34,7 +34,9 @@ init {
     :: k < NDUP -> run Buyer(0); k++
     :: else -> break
     od;
+#ifndef NOEXPIRE
     run Expirer();
+#endif
     run Reconciler();
     run Chaos();
 #if OPERATOR

@@ -106,5 +106,12 @@ inline lua_load3(L, force) {
      fi
 #endif
   :: else -> skip                         /* 0 PRESENT */
+  fi;
+  /* L3, load-3.lua's contract: what it loads is the book's figure net of the held units
+   * (what makes a restore count each unit once, in the book or as a held token). */
+  if
+  :: !(g_stock == ABSENT || g_stock == 0 || g_stock + g_nheld <= L) ->
+     printf("PROPERTY L3 violated\n"); assert(false)
+  :: else -> skip
   fi
 }
