@@ -7,6 +7,7 @@
 #include "store/SaleStore.h"
 
 #include <QDateTime>
+#include <QMap>
 #include <QScopeGuard>
 #include <QSet>
 #include <QThread>
@@ -422,8 +423,8 @@ void Engine::releaseTokens(const QList<OrderLine> &lines, const QString &why)
     }
 }
 
-Result<ReserveResult> Engine::reserve(const QString &order, const QString &user, const QList<OrderLine> &lines,
-                                      std::optional<qint64> holdSeconds)
+Result<ReserveRequest> Engine::checkReserve(const QString &order, const QString &user, const QList<OrderLine> &lines,
+                                            std::optional<qint64> holdSeconds)
 {
     if (auto r = checkOrderId(order); !r)
         return std::unexpected(r.error());
@@ -431,62 +432,242 @@ Result<ReserveResult> Engine::reserve(const QString &order, const QString &user,
         if (auto r = checkName(user, u"user"_s); !r)
             return std::unexpected(r.error());
     }
+    if (holdSeconds) {
+        if (auto r = checkHoldSeconds(*holdSeconds); !r)
+            return std::unexpected(r.error());
+    }
     auto normalized = Book::normalizeLines(lines);
     if (!normalized)
         return std::unexpected(normalized.error());
-    qint64 hold = holdSeconds.value_or(kDefaultHoldSeconds);
-    bool bookOnly = !m_gate;
-    QHash<QString, Sale> sales;
-    for (const OrderLine &line : *normalized) {
-        auto sale = saleOf(line.sku);
-        if (!sale)
-            return std::unexpected(sale.error());
-        if (!*sale)
-            continue;
-        if (user.isEmpty())
-            return fail(ErrorCode::InvalidArgument,
-                        u"user: %1 is on sale (sale %2), so a reserve must name its user (--user)"_s.arg(line.sku).arg(
-                            (*sale)->id),
-                        u"user"_s);
-        sales.insert(line.sku, **sale);
-        bookOnly = bookOnly || (*sale)->bookOnly;
-    }
-    if (!sales.isEmpty()) {
-        hold = std::numeric_limits<qint64>::max();
-        for (const Sale &s : std::as_const(sales))
-            hold = std::min(hold, s.holdSeconds);
-    }
-    if (bookOnly)
-        return reserveInBook(order, user, *normalized, hold, sales);
-    return reserveThroughGate(order, user, *normalized, hold, sales);
+    return ReserveRequest{order, user, std::move(*normalized), holdSeconds};
 }
 
-Result<ReserveResult> Engine::reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
-                                            qint64 holdSeconds, const QHash<QString, Sale> &sales)
+Result<ReserveResult> Engine::reserve(const QString &order, const QString &user, const QList<OrderLine> &lines,
+                                      std::optional<qint64> holdSeconds)
 {
+    auto request = checkReserve(order, user, lines, holdSeconds);
+    if (!request)
+        return std::unexpected(request.error());
+    ReserveAttempt attempt = planReserve(std::move(*request));
+    passGate({&attempt});
+    return finishReserve(attempt);
+}
+
+ReserveAttempt Engine::planReserve(ReserveRequest request)
+{
+    ReserveAttempt a;
+    a.request = std::move(request);
+    a.lines = a.request.lines;
+    a.holdSeconds = a.request.holdSeconds.value_or(kDefaultHoldSeconds);
+    a.bookOnly = !m_gate;
+    for (const OrderLine &line : std::as_const(a.lines)) {
+        auto sale = saleOf(line.sku);
+        if (!sale) {
+            a.answer = std::unexpected(sale.error());
+            return a;
+        }
+        if (!*sale)
+            continue;
+        if (a.request.user.isEmpty()) {
+            a.answer = fail(ErrorCode::InvalidArgument,
+                            u"user: %1 is on sale (sale %2), so a reserve must name its user (--user)"_s.arg(line.sku)
+                                .arg((*sale)->id),
+                            u"user"_s);
+            return a;
+        }
+        a.sales.insert(line.sku, **sale);
+        a.bookOnly = a.bookOnly || (*sale)->bookOnly;
+    }
+    if (!a.sales.isEmpty()) {
+        a.holdSeconds = std::numeric_limits<qint64>::max();
+        for (const Sale &s : std::as_const(a.sales))
+            a.holdSeconds = std::min(a.holdSeconds, s.holdSeconds);
+    }
+    return a;
+}
+
+void Engine::passGate(const QList<ReserveAttempt *> &attempts)
+{
+    // Every line of every open attempt, grouped by SKU: one pipeline per SKU.
+    struct Call {
+        ReserveAttempt *attempt;
+        int line;
+    };
+    QMap<QString, QList<Call>> calls;
+    for (ReserveAttempt *a : attempts) {
+        if (a->answer || a->bookOnly)
+            continue;
+        for (int i = 0; i < a->lines.size(); ++i)
+            calls[a->lines[i].sku] << Call{a, i};
+    }
+    if (calls.isEmpty())
+        return;
+    QHash<ReserveAttempt *, QList<Result<GateReservation>>> replies;
+    for (auto it = calls.cbegin(); it != calls.cend(); ++it) {
+        QList<GateReserveRequest> requests;
+        requests.reserve(it->size());
+        for (const Call &c : *it)
+            requests << GateReserveRequest{c.attempt->request.order, c.attempt->request.user,
+                                           c.attempt->lines[c.line].qty};
+        // One call alone goes as a plain call (which also survives a second script flush).
+        Result<QList<GateReservation>> answered = QList<GateReservation>{};
+        if (requests.size() == 1) {
+            auto one = m_gate->reserve(it.key(), requests[0].order, requests[0].user, requests[0].qty);
+            answered = one ? Result<QList<GateReservation>>(QList<GateReservation>{*one})
+                           : Result<QList<GateReservation>>(std::unexpected(one.error()));
+        } else {
+            answered = m_gate->reserveBatch(it.key(), requests);
+        }
+        for (qsizetype k = 0; k < it->size(); ++k) {
+            const Call &c = it->at(k);
+            QList<Result<GateReservation>> &mine = replies[c.attempt];
+            mine.resize(c.attempt->lines.size(), fail(ErrorCode::Internal, u"no gate reply"_s));
+            mine[c.line] = answered ? Result<GateReservation>(answered->at(k))
+                                    : Result<GateReservation>(std::unexpected(answered.error()));
+        }
+    }
+    for (auto it = replies.cbegin(); it != replies.cend(); ++it) {
+        ReserveAttempt &a = *it.key();
+        // Every token this attempt issued is its own before any line decides: a refusal of
+        // one line gives back the tokens of the others, whichever came first.
+        for (int i = 0; i < it->size(); ++i)
+            recordIssued(a, i, it->at(i));
+        for (int i = 0; i < it->size(); ++i) {
+            const LineStep step = judgeGateReply(a, i, it->at(i));
+            if (step == LineStep::Decided)
+                break;
+            if (step == LineStep::Resolve)
+                a.toResolve << i;
+        }
+    }
+}
+
+void Engine::recordIssued(ReserveAttempt &attempt, int index, const Result<GateReservation> &reply)
+{
+    if (!reply || reply->code != GateCode::Reserved)
+        return;
+    attempt.lines[index].token = reply->token;
+    attempt.created << attempt.lines[index];
+}
+
+void Engine::refuseAttempt(ReserveAttempt &attempt, Outcome outcome, const QString &sku)
+{
+    releaseTokens(attempt.created, u"reserve refused"_s);
+    attempt.answer = ReserveResult{outcome, attempt.request.order, attempt.lines, sku, 0};
+}
+
+Engine::LineStep Engine::judgeGateReply(ReserveAttempt &a, int index, const Result<GateReservation> &g)
+{
+    const QString &sku = a.lines[index].sku;
+    if (!g) {
+        if (g.error().code == ErrorCode::Unavailable) {
+            warn(WarningKind::GateUnavailable, sku, u"gate unavailable: %1"_s.arg(g.error().message));
+            refuseAttempt(a, Outcome::GateUnavailable, sku);
+        } else {
+            releaseTokens(a.created, u"reserve failed"_s);
+            a.answer = std::unexpected(g.error());
+        }
+        return LineStep::Decided;
+    }
+    switch (g->code) {
+    case GateCode::Reserved: return LineStep::Taken;
+    case GateCode::Existing:
+        // A held token is a first attempt that never reached the book: this one completes
+        // it. A token past held needs the book's word (finishReserve).
+        a.lines[index].token = g->token;
+        return g->state == TokenState::Held ? LineStep::Taken : LineStep::Resolve;
+    case GateCode::NoStockKey: return LineStep::Resolve;
+    case GateCode::OutOfStock: refuseAttempt(a, Outcome::OutOfStock, sku); break;
+    case GateCode::LimitExceeded: refuseAttempt(a, Outcome::LimitExceeded, sku); break;
+    case GateCode::SaleClosed: refuseAttempt(a, Outcome::SaleClosed, sku); break;
+    case GateCode::Paused: refuseAttempt(a, Outcome::Paused, sku); break;
+    }
+    return LineStep::Decided;
+}
+
+bool Engine::resolveGate(ReserveAttempt &a)
+{
+    for (int i : std::as_const(a.toResolve)) {
+        OrderLine &line = a.lines[i];
+        if (line.token.isEmpty()) {
+            // The stock key is gone (never loaded, flushed, evicted, Redis restarted without
+            // its data): restore the SKU's gate from the book (stock only if still absent)
+            // and try once more. Never answer out_of_stock for that.
+            Result<GateReservation> g = fail(ErrorCode::Internal, u"not sent"_s);
+            if (auto loaded = restoreGateOnce(line.sku); !loaded)
+                g = std::unexpected(loaded.error());
+            else
+                g = m_gate->reserve(line.sku, a.request.order, a.request.user, line.qty);
+            recordIssued(a, i, g);
+            if (g && g->code == GateCode::NoStockKey) {
+                releaseTokens(a.created, u"reserve failed"_s);
+                a.answer = fail(ErrorCode::Internal, u"gate stock key of %1 is missing even after a reload"_s.arg(line.sku));
+                return false;
+            }
+            const LineStep step = judgeGateReply(a, i, g);
+            if (step == LineStep::Decided)
+                return false;
+            if (step == LineStep::Taken)
+                continue;
+        }
+        // A token past held whose order the book does not know was given back or belongs to
+        // another book: its units are not the gate's to use again.
+        auto status = m_book->orderStatus(a.request.order);
+        if (!status) {
+            releaseTokens(a.created, u"reserve failed"_s);
+            a.answer = std::unexpected(status.error());
+            return false;
+        }
+        if (!status->has_value()) {
+            releaseTokens(a.created, u"reserve refused"_s);
+            a.answer = fail(ErrorCode::Conflict,
+                            u"order %1 already has gate token %2 but no order in the book; use a new order id"_s.arg(
+                                a.request.order, line.token),
+                            u"order"_s);
+            return false;
+        }
+    }
+    a.toResolve.clear();
+    return true;
+}
+
+Result<ReserveResult> Engine::finishReserve(ReserveAttempt &attempt)
+{
+    if (!attempt.answer) {
+        if (attempt.bookOnly)
+            attempt.answer = reserveInBook(attempt);
+        else if (resolveGate(attempt))
+            attempt.answer = reserveThroughGate(attempt);
+    }
+    return *attempt.answer;
+}
+
+Result<ReserveResult> Engine::reserveInBook(const ReserveAttempt &a)
+{
+    const QString &order = a.request.order;
     // Without the gate's pause key, a pending discrepancy pauses the SKU here (an indexed
     // lookup, cached like the sale for at most a second).
-    for (const OrderLine &line : lines) {
+    for (const OrderLine &line : a.lines) {
         auto paused = pausedInBook(line.sku);
         if (!paused)
             return std::unexpected(paused.error());
         if (*paused)
-            return ReserveResult{Outcome::Paused, order, lines, line.sku, 0};
+            return ReserveResult{Outcome::Paused, order, a.lines, line.sku, 0};
     }
-    if (!sales.isEmpty()) {
+    if (!a.sales.isEmpty()) {
         // Without the gate the engine enforces the sale itself, by the database clock.
         auto now = m_db->nowMs();
         if (!now)
             return std::unexpected(now.error());
-        for (const OrderLine &line : lines) {
-            auto it = sales.constFind(line.sku);
-            if (it == sales.cend())
+        for (const OrderLine &line : a.lines) {
+            auto it = a.sales.constFind(line.sku);
+            if (it == a.sales.cend())
                 continue;
-            ReserveResult refused{Outcome::SaleClosed, order, lines, line.sku, 0};
+            ReserveResult refused{Outcome::SaleClosed, order, a.lines, line.sku, 0};
             if (!it->isSelling(*now))
                 return refused;
             if (it->perUserLimit > 0) {
-                auto held = m_sales->userUnits(line.sku, user);
+                auto held = m_sales->userUnits(line.sku, a.request.user);
                 if (!held)
                     return std::unexpected(held.error());
                 if (*held + line.qty > it->perUserLimit) {
@@ -496,92 +677,33 @@ Result<ReserveResult> Engine::reserveInBook(const QString &order, const QString 
             }
         }
     }
-    return m_book->reserve(order, user, lines, holdSeconds);
+    return m_book->reserve(order, a.request.user, a.lines, a.holdSeconds);
 }
 
-Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
-                                                 qint64 holdSeconds, const QHash<QString, Sale> &sales)
+Result<ReserveResult> Engine::reserveThroughGate(ReserveAttempt &a)
 {
-    QList<OrderLine> created; // tokens this call issued: the only ones it may give back
-    auto refuse = [&](Outcome outcome, const QString &sku) {
-        releaseTokens(created, u"reserve refused"_s);
-        return ReserveResult{outcome, order, lines, sku, 0};
-    };
-    for (OrderLine &line : lines) {
-        auto g = m_gate->reserve(line.sku, order, user, line.qty);
-        if (g && g->code == GateCode::NoStockKey) {
-            // The stock key is gone (never loaded, flushed, evicted, Redis restarted without
-            // its data): restore the SKU's gate from the book (stock only if still absent)
-            // and try once more. Never answer out_of_stock for that.
-            if (auto loaded = restoreGateOnce(line.sku); !loaded)
-                g = std::unexpected(loaded.error());
-            else
-                g = m_gate->reserve(line.sku, order, user, line.qty);
-        }
-        if (!g) {
-            if (g.error().code == ErrorCode::Unavailable) {
-                warn(WarningKind::GateUnavailable, line.sku, u"gate unavailable: %1"_s.arg(g.error().message));
-                return refuse(Outcome::GateUnavailable, line.sku);
-            }
-            releaseTokens(created, u"reserve failed"_s);
-            return std::unexpected(g.error());
-        }
-        switch (g->code) {
-        case GateCode::Reserved:
-            line.token = g->token;
-            created << line;
-            break;
-        case GateCode::Existing:
-            // A held token is a first attempt that never reached the book: this call
-            // completes it. A token past held whose order the book does not know was given
-            // back or belongs to another book: its units are not the gate's to use again.
-            if (g->state != TokenState::Held) {
-                auto status = m_book->orderStatus(order);
-                if (!status) {
-                    releaseTokens(created, u"reserve failed"_s);
-                    return std::unexpected(status.error());
-                }
-                if (!status->has_value()) {
-                    releaseTokens(created, u"reserve refused"_s);
-                    return fail(ErrorCode::Conflict,
-                                u"order %1 already has gate token %2 (%3) but no order in the book; use a new "
-                                u"order id"_s.arg(order, g->token, tokenStateName(g->state)),
-                                u"order"_s);
-                }
-            }
-            line.token = g->token;
-            break;
-        case GateCode::OutOfStock: return refuse(Outcome::OutOfStock, line.sku);
-        case GateCode::LimitExceeded: return refuse(Outcome::LimitExceeded, line.sku);
-        case GateCode::SaleClosed: return refuse(Outcome::SaleClosed, line.sku);
-        case GateCode::Paused: return refuse(Outcome::Paused, line.sku);
-        case GateCode::NoStockKey:
-            releaseTokens(created, u"reserve failed"_s);
-            return fail(ErrorCode::Internal, u"gate stock key of %1 is missing even after a reload"_s.arg(line.sku));
-        }
-    }
-
+    const QString &order = a.request.order;
     // The gate enforces the sale's window and limit; the book's status has the last word,
     // so a gate that missed a pause or stop (down at the time) never sells for it.
-    for (const OrderLine &line : std::as_const(lines)) {
-        auto it = sales.constFind(line.sku);
-        if (it == sales.cend() || it->status == SaleStatus::Open)
+    for (const OrderLine &line : std::as_const(a.lines)) {
+        auto it = a.sales.constFind(line.sku);
+        if (it == a.sales.cend() || it->status == SaleStatus::Open)
             continue;
-        releaseTokens(created, u"sale not open in the book"_s);
+        releaseTokens(a.created, u"sale not open in the book"_s);
         if (auto counted = m_gate->countRefusal(line.sku, Outcome::SaleClosed); !counted)
             warn(WarningKind::RefusalNotCounted, line.sku,
                  u"gate did not count the book's sale_closed refusal of %1: %2"_s.arg(line.sku, counted.error().message));
-        return ReserveResult{Outcome::SaleClosed, order, lines, line.sku, 0};
+        return ReserveResult{Outcome::SaleClosed, order, a.lines, line.sku, 0};
     }
-    auto booked = m_book->reserve(order, user, lines, holdSeconds);
+    auto booked = m_book->reserve(order, a.request.user, a.lines, a.holdSeconds);
     if (!booked) {
-        releaseTokens(created, u"book failed"_s);
+        releaseTokens(a.created, u"book failed"_s);
         return booked;
     }
     if (booked->outcome != Outcome::Reserved) {
-        releaseTokens(created, u"book refused"_s);
+        releaseTokens(a.created, u"book refused"_s);
         // The gate let it through, so its counters missed this refusal (the reject rate).
-        const QString sku = booked->shortSku.isEmpty() ? lines.first().sku : booked->shortSku;
+        const QString sku = booked->shortSku.isEmpty() ? a.lines.first().sku : booked->shortSku;
         if (booked->outcome != Outcome::Duplicate)
             if (auto counted = m_gate->countRefusal(sku, booked->outcome); !counted)
                 warn(WarningKind::RefusalNotCounted, sku,
@@ -595,11 +717,17 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
     for (const OrderLine &l : booked->lines)
         stored.insert(l.token);
     QList<OrderLine> extra;
-    for (const OrderLine &l : created)
+    for (const OrderLine &l : std::as_const(a.created))
         if (!stored.contains(l.token))
             extra << l;
     releaseTokens(extra, u"repeat of a booked order"_s);
-    for (const OrderLine &l : booked->lines) {
+    settleTokens(booked->lines);
+    return booked;
+}
+
+void Engine::settleTokens(const QList<OrderLine> &lines)
+{
+    for (const OrderLine &l : lines) {
         if (l.token.isEmpty())
             continue;
         if (auto settled = m_gate->settle(l.sku, l.token); !settled)
@@ -607,7 +735,6 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
                  u"gate did not settle token %1 of %2 (the reconciler settles it): %3"_s.arg(l.token, l.sku,
                                                                                               settled.error().message));
     }
-    return booked;
 }
 
 Result<OrderChange> Engine::confirm(const QString &order, const QString &paymentRef)
