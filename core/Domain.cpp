@@ -13,6 +13,19 @@ QString orderStatusName(OrderStatus status)
     return {};
 }
 
+std::optional<OrderStatus> orderStatusFromName(const QString &name)
+{
+    for (OrderStatus s : {OrderStatus::Pending, OrderStatus::Paid, OrderStatus::Closed, OrderStatus::Abandoned})
+        if (orderStatusName(s) == name)
+            return s;
+    return std::nullopt;
+}
+
+QString levelsText(const Levels3 &l)
+{
+    return QStringLiteral("%1/%2/%3").arg(l.available).arg(l.locked).arg(l.sold);
+}
+
 } // namespace flashstock
 
 namespace flashstock {

@@ -5,6 +5,8 @@
 #include <QList>
 #include <QString>
 
+#include <optional>
+
 namespace flashstock {
 
 /// Default hold of a reservation when no sale says otherwise, in seconds.
@@ -27,6 +29,20 @@ struct BucketLevels {
     qint64 total = 0;
 };
 
+/// One bucket's three moving levels (units), as found or as what its ledger explains.
+struct Levels3 {
+    qint64 available = 0;
+    qint64 locked = 0;
+    qint64 sold = 0;
+    qint64 total() const { return available + locked + sold; }
+    /// No level below zero (the first half of I1).
+    bool valid() const { return available >= 0 && locked >= 0 && sold >= 0; }
+    bool operator==(const Levels3 &) const = default;
+};
+
+/// `available/locked/sold`, e.g. `7/2/1`, for people.
+QString levelsText(const Levels3 &levels);
+
 /// A SKU's levels in the book: the sum over its buckets, and each bucket.
 struct SkuLevels {
     QString sku;
@@ -40,7 +56,10 @@ struct SkuLevels {
 /// Order status; changed only by compare-and-set on (status, version).
 enum class OrderStatus { Pending, Paid, Closed, Abandoned };
 
+/// `PENDING`, `PAID`, `CLOSED`, `ABANDONED`: the word the book stores.
 QString orderStatusName(OrderStatus status);
+/// The status named `name` (as orderStatusName), or nullopt.
+std::optional<OrderStatus> orderStatusFromName(const QString &name);
 
 /// One row of the ledger: one stock movement of one bucket.
 struct LedgerRow {

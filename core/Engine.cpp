@@ -1,5 +1,6 @@
 #include "Engine.h"
 
+#include "GateRestore.h"
 #include "Identifiers.h"
 #include "gate/Gate.h"
 #include "store/Database.h"
@@ -39,7 +40,10 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions &options)
 
 void Engine::attachGate(const RedisUrl &url)
 {
+    m_restore.reset();
     m_gate = url.isNone() ? nullptr : std::make_unique<Gate>(url);
+    if (m_gate)
+        m_restore = std::make_unique<GateRestore>(*m_gate, *m_book, *m_sales);
 }
 
 Engine::~Engine() = default;
@@ -61,7 +65,7 @@ Result<Adjustment> Engine::addSku(const QString &sku, qint64 stock, int buckets)
     auto added = m_book->addSku(sku, stock, buckets);
     if (!added || !m_gate)
         return added;
-    if (auto loaded = restoreGate(sku, false); !loaded)
+    if (auto loaded = m_restore->restoreIfAbsent(sku); !loaded)
         warn(WarningKind::GateNotLoaded, sku,
              u"gate not loaded for %1 (the next reserve or gate rebuild loads it): %2"_s.arg(sku, loaded.error().message));
     return added;
@@ -117,154 +121,29 @@ Result<bool> Engine::pausedInBook(const QString &sku)
 
 Result<void> Engine::pushSaleToGate(const Sale &sale)
 {
-    if (!m_gate)
+    if (!m_restore)
         return {};
-    GateSale g;
-    g.open = sale.status == SaleStatus::Open;
-    g.startMs = sale.startMs;
-    g.endMs = sale.endMs;
-    g.perUserLimit = sale.perUserLimit;
-    if (auto r = m_gate->setSale(sale.sku, g); !r)
-        return r;
-    auto available = m_gate->available(sale.sku);
-    if (!available)
-        return std::unexpected(available.error());
-    if (*available < 0) {
-        if (auto loaded = refillMissingStock(sale.sku); !loaded)
-            return std::unexpected(loaded.error());
-    }
+    auto refilled = m_restore->pushSale(sale);
+    if (!refilled)
+        return std::unexpected(refilled.error());
+    if (*refilled)
+        warnRefilled(sale.sku, **refilled);
     return {};
 }
 
 Result<qint64> Engine::refillMissingStock(const QString &sku)
 {
-    auto restored = restoreGate(sku, false);
+    auto restored = m_restore->restoreIfAbsent(sku);
     if (restored)
-        warn(WarningKind::GateRestored, sku,
-             u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from the book, "
-             u"available %2"_s.arg(sku).arg(*restored));
+        warnRefilled(sku, *restored);
     return restored;
 }
 
-Result<qint64> Engine::restoreGate(const QString &sku, bool force)
+void Engine::warnRefilled(const QString &sku, qint64 available)
 {
-    // Straight from the book, not the engine's caches: this runs after the gate lost state.
-    auto paused = DiscrepancyStore(*m_db).isPaused(sku);
-    if (!paused)
-        return std::unexpected(paused.error());
-    // A rebuild replaces live figures: reserves pause while it reads the book, and the
-    // reserves already past the gate settle first, so each one is counted once (in the book
-    // or as a held token). Without the stock key (a restore) no reserve gets past the gate.
-    const bool quiesce = force && !*paused;
-    if (*paused || force) {
-        if (auto r = m_gate->setPaused(sku, true); !r)
-            return std::unexpected(r.error());
-    }
-    auto unpause = qScopeGuard([&] {
-        if (quiesce)
-            if (auto still = DiscrepancyStore(*m_db).isPaused(sku); still && !*still)
-                // A pause left behind only refuses reserves (`paused`, never a lost unit);
-                // the reconciler's next pass unpauses a SKU the book does not pause.
-                (void)m_gate->setPaused(sku, false);
-    });
-    if (force) {
-        constexpr qint64 kSettleMs = 2000, kPollMs = 5; // held tokens left after that are orphans
-        QElapsedTimer settling;
-        settling.start();
-        for (auto held = m_gate->heldCount(sku); held && *held > 0 && settling.elapsed() < kSettleMs;
-             held = m_gate->heldCount(sku))
-            QThread::msleep(kPollMs);
-    }
-    auto sale = m_sales->latestFor(sku);
-    if (!sale)
-        return std::unexpected(sale.error());
-    if (*sale) {
-        const Sale &s = **sale;
-        if (auto r = m_gate->setSale(sku, GateSale{s.status == SaleStatus::Open, s.startMs, s.endMs, s.perUserLimit});
-            !r)
-            return std::unexpected(r.error());
-    }
-    if (auto r = syncGateUsers(sku); !r)
-        return std::unexpected(r.error());
-    // Unreadable counters are reset; they are only the console's rates, so a reset that fails
-    // too costs no unit (gateLevels reports them unreadable).
-    if (!m_gate->counts(sku))
-        (void)m_gate->clearCounts(sku);
-    auto levels = m_book->levels(sku);
-    if (!levels)
-        return std::unexpected(levels.error());
-    // The load subtracts the units of tokens still held (pre-deducted, not yet in the book),
-    // so live reserves are not counted twice.
-    auto loaded = m_gate->load(sku, levels->available, force);
-    if (!loaded)
-        return loaded;
-    // A pause the book no longer has (its discrepancy was resolved while the gate was away).
-    if (!*paused && !quiesce) {
-        auto still = DiscrepancyStore(*m_db).isPaused(sku);
-        if (still && !*still)
-            if (auto r = m_gate->setPaused(sku, false); !r)
-                return std::unexpected(r.error());
-    }
-    return loaded;
-}
-
-Result<void> Engine::restoreGateOnce(const QString &sku)
-{
-    // A crowd finds the stock key missing at once: one engine restores, the others wait for
-    // the stock key (the restore writes it last), then reserve. A claim whose holder died
-    // expires; after the wait an engine restores itself (only-if-absent, so harmless).
-    constexpr qint64 kClaimMs = 10000, kWaitMs = 5000, kPollMs = 20;
-    auto claimed = m_gate->claimRestore(sku, kClaimMs);
-    if (!claimed)
-        return std::unexpected(claimed.error());
-    if (!*claimed) {
-        QElapsedTimer waited;
-        waited.start();
-        while (waited.elapsed() < kWaitMs) {
-            auto available = m_gate->available(sku);
-            if (!available)
-                return std::unexpected(available.error());
-            if (*available >= 0)
-                return {};
-            QThread::msleep(kPollMs);
-        }
-    }
-    auto restored = refillMissingStock(sku);
-    // A claim that is not ended expires by itself (kClaimMs); until then others only wait.
-    if (*claimed)
-        (void)m_gate->endRestore(sku);
-    if (!restored)
-        return std::unexpected(restored.error());
-    return {};
-}
-
-Result<void> Engine::syncGateUsers(const QString &sku)
-{
-    if (!m_gate)
-        return {};
-    auto sale = m_sales->latestFor(sku);
-    if (!sale)
-        return std::unexpected(sale.error());
-    if (!*sale || (*sale)->perUserLimit <= 0)
-        return {}; // the count only serves a per-user limit
-    // Held tokens first, then the book: a held token whose order the book has meanwhile
-    // committed is counted once, by the book. No new token can appear meanwhile (the caller
-    // paused the SKU, or its stock key is absent), so no reserve is missed either.
-    auto tokens = m_gate->openTokens(sku);
-    if (!tokens)
-        return std::unexpected(tokens.error());
-    auto orders = m_sales->unitsByOrder(sku);
-    if (!orders)
-        return std::unexpected(orders.error());
-    QHash<QString, qint64> units;
-    for (const SaleStore::OrderUnits &o : std::as_const(*orders))
-        units[o.user] += o.units;
-    for (const GateToken &t : std::as_const(*tokens))
-        if (t.state == TokenState::Held && !t.user.isEmpty() && !orders->contains(t.order))
-            units[t.user] += t.qty;
-    if (auto r = m_gate->setUserUnits(sku, units); !r)
-        return std::unexpected(r.error());
-    return {};
+    warn(WarningKind::GateRestored, sku,
+         u"gate of %1 had no stock key (Redis lost its data, or the key was evicted): refilled from the book, "
+         u"available %2"_s.arg(sku).arg(available));
 }
 
 Result<void> Engine::syncGateSale(const QString &sku)
@@ -381,9 +260,20 @@ Result<Sale> Engine::setSaleBookOnly(qint64 saleId, bool on)
 
 Result<qint64> Engine::rebuildGate(const QString &sku)
 {
-    if (!m_gate)
+    if (!m_restore)
         return fail(ErrorCode::InvalidArgument, u"redis: no gate is configured (--redis none)"_s, u"redis"_s);
-    return restoreGate(sku, true);
+    return m_restore->rebuild(sku);
+}
+
+void Engine::gateFollowsDecision(const QString &sku)
+{
+    m_pauseCache.remove(sku);
+    if (!m_restore)
+        return;
+    if (auto r = m_restore->afterDecision(sku); !r)
+        warn(WarningKind::GateNotRebuilt, sku,
+             u"gate of %1 not rebuilt after the decision (the next reconcile pass heals it; gate rebuild does it "
+             u"now): %2"_s.arg(sku, r.error().message));
 }
 
 GateSide Engine::gateLevels(const QString &sku)
@@ -532,13 +422,9 @@ void Engine::passGate(const QList<ReserveAttempt *> &attempts)
         // one line gives back the tokens of the others, whichever came first.
         for (int i = 0; i < it->size(); ++i)
             recordIssued(a, i, it->at(i));
-        for (int i = 0; i < it->size(); ++i) {
-            const LineStep step = judgeGateReply(a, i, it->at(i));
-            if (step == LineStep::Decided)
+        for (int i = 0; i < it->size(); ++i)
+            if (judgeGateReply(a, i, it->at(i)) == LineStep::Decided)
                 break;
-            if (step == LineStep::Resolve)
-                a.toResolve << i;
-        }
     }
 }
 
@@ -556,6 +442,12 @@ void Engine::refuseAttempt(ReserveAttempt &attempt, Outcome outcome, const QStri
     attempt.answer = ReserveResult{outcome, attempt.request.order, attempt.lines, sku, 0};
 }
 
+void Engine::failAttempt(ReserveAttempt &attempt, const Error &error)
+{
+    releaseTokens(attempt.created, u"reserve failed"_s);
+    attempt.answer = std::unexpected(error);
+}
+
 Engine::LineStep Engine::judgeGateReply(ReserveAttempt &a, int index, const Result<GateReservation> &g)
 {
     const QString &sku = a.lines[index].sku;
@@ -564,19 +456,22 @@ Engine::LineStep Engine::judgeGateReply(ReserveAttempt &a, int index, const Resu
             warn(WarningKind::GateUnavailable, sku, u"gate unavailable: %1"_s.arg(g.error().message));
             refuseAttempt(a, Outcome::GateUnavailable, sku);
         } else {
-            releaseTokens(a.created, u"reserve failed"_s);
-            a.answer = std::unexpected(g.error());
+            failAttempt(a, g.error());
         }
         return LineStep::Decided;
     }
     switch (g->code) {
     case GateCode::Reserved: return LineStep::Taken;
     case GateCode::Existing:
-        // A held token is a first attempt that never reached the book: this one completes
-        // it. A token past held needs the book's word (finishReserve).
         a.lines[index].token = g->token;
-        return g->state == TokenState::Held ? LineStep::Taken : LineStep::Resolve;
-    case GateCode::NoStockKey: return LineStep::Resolve;
+        // A token past held needs the book's word (checkExistingToken, in finishReserve).
+        if (g->state == TokenState::Held)
+            return LineStep::Taken;
+        a.toResolve << std::pair{index, *g};
+        return LineStep::Resolve;
+    case GateCode::NoStockKey:
+        a.toResolve << std::pair{index, *g};
+        return LineStep::Resolve;
     case GateCode::OutOfStock: refuseAttempt(a, Outcome::OutOfStock, sku); break;
     case GateCode::LimitExceeded: refuseAttempt(a, Outcome::LimitExceeded, sku); break;
     case GateCode::SaleClosed: refuseAttempt(a, Outcome::SaleClosed, sku); break;
@@ -587,48 +482,62 @@ Engine::LineStep Engine::judgeGateReply(ReserveAttempt &a, int index, const Resu
 
 bool Engine::resolveGate(ReserveAttempt &a)
 {
-    for (int i : std::as_const(a.toResolve)) {
-        OrderLine &line = a.lines[i];
-        if (line.token.isEmpty()) {
-            // The stock key is gone (never loaded, flushed, evicted, Redis restarted without
-            // its data): restore the SKU's gate from the book (stock only if still absent)
-            // and try once more. Never answer out_of_stock for that.
-            Result<GateReservation> g = fail(ErrorCode::Internal, u"not sent"_s);
-            if (auto loaded = restoreGateOnce(line.sku); !loaded)
-                g = std::unexpected(loaded.error());
-            else
-                g = m_gate->reserve(line.sku, a.request.order, a.request.user, line.qty);
-            recordIssued(a, i, g);
-            if (g && g->code == GateCode::NoStockKey) {
-                releaseTokens(a.created, u"reserve failed"_s);
-                a.answer = fail(ErrorCode::Internal, u"gate stock key of %1 is missing even after a reload"_s.arg(line.sku));
+    const auto open = std::exchange(a.toResolve, {});
+    for (const auto &[i, first] : open) {
+        GateReservation reply = first;
+        if (reply.code == GateCode::NoStockKey) {
+            auto again = restoreAndReserve(a.request.order, a.request.user, a.lines[i]);
+            recordIssued(a, i, again);
+            if (again && again->code == GateCode::NoStockKey) {
+                failAttempt(a, {ErrorCode::Internal,
+                                u"gate stock key of %1 is missing even after a reload"_s.arg(a.lines[i].sku), {}});
                 return false;
             }
-            const LineStep step = judgeGateReply(a, i, g);
+            const LineStep step = judgeGateReply(a, i, again);
             if (step == LineStep::Decided)
                 return false;
             if (step == LineStep::Taken)
                 continue;
+            reply = *again; // an existing token past held: checked right here
         }
-        // A token past held whose order the book does not know was given back or belongs to
-        // another book: its units are not the gate's to use again.
-        auto status = m_book->orderStatus(a.request.order);
-        if (!status) {
-            releaseTokens(a.created, u"reserve failed"_s);
-            a.answer = std::unexpected(status.error());
-            return false;
-        }
-        if (!status->has_value()) {
-            releaseTokens(a.created, u"reserve refused"_s);
-            a.answer = fail(ErrorCode::Conflict,
-                            u"order %1 already has gate token %2 but no order in the book; use a new order id"_s.arg(
-                                a.request.order, line.token),
-                            u"order"_s);
+        if (auto usable = checkExistingToken(a.request.order, reply); !usable) {
+            failAttempt(a, usable.error());
             return false;
         }
     }
     a.toResolve.clear();
     return true;
+}
+
+Result<GateReservation> Engine::restoreAndReserve(const QString &order, const QString &user, const OrderLine &line)
+{
+    // The stock key is gone (never loaded, flushed, evicted, Redis restarted without its
+    // data): restore the SKU's gate from the book (stock only if still absent) and try once
+    // more. Never answer out_of_stock for that.
+    auto restored = m_restore->restoreOnce(line.sku);
+    if (!restored)
+        return std::unexpected(restored.error());
+    if (*restored)
+        warnRefilled(line.sku, **restored);
+    return m_gate->reserve(line.sku, order, user, line.qty);
+}
+
+Result<void> Engine::checkExistingToken(const QString &order, const GateReservation &g)
+{
+    // A held token is a first attempt that never reached the book: this call completes it.
+    // A token past held whose order the book does not know was given back or belongs to
+    // another book: its units are not the gate's to use again.
+    if (g.state == TokenState::Held)
+        return {};
+    auto status = m_book->orderStatus(order);
+    if (!status)
+        return std::unexpected(status.error());
+    if (!status->has_value())
+        return fail(ErrorCode::Conflict,
+                    u"order %1 already has gate token %2 (%3) but no order in the book; use a new order id"_s.arg(
+                        order, g.token, tokenStateName(g.state)),
+                    u"order"_s);
+    return {};
 }
 
 Result<ReserveResult> Engine::finishReserve(ReserveAttempt &attempt)
@@ -682,20 +591,11 @@ Result<ReserveResult> Engine::reserveInBook(const ReserveAttempt &a)
 
 Result<ReserveResult> Engine::reserveThroughGate(ReserveAttempt &a)
 {
-    const QString &order = a.request.order;
-    // The gate enforces the sale's window and limit; the book's status has the last word,
-    // so a gate that missed a pause or stop (down at the time) never sells for it.
-    for (const OrderLine &line : std::as_const(a.lines)) {
-        auto it = a.sales.constFind(line.sku);
-        if (it == a.sales.cend() || it->status == SaleStatus::Open)
-            continue;
+    if (auto closed = closedInBook(a.request.order, a.lines, a.sales)) {
         releaseTokens(a.created, u"sale not open in the book"_s);
-        if (auto counted = m_gate->countRefusal(line.sku, Outcome::SaleClosed); !counted)
-            warn(WarningKind::RefusalNotCounted, line.sku,
-                 u"gate did not count the book's sale_closed refusal of %1: %2"_s.arg(line.sku, counted.error().message));
-        return ReserveResult{Outcome::SaleClosed, order, a.lines, line.sku, 0};
+        return *closed;
     }
-    auto booked = m_book->reserve(order, a.request.user, a.lines, a.holdSeconds);
+    auto booked = m_book->reserve(a.request.order, a.request.user, a.lines, a.holdSeconds);
     if (!booked) {
         releaseTokens(a.created, u"book failed"_s);
         return booked;
@@ -711,23 +611,40 @@ Result<ReserveResult> Engine::reserveThroughGate(ReserveAttempt &a)
                                                                                counted.error().message));
         return booked;
     }
-    // The book may have answered from an order it already held (a repeat whose gate
-    // mapping was lost): a token this call created that the book did not store is extra.
-    QSet<QString> stored;
-    for (const OrderLine &l : booked->lines)
-        stored.insert(l.token);
-    QList<OrderLine> extra;
-    for (const OrderLine &l : std::as_const(a.created))
-        if (!stored.contains(l.token))
-            extra << l;
-    releaseTokens(extra, u"repeat of a booked order"_s);
-    settleTokens(booked->lines);
+    settleBooked(*booked, a.created);
     return booked;
 }
 
-void Engine::settleTokens(const QList<OrderLine> &lines)
+std::optional<ReserveResult> Engine::closedInBook(const QString &order, const QList<OrderLine> &lines,
+                                                  const QHash<QString, Sale> &sales)
 {
-    for (const OrderLine &l : lines) {
+    // The gate enforces the sale's window and limit; the book's status has the last word,
+    // so a gate that missed a pause or stop (down at the time) never sells for it.
+    for (const OrderLine &line : lines) {
+        auto it = sales.constFind(line.sku);
+        if (it == sales.cend() || it->status == SaleStatus::Open)
+            continue;
+        if (auto counted = m_gate->countRefusal(line.sku, Outcome::SaleClosed); !counted)
+            warn(WarningKind::RefusalNotCounted, line.sku,
+                 u"gate did not count the book's sale_closed refusal of %1: %2"_s.arg(line.sku, counted.error().message));
+        return ReserveResult{Outcome::SaleClosed, order, lines, line.sku, 0};
+    }
+    return std::nullopt;
+}
+
+void Engine::settleBooked(const ReserveResult &booked, const QList<OrderLine> &created)
+{
+    // The book may have answered from an order it already held (a repeat whose gate
+    // mapping was lost): a token this call created that the book did not store is extra.
+    QSet<QString> stored;
+    for (const OrderLine &l : booked.lines)
+        stored.insert(l.token);
+    QList<OrderLine> extra;
+    for (const OrderLine &l : created)
+        if (!stored.contains(l.token))
+            extra << l;
+    releaseTokens(extra, u"repeat of a booked order"_s);
+    for (const OrderLine &l : booked.lines) {
         if (l.token.isEmpty())
             continue;
         if (auto settled = m_gate->settle(l.sku, l.token); !settled)

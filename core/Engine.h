@@ -19,6 +19,7 @@ namespace flashstock {
 
 class Database;
 class Gate;
+class GateRestore;
 class SaleStore;
 
 /// How to open an Engine.
@@ -77,7 +78,9 @@ struct ReserveAttempt {
     bool bookOnly = false;       ///< straight to the guarded book (no gate, or a sale switched to book-only)
     QList<OrderLine> lines;      ///< the request's lines with the tokens the gate gave
     QList<OrderLine> created;    ///< tokens this attempt issued: the only ones it may give back
-    QList<int> toResolve;        ///< lines whose gate answer finishReserve completes (no stock key, token past held)
+    /// Lines whose gate answer finishReserve completes (no stock key, a token past held),
+    /// with that answer.
+    QList<std::pair<int, GateReservation>> toResolve;
     std::optional<Result<ReserveResult>> answer; ///< set once decided: the later phases do nothing
 
     /// The SKU the attempt's book transaction locks first (its first line, in lock order).
@@ -159,10 +162,15 @@ public:
     [[nodiscard]] Result<Sale> setSaleStatus(qint64 saleId, SaleStatus status);
     /// Switches a sale to book-only (reserves skip the gate) or back; back rebuilds the gate.
     [[nodiscard]] Result<Sale> setSaleBookOnly(qint64 saleId, bool on);
-    /// Reloads the SKU's gate from the book: pause, sale, per-user units, then stock (net of
-    /// tokens still held). The SKU's reserves answer `paused` meanwhile (up to 2 s more while
-    /// reserves already past the gate settle). Returns gate available.
+    /// Reloads the SKU's gate from the book (GateRestore::rebuild): pause, sale, per-user
+    /// units, then stock (net of tokens still held). The SKU's reserves answer `paused`
+    /// meanwhile (up to 2 s more while reserves already past the gate settle). Returns gate
+    /// available. InvalidArgument naming `redis` when book-only.
     [[nodiscard]] Result<qint64> rebuildGate(const QString &sku);
+    /// After a decision on a discrepancy of `sku` (committed in the book): the SKU's gate
+    /// follows the book (GateRestore::afterDecision). Gate trouble is a GateNotRebuilt
+    /// warning (takeWarnings), never an error: the book has decided.
+    void gateFollowsDecision(const QString &sku);
     /// Pushes the SKU's latest sale as the book holds it now (open, window, per-user limit) to
     /// the gate; nothing without a sale or a gate. The reconciler re-asserts it every pass.
     [[nodiscard]] Result<void> syncGateSale(const QString &sku);
@@ -185,7 +193,7 @@ private:
     /// How a gate reply to one line leaves the attempt.
     enum class LineStep {
         Taken,   ///< the line holds its token
-        Resolve, ///< finishReserve must complete it (no stock key, or a token past held)
+        Resolve, ///< queued in toResolve: finishReserve completes it (no stock key, a token past held)
         Decided, ///< the attempt's answer is set (a refusal, gate trouble, an error)
     };
     /// Records a token the gate issued for line `index` as the attempt's own.
@@ -193,26 +201,29 @@ private:
     LineStep judgeGateReply(ReserveAttempt &attempt, int index, const Result<GateReservation> &reply);
     /// Refuses the attempt with `outcome` for `sku`, giving back the tokens it created.
     void refuseAttempt(ReserveAttempt &attempt, Outcome outcome, const QString &sku);
+    /// Fails the attempt with `error`, giving back the tokens it created.
+    void failAttempt(ReserveAttempt &attempt, const Error &error);
     /// finishReserve's first step: the lines passGate left to resolve. False if that decided.
     bool resolveGate(ReserveAttempt &attempt);
+    /// A line whose stock key was missing: the SKU's gate restored from the book (once per
+    /// crowd, with a GateRestored warning), then the reserve once more.
+    Result<GateReservation> restoreAndReserve(const QString &order, const QString &user, const OrderLine &line);
+    /// An existing token is usable if held, or if the book knows its order; else Conflict.
+    Result<void> checkExistingToken(const QString &order, const GateReservation &g);
     Result<ReserveResult> reserveThroughGate(ReserveAttempt &attempt);
     Result<ReserveResult> reserveInBook(const ReserveAttempt &attempt);
-    /// After the commit: the book's tokens settle in the gate (trouble is left to the reconciler).
-    void settleTokens(const QList<OrderLine> &lines);
+    /// The sale_closed answer if a line's sale is not open in the book (counted in the gate).
+    std::optional<ReserveResult> closedInBook(const QString &order, const QList<OrderLine> &lines,
+                                              const QHash<QString, Sale> &sales);
+    /// After the book reserved: gives back the tokens it did not store, settles the others.
+    void settleBooked(const ReserveResult &booked, const QList<OrderLine> &created);
+    /// Pushes `sale` to the gate (GateRestore::pushSale), with a GateRestored warning if its
+    /// stock key was missing and refilled.
     Result<void> pushSaleToGate(const Sale &sale);
-    /// Puts the book's view of `sku` into the gate in an order that never lets through a
-    /// reserve the book would refuse: a pending discrepancy's pause, the latest sale (open,
-    /// window, per-user limit) and its users' units, then the stock (`force` false: only
-    /// if the stock key is absent, as after Redis lost its data; true: replace it, rebuild).
-    /// Returns gate available.
-    Result<qint64> restoreGate(const QString &sku, bool force);
-    /// restoreGate(sku, false) for a stock key found missing, with a GateRestored warning.
+    /// GateRestore::restoreIfAbsent for a stock key found missing, with a GateRestored warning.
     Result<qint64> refillMissingStock(const QString &sku);
-    /// restoreGate(sku, false) by one engine at a time (see the .cpp); the others wait for it.
-    Result<void> restoreGateOnce(const QString &sku);
-    /// Sets the gate's per-user counts of `sku` to the book's (PENDING and PAID orders) plus
-    /// the users' held tokens, when its latest sale has a per-user limit; else does nothing.
-    Result<void> syncGateUsers(const QString &sku);
+    /// The GateRestored warning: the gate of `sku` was refilled from the book, `available` units.
+    void warnRefilled(const QString &sku, qint64 available);
     void releaseTokens(const QList<OrderLine> &lines, const QString &why);
     void warn(WarningKind kind, const QString &sku, const QString &message);
 
@@ -220,6 +231,7 @@ private:
     std::unique_ptr<Book> m_book;
     std::unique_ptr<SaleStore> m_sales;
     std::unique_ptr<Gate> m_gate;
+    std::unique_ptr<GateRestore> m_restore; ///< set with m_gate
     WarningRing m_warnings{kMaxWarnings};
     struct CachedSale {
         std::optional<Sale> sale;

@@ -1,11 +1,15 @@
 // Database: write transactions that lose a race are retried, never reported as success and
 // never as a crash; migrations and the statement cache.
 
+#include "reconcile/Reconciler.h"
 #include "store/Database.h"
 #include "store/SaleStore.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QTest>
 
 #include <barrier>
@@ -23,6 +27,8 @@ private slots:
     void failingBodyRollsBack();
     void manyDistinctStatementsStayBounded();
     void migrationKeepsSales();
+    void migrationTypesCorrections_data() { test::addBackendRows(); }
+    void migrationTypesCorrections();
 };
 
 void TestDatabase::deadlockIsRetried()
@@ -117,8 +123,13 @@ void TestDatabase::migrationKeepsSales()
         saleId = sale->id;
         FS_VERIFY_OK(engine->setSaleStatus(saleId, SaleStatus::Open));
         // Back to schema 3, as a book written by an earlier release would be.
-        FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE discrepancies DROP COLUMN alerted_at"_s));
-        FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE discrepancies DROP COLUMN alert_claimed_at"_s));
+        for (const QString &column : {u"discrepancies DROP COLUMN alerted_at"_s,
+                                      u"discrepancies DROP COLUMN alert_claimed_at"_s,
+                                      u"discrepancies DROP COLUMN status_from"_s, u"discrepancies DROP COLUMN status_to"_s,
+                                      u"discrepancies DROP COLUMN payment_ref"_s, u"discrepancies DROP COLUMN breaks"_s,
+                                      u"reconcile_checkpoints DROP COLUMN other_locked"_s,
+                                      u"reconcile_checkpoints DROP COLUMN other_sold"_s})
+            FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE "_s + column));
         FS_VERIFY_OK(engine->database().exec(u"DROP TABLE access_tokens"_s));
         auto undo = engine->database().exec(u"UPDATE meta SET value = '3' WHERE key = 'schema_version'"_s);
         FS_VERIFY_OK(undo);
@@ -135,6 +146,79 @@ void TestDatabase::migrationKeepsSales()
     FS_VERIFY_OK(version);
     QCOMPARE(version->first().at(0).toInt(), Database::schemaVersion());
     FS_VERIFY_OK(engine->database().exec(u"SELECT alerted_at FROM discrepancies"_s));
+}
+
+void TestDatabase::migrationTypesCorrections()
+{
+    // Schema 6 stores a correction as values: the text of earlier releases
+    // (`order_status:FROM->TO`, `refund:PAYMENT`) is taken apart by the migration, so a
+    // discrepancy found before the upgrade is approved as it was proposed.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    qint64 statusId = 0, refundId = 0;
+    {
+        auto engine = test::openEngine(fresh.url());
+        QVERIFY(engine);
+        FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+        FS_VERIFY_OK(engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}}));
+        FS_VERIFY_OK(engine->reserve(u"o2"_s, {}, {{u"A"_s, 1, {}}}));
+        FS_VERIFY_OK(engine->release(u"o2"_s, u"cancel"_s));
+        FS_VERIFY_OK(engine->database().exec(u"UPDATE orders SET status = 'PAID' WHERE order_id = 'o1'"_s));
+        FS_VERIFY_OK(engine->database().exec(u"UPDATE orders SET payment_ref = 'pay9' WHERE order_id = 'o2'"_s));
+        Reconciler rec(*engine);
+        auto pass = rec.runPass(0);
+        FS_VERIFY_OK(pass);
+        for (const Discrepancy &d : pass->discrepancies) {
+            if (d.kind == DiscrepancyKind::OrderLedgerMismatch)
+                statusId = d.id;
+            if (d.kind == DiscrepancyKind::UnrefundedPayment)
+                refundId = d.id;
+        }
+        QVERIFY(statusId > 0 && refundId > 0);
+    }
+    {
+        // Back to schema 5: the corrections as text, the new columns and tables gone. By hand, on a
+        // connection of its own: PostgreSQL cannot prepare DDL, and Database prepares all.
+        QSqlDatabase db = QSqlDatabase::addDatabase(backend == u"sqlite"_s ? u"QSQLITE"_s : u"QPSQL"_s, u"schema5"_s);
+        db.setDatabaseName(backend == u"sqlite"_s ? fresh.url().path : fresh.url().database);
+        db.setHostName(fresh.url().host);
+        db.setPort(fresh.url().port);
+        db.setUserName(fresh.url().user);
+        db.setPassword(fresh.url().password);
+        QVERIFY2(db.open(), qPrintable(db.lastError().text()));
+        QSqlQuery q(db);
+        const QStringList statements{
+            u"UPDATE discrepancies SET correction = 'order_status:PAID->PENDING' WHERE id = %1"_s.arg(statusId),
+            u"UPDATE discrepancies SET correction = 'refund:pay9' WHERE id = %1"_s.arg(refundId),
+            u"ALTER TABLE discrepancies DROP COLUMN status_from"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN status_to"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN payment_ref"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN breaks"_s,
+            u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_locked"_s,
+            u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_sold"_s,
+            u"DROP TABLE access_tokens"_s,
+            u"UPDATE meta SET value = '5' WHERE key = 'schema_version'"_s};
+        for (const QString &statement : statements)
+            QVERIFY2(q.exec(statement), qPrintable(q.lastError().text()));
+        q.finish();
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(u"schema5"_s);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    Reconciler rec(*engine);
+    auto status = rec.get(statusId);
+    FS_VERIFY_OK(status);
+    QCOMPARE(status->correction, Correction(ChangeOrderStatus{OrderStatus::Paid, OrderStatus::Pending}));
+    auto refund = rec.get(refundId);
+    FS_VERIFY_OK(refund);
+    QCOMPARE(refund->correction, Correction(RecordRefund{u"pay9"_s}));
+    const QStringList approvers{u"tester"_s};
+    FS_VERIFY_OK(rec.approve(statusId, u"tester"_s, u"no payment arrived"_s, approvers));
+    FS_VERIFY_OK(rec.approve(refundId, u"tester"_s, u"refund it"_s, approvers));
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), std::optional(OrderStatus::Pending));
+    QCOMPARE(FS_OK(engine->book().refundCount(u"o2"_s)), 1);
+    QVERIFY(test::bookHolds(*engine));
 }
 
 QTEST_GUILESS_MAIN(TestDatabase)

@@ -172,7 +172,7 @@ void TestDrill::cancelWindsDownConsistently()
 
 void TestDrill::brokenEngineFails()
 {
-    // The read-check-write book (Book::setNaiveReserveForTesting), book-only so that nothing
+    // The read-check-write book (NaiveReserve as the book's line taker), book-only so that nothing
     // but the book guards the stock: the drill must see the oversell and fail.
     FS_FRESH_BOOK(fresh, u"sqlite"_s);
     DrillOptions o = shortDrill(11);
@@ -192,7 +192,7 @@ void TestDrill::brokenEngineFails()
     QVERIFY2(report->oversold > 0, qPrintable(report->toText()));
     QVERIFY(!report->invariantsHold());
     QVERIFY(!report->passed());
-    QVERIFY(!report->check.i1 || !report->check.i2);
+    QVERIFY(!report->check.holds(Invariant::I1) || !report->check.holds(Invariant::I2));
 
     // The same drill on the correct book passes: the failure above is the broken engine's.
     FS_FRESH_BOOK(good, u"sqlite"_s);

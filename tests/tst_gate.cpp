@@ -2,6 +2,7 @@
 // load/rebuild, script cache loss. Connections and servers: tst_gate_connection.cpp.
 #include "gate/Gate.h"
 #include "gate/GateKeys.h"
+#include "gate/ScriptError.h"
 #include "gate/ScriptRegistry.h"
 #include "support/RedisFixture.h"
 
@@ -119,6 +120,34 @@ private slots:
             for (const auto &m : keysRe.globalMatch(QString::fromUtf8(s.body)))
                 highest = qMax(highest, m.captured(1).toInt());
             QVERIFY2(highest == s.numKeys, qPrintable(s.fileName));
+        }
+    }
+
+    void answerNamesMatchScriptHeaders()
+    {
+        // The C++ names of the scripts' answers are the names their headers give the codes.
+        struct Named {
+            const char *file;
+            int code;
+            const char *name;
+        };
+        const Named answers[] = {
+            {"reserve-8.lua", int(ReserveAnswer::Reserved), "RESERVED"},
+            {"reserve-8.lua", int(ReserveAnswer::Existing), "EXISTING"},
+            {"release-7.lua", int(ReleaseAnswer::Unchanged), "UNCHANGED"},
+            {"release-7.lua", int(ReleaseAnswer::Released), "RELEASED"},
+            {"release-7.lua", int(ReleaseAnswer::ReleasedNoKey), "RELEASED_NO_KEY"},
+            {"adjust-1.lua", int(AdjustAnswer::NoStockKey), "NO_STOCK_KEY"},
+            {"adjust-1.lua", int(AdjustAnswer::Adjusted), "ADJUSTED"},
+        };
+        for (const Named &a : answers) {
+            const auto &all = ScriptRegistry::instance().all();
+            auto script = std::find_if(all.cbegin(), all.cend(),
+                                       [&](const LuaScript &s) { return s.fileName == QLatin1String(a.file); });
+            QVERIFY2(script != all.cend(), a.file);
+            const QRegularExpression line(u"\\n\\s+%1 %2\\s"_s.arg(a.code).arg(QLatin1String(a.name)));
+            QVERIFY2(line.match(QString::fromUtf8(script->body)).hasMatch(), qPrintable(u"%1: %2 %3"_s.arg(
+                                                                                   QLatin1String(a.file)).arg(a.code).arg(QLatin1String(a.name))));
         }
     }
 

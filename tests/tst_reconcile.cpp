@@ -3,9 +3,11 @@
 // Real redis-server (RedisFixture) and both book backends.
 
 #include "Engine.h"
+#include "drill/Drill.h"
 #include "gate/Gate.h"
 #include "gate/GateKeys.h"
 #include "reconcile/Reconciler.h"
+#include "store/BookSql.h"
 #include "store/Database.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
@@ -43,6 +45,66 @@ ReconcileReport passTwice(Reconciler &r, qint64 graceMs = 0)
     return *first;
 }
 
+/// A book where every kind of row the invariants read exists: `<p>1` PENDING (2 units),
+/// `<p>2` released and then paid late (a refund), `<p>3` PAID.
+bool trade(Engine &engine, const QString &p)
+{
+    return engine.reserve(p + u"1"_s, {}, {{u"A"_s, 2, {}}}).has_value()
+        && engine.reserve(p + u"2"_s, {}, {{u"A"_s, 1, {}}}).has_value()
+        && engine.release(p + u"2"_s, u"cancel"_s).has_value()
+        && engine.confirm(p + u"2"_s, u"late"_s + p).value_or(OrderChange{}).outcome == Outcome::RefundRequired
+        && engine.reserve(p + u"3"_s, {}, {{u"A"_s, 1, {}}}).has_value()
+        && engine.confirm(p + u"3"_s, u"pay"_s + p).has_value();
+}
+
+/// Runs `statements` on a connection of its own, as someone editing the book by hand would.
+/// `bypassCheck`: I1 cannot break while the buckets' CHECK holds, so first it is switched
+/// off: SQLite `PRAGMA ignore_check_constraints=ON` on this connection; PostgreSQL (a
+/// throwaway database) drops the constraint.
+QString corruptBook(const test::FreshBook &fresh, const QString &backend, bool bypassCheck,
+                    const QStringList &statements)
+{
+    const bool sqlite = backend == u"sqlite"_s;
+    QString problem;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(sqlite ? u"QSQLITE"_s : u"QPSQL"_s, u"by-hand"_s);
+        db.setDatabaseName(sqlite ? fresh.url().path : fresh.url().database);
+        db.setHostName(fresh.url().host);
+        db.setPort(fresh.url().port);
+        db.setUserName(fresh.url().user);
+        db.setPassword(fresh.url().password);
+        if (!db.open())
+            return db.lastError().text();
+        QSqlQuery q(db);
+        QStringList all;
+        if (bypassCheck && sqlite)
+            all << u"PRAGMA ignore_check_constraints=ON"_s;
+        if (bypassCheck && !sqlite) {
+            if (!q.exec(u"SELECT conname FROM pg_constraint WHERE conrelid = 'buckets'::regclass AND contype = 'c' "
+                        u"AND pg_get_constraintdef(oid) LIKE '%total%'"_s) || !q.next())
+                return u"no CHECK on buckets to drop: "_s + q.lastError().text();
+            all << u"ALTER TABLE buckets DROP CONSTRAINT "_s + q.value(0).toString();
+        }
+        all << statements;
+        for (const QString &statement : std::as_const(all))
+            if (!q.exec(statement) && problem.isEmpty())
+                problem = statement + u": "_s + q.lastError().text();
+        q.finish();
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(u"by-hand"_s);
+    return problem;
+}
+
+QString breachesText(const QSet<InvariantBreach> &set)
+{
+    QStringList out;
+    for (const InvariantBreach &b : set)
+        out << b.toString();
+    out.sort();
+    return out.join(u"; "_s);
+}
+
 } // namespace
 
 class TestReconcile : public QObject {
@@ -70,6 +132,10 @@ private slots:
     void unrefundedPayment_data() { test::addBackendRows(); }
     void unrefundedPayment();
     void crashWindowRealCli();
+    void checkAndPassFindTheSame_data();
+    void checkAndPassFindTheSame();
+    void approvalLeavesTheGateAsRebuildWould_data() { test::addBackendRows(); }
+    void approvalLeavesTheGateAsRebuildWould();
 };
 
 void TestReconcile::orphanPreDeduct()
@@ -176,7 +242,7 @@ void TestReconcile::negativeDriftWaitsForApproval()
     QCOMPARE(d.kind, DiscrepancyKind::LedgerMismatch);
     QCOMPARE(d.status, DiscrepancyStatus::PendingApproval);
     QCOMPARE(d.delta, -5);
-    QCOMPARE(d.correction, u"restore"_s);
+    QCOMPARE(d.correction, Correction(RestoreBucket{Levels3{15, 0, 0}, Levels3{10, 0, 0}}));
     QCOMPARE(report.stillPending, 1);
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 15); // never applied by itself
     auto paused = engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}});
@@ -346,7 +412,7 @@ void TestReconcile::orderLedgerMismatch()
     const Discrepancy d = report.discrepancies.first();
     QCOMPARE(d.kind, DiscrepancyKind::OrderLedgerMismatch);
     QCOMPARE(d.delta, 2);
-    QCOMPARE(d.correction, u"order_status:PAID->PENDING"_s);
+    QCOMPARE(d.correction, Correction(ChangeOrderStatus{OrderStatus::Paid, OrderStatus::Pending}));
     auto ok = rec.approve(d.id, u"alice"_s, u"no payment arrived"_s, kApprovers);
     QVERIFY(ok && ok->status == DiscrepancyStatus::Approved);
     QCOMPARE(*FS_OK(engine->book().orderStatus(u"o1"_s)), OrderStatus::Pending);
@@ -428,6 +494,161 @@ void TestReconcile::crashWindowRealCli()
     QVERIFY(!late || late->outcome != Outcome::Reserved); // fails on the fence
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
     holder.close();
+}
+
+void TestReconcile::checkAndPassFindTheSame_data()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<bool>("windowed");
+    QTest::addColumn<QString>("invariant");
+    QTest::addColumn<bool>("bypassCheck");
+    QTest::addColumn<QStringList>("statements");
+    const QString bucket = u" WHERE sku = 'A'"_s;
+    struct Way {
+        const char *name;
+        const char *invariant;
+        bool bypassCheck;
+        QStringList statements; // `@` is the ledger row of an ADJUST of -1 available, +1 locked
+    };
+    const QList<Way> ways{
+        {"I1 levels do not sum to total", "I1", true, {u"UPDATE buckets SET available = available + 3"_s + bucket}},
+        {"I1 a level below zero", "I1", true, {u"UPDATE buckets SET available = -1, total = locked + sold - 1"_s + bucket}},
+        {"I2 bucket moved without its ledger", "I2", false,
+         {u"UPDATE buckets SET available = available + 5, total = total + 5"_s + bucket}},
+        {"I3 status without its ledger rows", "I3", false, {u"UPDATE orders SET status = 'PAID' WHERE order_id = 'o1'"_s}},
+        {"I3 ledger row of no order line", "I3", false,
+         {u"UPDATE ledger SET order_id = 'ghost' WHERE order_id = 'o2' AND operation = 'RELEASE'"_s}},
+        {"I3 line quantity without its ledger rows", "I3", false,
+         {u"UPDATE order_lines SET qty = 3 WHERE order_id = 'o1'"_s}},
+        {"I4 an adjustment moved locked units", "I4", false,
+         {u"UPDATE buckets SET available = available - 1, locked = locked + 1"_s + bucket, u"@"_s}},
+        {"I5 gate below the book", "I5", false, {}},
+        {"I6 payment of a closed order without refund", "I6", false,
+         {u"UPDATE orders SET payment_ref = 'pay9' WHERE order_id = 'o2'"_s}},
+        {"I6 refund of a payment the order can take", "I6", false,
+         {u"UPDATE refunds SET order_id = 'o1' WHERE order_id = 'o2'"_s}},
+    };
+    for (const QString &backend : test::bookBackends())
+        for (bool windowed : {false, true})
+            for (const Way &w : ways)
+                QTest::addRow("%s %s %s", qPrintable(backend), windowed ? "window" : "whole", w.name)
+                    << backend << windowed << QString::fromLatin1(w.invariant) << w.bypassCheck << w.statements;
+}
+
+void TestReconcile::checkAndPassFindTheSame()
+{
+    // The drill's check (Book::check, and the gate against the book for I5) and one
+    // reconcile pass find exactly the same broken invariants, at the same places, for each
+    // way I1-I6 can break: over the whole ledger (a fresh book), and over a window (the
+    // older trade folded into the checkpoints by an earlier pass).
+    QFETCH(QString, backend);
+    QFETCH(bool, windowed);
+    QFETCH(QString, invariant);
+    QFETCH(bool, bypassCheck);
+    QFETCH(QStringList, statements);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    Reconciler rec(*engine);
+    if (windowed) {
+        rec.setWatermarkLagMs(0);
+        QVERIFY(trade(*engine, u"old"_s));
+        QThread::msleep(5); // the database clock moves past the old rows
+        auto clean = rec.runPass(0);
+        FS_VERIFY_OK(clean);
+        QVERIFY(clean->discrepancies.isEmpty());
+    }
+    QVERIFY(trade(*engine, u"o"_s));
+    for (QString &statement : statements) {
+        if (statement != u"@"_s)
+            continue;
+        const SkuLevels levels = FS_OK(engine->book().levels(u"A"_s));
+        QVERIFY(!levels.buckets.isEmpty());
+        const BucketLevels b = levels.buckets.first();
+        auto row = engine->database().exec(
+            sql::insertLedger(engine->database().nowMsExpr()),
+            {u"adj:999"_s, u"ADJUST"_s, u"A"_s, 0, QVariant(QMetaType::fromType<QString>()), -1, 1, 0, b.available + 1,
+             b.locked - 1, b.sold, b.available, b.locked, b.sold, u"by-hand"_s, u"test"_s});
+        FS_VERIFY_OK(row);
+        statement.clear();
+    }
+    statements.removeAll(QString());
+    if (invariant == u"I5"_s) {
+        const qint64 below = FS_OK(engine->book().levels(u"A"_s)).available - 3;
+        FS_VERIFY_OK(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), QByteArray::number(below)}));
+    }
+    const QString problem = corruptBook(fresh, backend, bypassCheck, statements);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+
+    auto check = engine->book().check();
+    FS_VERIFY_OK(check);
+    QSet<InvariantBreach> byDrill = check->breaches();
+    const GateAgreement gate = checkGateAgreesWithBook(*engine, u"A"_s);
+    if (!gate.holds)
+        byDrill.insert(InvariantBreach::at(Invariant::I5, u"A"_s, -1, {}));
+    auto pass = rec.runPass(0);
+    FS_VERIFY_OK(pass);
+    QSet<InvariantBreach> byPass;
+    for (const Discrepancy &d : pass->discrepancies)
+        for (const InvariantBreach &b : d.breaches())
+            byPass.insert(b);
+    // A disputed bucket keeps its gate where it was until the decision (no heal while
+    // paused): I5 is compared where the gate alone was broken.
+    if (invariant != u"I5"_s)
+        byDrill.removeIf([](const InvariantBreach &b) { return b.invariant == Invariant::I5; });
+    QVERIFY2(std::any_of(byDrill.cbegin(), byDrill.cend(),
+                         [&](const InvariantBreach &b) { return invariantName(b.invariant) == invariant; }),
+             qPrintable(u"the check missed %1: %2"_s.arg(invariant, breachesText(byDrill))));
+    QVERIFY2(byDrill == byPass, qPrintable(u"check: %1 | pass: %2"_s.arg(breachesText(byDrill), breachesText(byPass))));
+}
+
+void TestReconcile::approvalLeavesTheGateAsRebuildWould()
+{
+    // After an approved correction the gate holds what `gate rebuild` gives: stock, pause,
+    // sale and the per-user units (a gate that lost them while the SKU was paused gets them
+    // back from the book, not only its stock).
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    auto sale = engine->createSale(u"A"_s, 0, 0, 120, 3);
+    FS_VERIFY_OK(sale);
+    FS_VERIFY_OK(engine->setSaleStatus(sale->id, SaleStatus::Open));
+    QCOMPARE(FS_OK(engine->reserve(u"c1"_s, u"carol"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->reserve(u"d1"_s, u"dave"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->confirm(u"d1"_s, u"pay-d1"_s)).outcome, Outcome::Paid);
+    FS_VERIFY_OK(engine->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
+    Reconciler rec(*engine);
+    auto found = rec.runPass(0);
+    FS_VERIFY_OK(found);
+    QCOMPARE(found->pendingApproval, 1);
+    // While paused the gate drifts: its users' units are lost and its stock is wrong.
+    FS_VERIFY_OK(redis.command({"DEL", GateKeys::key(u"A"_s, "users")}));
+    FS_VERIFY_OK(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "42"}));
+
+    auto gateState = [&] {
+        QStringList state;
+        for (const char *key : {"stock", "paused"}) {
+            auto v = redis.command({"GET", GateKeys::key(u"A"_s, key)});
+            state << QString::fromLatin1(key) + u"="_s + (v ? QString::fromUtf8(v->str) : u"?"_s);
+        }
+        for (const char *hash : {"users", "sale"}) {
+            auto v = redis.command({"HGETALL", GateKeys::key(u"A"_s, hash)});
+            QStringList fields;
+            for (qsizetype i = 0; v && i + 1 < v->elements.size(); i += 2)
+                fields << QString::fromUtf8(v->elements[i].str) + u":"_s + QString::fromUtf8(v->elements[i + 1].str);
+            fields.sort();
+            state << QString::fromLatin1(hash) + u"="_s + fields.join(u","_s);
+        }
+        return state.join(u" "_s);
+    };
+    auto approved = rec.approve(found->discrepancies.first().id, u"alice"_s, u"counted"_s, kApprovers);
+    FS_VERIFY_OK(approved);
+    QVERIFY2(engine->takeWarnings().isEmpty(), "the gate followed the decision without trouble");
+    const QString afterApproval = gateState();
+    FS_VERIFY_OK(engine->rebuildGate(u"A"_s));
+    QCOMPARE(afterApproval, gateState());
+    QVERIFY2(afterApproval.contains(u"stock=7 paused= users=carol:2,dave:1"_s), qPrintable(afterApproval));
+    QCOMPARE(FS_OK(engine->reserve(u"c2"_s, u"carol"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::LimitExceeded);
+    QCOMPARE(FS_OK(engine->reserve(u"c3"_s, u"carol"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
 }
 
 QTEST_GUILESS_MAIN(TestReconcile)

@@ -41,7 +41,374 @@ void markUnhealed(FaultTally &t, const QString &what)
         t.unhealed << what;
 }
 
+/// One run of the drill: its phases in order, and what they hand each other.
+class Rehearsal {
+public:
+    Rehearsal(const DrillOptions &options, const DrillSchedule &schedule)
+        : m_o(options)
+        , m_schedule(schedule)
+        , m_shared(options, schedule)
+    {
+        m_total.start();
+    }
+
+    Result<DrillReport> run()
+    {
+        if (auto r = setUp(); !r)
+            return std::unexpected(r.error());
+        runSale();
+        if (auto r = expireAll(); !r)
+            return std::unexpected(r.error());
+        deliverLatePayments();
+        reconcile();
+        if (auto r = check(); !r)
+            return std::unexpected(r.error());
+        judgeFaults();
+        m_report.totalSeconds = double(m_total.elapsed()) / 1000.0;
+        return m_report;
+    }
+
+private:
+    /// Opens the controller's engine, creates the SKU and describes the run in the report.
+    Result<void> setUp();
+    /// The sale: the workers serve every buyer while this thread fires the gate-wide faults,
+    /// expires holds and reports progress.
+    void runSale();
+    /// Fires the gate-wide events due before the next buyer.
+    void fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_t &nextEvent);
+    /// Every hold expires (or the wait gives up, noted).
+    Result<void> expireAll();
+    /// The late payments arrive, after their holds closed.
+    void deliverLatePayments();
+    /// The reconciler runs to quiescence.
+    void reconcile();
+    /// The invariants and figures, from the book and the gate themselves.
+    Result<void> check();
+    /// Each fault: healed or not.
+    void judgeFaults();
+    bool healed(const FaultRecord &r);
+
+    void progress(const QString &phase);
+    void drainWarnings() { m_report.gateWarnings += m_control->takeWarnings().size(); }
+
+    const DrillOptions &m_o;
+    const DrillSchedule &m_schedule;
+    DrillShared m_shared;
+    DrillReport m_report;
+    std::unique_ptr<Engine> m_control; ///< the controller's engine: setup, expiry, reconcile, checks
+    QElapsedTimer m_total;
+    QElapsedTimer m_sale;
+    QHash<QString, Outcome> m_lateAnswers;   ///< late-payment orders: the answer to their payment
+    QSet<QString> m_openTokens, m_openOrders; ///< the gate's open tokens after quiescence
+};
+
+void Rehearsal::progress(const QString &phase)
+{
+    if (!m_o.progress)
+        return;
+    DrillProgress p;
+    p.buyers = m_o.buyers;
+    p.phase = phase;
+    p.elapsedS = double(m_total.elapsed()) / 1000.0;
+    p.answered = m_shared.answered.load();
+    p.reservedUnits = m_shared.reservedUnits.load();
+    p.paidUnits = m_shared.paidUnits.load();
+    p.faults = m_shared.injected.load();
+    const double saleS = m_report.saleSeconds > 0 ? m_report.saleSeconds : double(m_sale.elapsed()) / 1000.0;
+    p.ratePerS = saleS > 0 ? double(p.answered) / saleS : 0;
+    m_o.progress(p);
+}
+
+Result<void> Rehearsal::setUp()
+{
+    auto opened = Engine::open(EngineOptions{m_o.db, m_o.redis, Actor{m_o.operatorName, u"drill"_s}});
+    if (!opened)
+        return std::unexpected(opened.error());
+    m_control = std::move(*opened);
+    if (m_control->gate()) {
+        if (auto c = m_control->gate()->connect(); !c)
+            return std::unexpected(c.error());
+    }
+    if (auto added = m_control->addSku(m_o.sku, m_o.stock); !added) {
+        Error e = added.error();
+        if (e.message.contains(u"already exists"_s))
+            e.message += u": a drill creates its own SKU; pick a fresh name (e.g. with a timestamp)"_s;
+        return std::unexpected(e);
+    }
+    m_report.sku = m_o.sku;
+    m_report.stock = m_o.stock;
+    m_report.buyers = m_o.buyers;
+    m_report.concurrency = m_o.concurrency;
+    m_report.payRatio = m_o.payRatio;
+    m_report.holdSeconds = m_o.holdSeconds;
+    m_report.seed = m_o.seed;
+    m_report.book = m_o.db.display();
+    m_report.gate = m_control->gate() ? m_control->gate()->url().toDisplayString() : u"none"_s;
+    m_report.gateConfigured = m_control->gate() != nullptr;
+    m_report.scheduleDigest = m_schedule.digest();
+    for (auto it = m_schedule.scheduled.cbegin(); it != m_schedule.scheduled.cend(); ++it)
+        m_report.faults[it.key()].scheduled = it.value();
+    for (auto it = m_o.faults.rates.cbegin(); it != m_o.faults.rates.cend(); ++it) {
+        if (!m_report.gateConfigured && needsGate(it.key()))
+            m_report.notes << u"%1 left out: it needs a gate and this drill runs book-only"_s.arg(faultName(it.key()));
+        else
+            m_report.faults[it.key()]; // listed even if it never fired
+    }
+    drainWarnings();
+    return {};
+}
+
+void Rehearsal::runSale()
+{
+    std::optional<DrillGateFaults> gateFaults;
+    if (m_control->gate())
+        gateFaults.emplace(m_control->gate()->url(), m_o.embeddedDataDir);
+    m_sale.start();
+    if (!m_schedule.events.empty())
+        m_shared.holdFrom = m_schedule.events.front().beforeBuyer;
+    std::vector<std::thread> workers;
+    workers.reserve(size_t(m_o.concurrency));
+    for (int w = 0; w < m_o.concurrency; ++w)
+        workers.emplace_back([this] { runDrillWorker(m_shared); });
+
+    size_t nextEvent = 0;
+    qint64 lastExpire = 0, lastProgress = 0;
+    while (m_shared.workersDone.load() < m_o.concurrency) {
+        if (!m_shared.stop.load() && m_o.cancelled && m_o.cancelled()) {
+            m_shared.stop = true;
+            m_report.cancelled = true;
+            m_report.notes << u"cancelled after %1 of %2 buyers; the book and gate were wound down as after a full "
+                              u"run"_s.arg(qMin(m_shared.next.load(), m_o.buyers))
+                                  .arg(m_o.buyers);
+        }
+        fireGateEvents(gateFaults, nextEvent);
+        const qint64 now = m_sale.elapsed();
+        if (now - lastExpire >= kExpireEveryMs) {
+            // Abandoned holds come back while the sale runs, as they would in production.
+            if (auto ex = m_control->expire(); !ex)
+                m_report.notes << u"expiry during the sale failed once: %1"_s.arg(ex.error().message);
+            drainWarnings();
+            lastExpire = m_sale.elapsed();
+        }
+        if (now - lastProgress >= m_o.progressIntervalMs) {
+            progress(u"sale"_s);
+            lastProgress = now;
+        }
+        QThread::msleep(kControllerTickMs);
+    }
+    for (std::thread &t : workers)
+        t.join();
+    m_report.saleSeconds = double(m_sale.nsecsElapsed()) / 1e9;
+    progress(u"sale"_s);
+}
+
+void Rehearsal::fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_t &nextEvent)
+{
+    while (nextEvent < m_schedule.events.size() && m_shared.next.load() >= m_schedule.events[nextEvent].beforeBuyer) {
+        const GlobalEvent &e = m_schedule.events[nextEvent++];
+        if (!gateFaults) {
+            m_shared.holdFrom = std::numeric_limits<qint64>::max();
+            continue;
+        }
+        FaultRecord rec{e.kind, e.beforeBuyer, {}, {}, 0, true, {}};
+        if (e.kind == FaultKind::RedisRestart) {
+            auto r = gateFaults->restart();
+            rec.ok = r.has_value();
+            rec.detail = r ? *r : r.error().message;
+            m_report.faults[e.kind].note = rec.detail;
+        } else {
+            auto r = gateFaults->flushScripts();
+            rec.ok = r.has_value();
+            rec.detail = r ? u"SCRIPT FLUSH"_s : r.error().message;
+        }
+        rec.doneNs = drillNowNs();
+        m_shared.holdFrom = nextEvent < m_schedule.events.size() ? m_schedule.events[nextEvent].beforeBuyer
+                                                                 : std::numeric_limits<qint64>::max();
+        if (rec.ok)
+            m_shared.addRecord(rec);
+        else
+            m_report.notes << u"%1 before buyer %2 could not be injected: %3"_s.arg(faultName(e.kind))
+                                  .arg(e.beforeBuyer)
+                                  .arg(rec.detail);
+    }
+}
+
+Result<void> Rehearsal::expireAll()
+{
+    progress(u"expire"_s);
+    QElapsedTimer waiting;
+    waiting.start();
+    for (;;) {
+        if (auto ex = m_control->expire(); !ex)
+            m_report.notes << u"expiry failed once: %1"_s.arg(ex.error().message);
+        auto levels = m_control->book().levels(m_o.sku);
+        if (!levels)
+            return std::unexpected(levels.error());
+        if (levels->locked == 0)
+            break;
+        if (waiting.elapsed() > m_o.holdSeconds * 1000 + kExpireSlackMs) {
+            m_report.notes << u"%1 units still locked %2 s after the sale (holds of %3 s)"_s.arg(levels->locked)
+                                  .arg(waiting.elapsed() / 1000)
+                                  .arg(m_o.holdSeconds);
+            break;
+        }
+        QThread::msleep(100);
+    }
+    drainWarnings();
+    return {};
+}
+
+void Rehearsal::deliverLatePayments()
+{
+    progress(u"late-payments"_s);
+    for (const FaultRecord &r : m_shared.records) {
+        if (r.kind != FaultKind::LatePayment)
+            continue;
+        auto c = m_control->confirm(r.order, u"late-%1"_s.arg(r.buyer));
+        if (!c) {
+            m_shared.paymentOutcomes[u"error_"_s + errorCodeName(c.error().code)]++;
+            continue;
+        }
+        m_shared.paymentOutcomes[outcomeWord(c->outcome)]++;
+        m_lateAnswers.insert(r.order, c->outcome);
+        if (c->outcome == Outcome::Paid)
+            m_shared.paidUnits += 1;
+    }
+}
+
+void Rehearsal::reconcile()
+{
+    progress(u"reconcile"_s);
+    auto quiet = reconcileToQuiescence(*m_control, int(m_o.reconcileMaxPasses));
+    if (!quiet)
+        m_report.notes << u"the reconciler failed: %1"_s.arg(quiet.error().message);
+    else
+        m_report.reconcile = *quiet;
+    if (quiet && !quiet->quiet)
+        m_report.notes << u"the reconciler still found something new after %1 passes"_s.arg(quiet->passes);
+    drainWarnings();
+}
+
+Result<void> Rehearsal::check()
+{
+    progress(u"check"_s);
+    auto levels = m_control->book().levels(m_o.sku);
+    if (!levels)
+        return std::unexpected(levels.error());
+    auto check = m_control->book().check();
+    if (!check)
+        return std::unexpected(check.error());
+    DrillReport &r = m_report;
+    r.check = *check;
+    r.sold = levels->sold;
+    r.bookAvailable = levels->available;
+    r.bookLocked = levels->locked;
+    r.bookTotal = levels->total;
+    if (m_control->gate()) {
+        const GateAgreement agreement = checkGateAgreesWithBook(*m_control, m_o.sku);
+        r.gateAvailable = agreement.gateAvailable;
+        r.i5 = agreement.holds;
+        r.i5Detail = agreement.detail;
+        auto tokens = m_control->gate()->openTokens(m_o.sku);
+        if (tokens) {
+            for (const GateToken &t : *tokens) {
+                m_openTokens.insert(t.token);
+                m_openOrders.insert(t.order);
+            }
+        } else {
+            r.notes << u"open tokens unreadable: %1"_s.arg(tokens.error().message);
+        }
+    }
+    r.reserveOutcomes = m_shared.reserveOutcomes;
+    r.paymentOutcomes = m_shared.paymentOutcomes;
+    r.reservedUnits = m_shared.reservedUnits.load();
+    r.paidUnits = m_shared.paidUnits.load();
+    r.gateWarnings += m_shared.gateWarnings.load();
+    r.oversold = std::max<qint64>(0, std::max(r.sold, r.paidUnits) - m_o.stock);
+    r.stuck = levels->locked
+        + (m_control->gate() && r.gateAvailable >= 0 ? std::max<qint64>(0, levels->available - r.gateAvailable) : 0);
+    r.throughputPerS = r.saleSeconds > 0 ? double(m_shared.answered.load()) / r.saleSeconds : 0;
+    r.unitsPerS = r.saleSeconds > 0 ? double(r.reservedUnits) / r.saleSeconds : 0;
+    r.p50Ms = percentileMs(m_shared.latenciesUs, 0.50);
+    r.p99Ms = percentileMs(m_shared.latenciesUs, 0.99);
+    for (const QString &e : std::as_const(m_shared.errors))
+        r.notes << u"unexpected: %1"_s.arg(e);
+    return {};
+}
+
+bool Rehearsal::healed(const FaultRecord &r)
+{
+    Book &book = m_control->book();
+    auto statusOf = [&](const QString &order) -> std::optional<OrderStatus> {
+        auto s = book.orderStatus(order);
+        return s ? *s : std::nullopt;
+    };
+    switch (r.kind) {
+    case FaultKind::CrashAfterGate: {
+        const auto s = statusOf(r.order);
+        return !m_openTokens.contains(r.token) && (!s || *s == OrderStatus::Abandoned);
+    }
+    case FaultKind::LostCallback: return statusOf(r.order) == OrderStatus::Closed;
+    case FaultKind::DuplicateCallback: {
+        auto rows = book.ledgerOfOrder(r.order);
+        auto refunds = book.refundCount(r.order);
+        const qint64 confirms = rows ? std::count_if(rows->cbegin(), rows->cend(), [](const LedgerRow &l) {
+            return l.operation == u"CONFIRM"_s;
+        }) : -1;
+        return statusOf(r.order) == OrderStatus::Paid && confirms == 1 && refunds && *refunds == 0
+            && m_shared.paidAnswersByOrder.value(r.order) == 1;
+    }
+    case FaultKind::LatePayment: {
+        auto refunds = book.refundCount(r.order);
+        return m_lateAnswers.value(r.order, Outcome::Paid) == Outcome::RefundRequired && refunds && *refunds == 1
+            && statusOf(r.order) == OrderStatus::Closed;
+    }
+    case FaultKind::DbError: {
+        // Given back by the engine at once, or (if that give-back itself failed, e.g. a Redis
+        // restart at the same moment) by the reconciler, which fences the order.
+        const auto s = statusOf(r.order);
+        return (!s || *s == OrderStatus::Abandoned) && !m_openOrders.contains(r.order);
+    }
+    case FaultKind::RedisRestart: return m_shared.lastGateAnswerSentNs.load() > r.doneNs && m_report.i5;
+    case FaultKind::ScriptFlush: return m_shared.lastGateAnswerSentNs.load() > r.doneNs;
+    }
+    return false;
+}
+
+void Rehearsal::judgeFaults()
+{
+    for (const FaultRecord &r : m_shared.records) {
+        FaultTally &t = m_report.faults[r.kind];
+        ++t.injected;
+        if (healed(r))
+            ++t.healed;
+        else
+            markUnhealed(t, r.order.isEmpty() ? u"event before buyer %1"_s.arg(r.buyer) : r.order);
+    }
+}
+
 } // namespace
+
+GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku)
+{
+    GateAgreement out;
+    auto levels = engine.book().levels(sku);
+    const GateSide side = engine.gateLevels(sku);
+    out.gateAvailable = side.available;
+    if (!levels) {
+        out.holds = false;
+        out.detail = u"I5: the book's levels of %1 are unreadable: %2"_s.arg(sku, levels.error().message);
+    } else if (!side.reachable) {
+        out.holds = false;
+        out.detail = u"I5: the gate is unreachable after the drill: %1"_s.arg(side.error);
+    } else if (side.available != levels->available) {
+        out.holds = false;
+        out.detail = u"I5: gate available %1, book available %2 for %3 after quiescence"_s.arg(side.available)
+                         .arg(levels->available)
+                         .arg(sku);
+    }
+    return out;
+}
 
 Drill::Drill(DrillOptions options)
     : m_options(std::move(options))
@@ -54,283 +421,7 @@ Result<DrillReport> Drill::run()
 {
     if (auto v = m_options.validate(); !v)
         return std::unexpected(v.error());
-    const DrillOptions &o = m_options;
-    QElapsedTimer total;
-    total.start();
-    auto progress = [&](const QString &phase, const DrillShared *s, double saleS) {
-        if (!o.progress)
-            return;
-        DrillProgress p;
-        p.buyers = o.buyers;
-        p.phase = phase;
-        p.elapsedS = double(total.elapsed()) / 1000.0;
-        if (s) {
-            p.answered = s->answered.load();
-            p.reservedUnits = s->reservedUnits.load();
-            p.paidUnits = s->paidUnits.load();
-            p.faults = s->injected.load();
-            p.ratePerS = saleS > 0 ? double(p.answered) / saleS : 0;
-        }
-        o.progress(p);
-    };
-
-    auto opened = Engine::open(EngineOptions{o.db, o.redis, Actor{o.operatorName, u"drill"_s}});
-    if (!opened)
-        return std::unexpected(opened.error());
-    Engine &control = **opened;
-    if (control.gate()) {
-        if (auto c = control.gate()->connect(); !c)
-            return std::unexpected(c.error());
-    }
-    if (auto added = control.addSku(o.sku, o.stock); !added) {
-        Error e = added.error();
-        if (e.message.contains(u"already exists"_s))
-            e.message += u": a drill creates its own SKU; pick a fresh name (e.g. with a timestamp)"_s;
-        return std::unexpected(e);
-    }
-
-    DrillReport report;
-    report.sku = o.sku;
-    report.stock = o.stock;
-    report.buyers = o.buyers;
-    report.concurrency = o.concurrency;
-    report.payRatio = o.payRatio;
-    report.holdSeconds = o.holdSeconds;
-    report.seed = o.seed;
-    report.book = o.db.display();
-    report.gate = control.gate() ? control.gate()->url().toDisplayString() : u"none"_s;
-    report.gateConfigured = control.gate() != nullptr;
-    report.scheduleDigest = m_schedule.digest();
-    for (auto it = m_schedule.scheduled.cbegin(); it != m_schedule.scheduled.cend(); ++it)
-        report.faults[it.key()].scheduled = it.value();
-    for (auto it = o.faults.rates.cbegin(); it != o.faults.rates.cend(); ++it) {
-        if (!report.gateConfigured && needsGate(it.key()))
-            report.notes << u"%1 left out: it needs a gate and this drill runs book-only"_s.arg(faultName(it.key()));
-        else
-            report.faults[it.key()]; // listed even if it never fired
-    }
-    report.gateWarnings += control.takeWarnings().size();
-
-    // --- the sale ---------------------------------------------------------------------------
-    DrillShared shared(o, m_schedule);
-    std::optional<DrillGateFaults> gateFaults;
-    if (control.gate())
-        gateFaults.emplace(control.gate()->url(), o.embeddedDataDir);
-    QElapsedTimer sale;
-    sale.start();
-    if (!m_schedule.events.empty())
-        shared.holdFrom = m_schedule.events.front().beforeBuyer;
-    std::vector<std::thread> workers;
-    workers.reserve(size_t(o.concurrency));
-    for (int w = 0; w < o.concurrency; ++w)
-        workers.emplace_back([&shared] { runDrillWorker(shared); });
-
-    size_t nextEvent = 0;
-    qint64 lastExpire = 0, lastProgress = 0;
-    while (shared.workersDone.load() < o.concurrency) {
-        if (!shared.stop.load() && o.cancelled && o.cancelled()) {
-            shared.stop = true;
-            report.cancelled = true;
-            report.notes << u"cancelled after %1 of %2 buyers; the book and gate were wound down as after a full run"_s
-                                .arg(qMin(shared.next.load(), o.buyers))
-                                .arg(o.buyers);
-        }
-        while (nextEvent < m_schedule.events.size()
-               && shared.next.load() >= m_schedule.events[nextEvent].beforeBuyer) {
-            const GlobalEvent &e = m_schedule.events[nextEvent++];
-            if (!gateFaults) {
-                shared.holdFrom = std::numeric_limits<qint64>::max();
-                continue;
-            }
-            FaultRecord rec{e.kind, e.beforeBuyer, {}, {}, 0, true, {}};
-            if (e.kind == FaultKind::RedisRestart) {
-                auto r = gateFaults->restart();
-                rec.ok = r.has_value();
-                rec.detail = r ? *r : r.error().message;
-                report.faults[e.kind].note = rec.detail;
-            } else {
-                auto r = gateFaults->flushScripts();
-                rec.ok = r.has_value();
-                rec.detail = r ? u"SCRIPT FLUSH"_s : r.error().message;
-            }
-            rec.doneNs = drillNowNs();
-            shared.holdFrom = nextEvent < m_schedule.events.size() ? m_schedule.events[nextEvent].beforeBuyer
-                                                                   : std::numeric_limits<qint64>::max();
-            if (rec.ok)
-                shared.addRecord(rec);
-            else
-                report.notes << u"%1 before buyer %2 could not be injected: %3"_s.arg(faultName(e.kind))
-                                    .arg(e.beforeBuyer).arg(rec.detail);
-        }
-        const qint64 now = sale.elapsed();
-        if (now - lastExpire >= kExpireEveryMs) {
-            // Abandoned holds come back while the sale runs, as they would in production.
-            if (auto ex = control.expire(); !ex)
-                report.notes << u"expiry during the sale failed once: %1"_s.arg(ex.error().message);
-            report.gateWarnings += control.takeWarnings().size();
-            lastExpire = sale.elapsed();
-        }
-        if (now - lastProgress >= o.progressIntervalMs) {
-            progress(u"sale"_s, &shared, double(now) / 1000.0);
-            lastProgress = now;
-        }
-        QThread::msleep(kControllerTickMs);
-    }
-    for (std::thread &t : workers)
-        t.join();
-    report.saleSeconds = double(sale.nsecsElapsed()) / 1e9;
-    progress(u"sale"_s, &shared, report.saleSeconds);
-
-    // --- every hold expires -------------------------------------------------------------------
-    progress(u"expire"_s, &shared, report.saleSeconds);
-    QElapsedTimer waiting;
-    waiting.start();
-    for (;;) {
-        if (auto ex = control.expire(); !ex)
-            report.notes << u"expiry failed once: %1"_s.arg(ex.error().message);
-        auto levels = control.book().levels(o.sku);
-        if (!levels)
-            return std::unexpected(levels.error());
-        if (levels->locked == 0)
-            break;
-        if (waiting.elapsed() > o.holdSeconds * 1000 + kExpireSlackMs) {
-            report.notes << u"%1 units still locked %2 s after the sale (holds of %3 s)"_s.arg(levels->locked)
-                                .arg(waiting.elapsed() / 1000).arg(o.holdSeconds);
-            break;
-        }
-        QThread::msleep(100);
-    }
-    report.gateWarnings += control.takeWarnings().size();
-
-    // --- late payments arrive after their holds closed ------------------------------------------
-    progress(u"late-payments"_s, &shared, report.saleSeconds);
-    QHash<QString, Outcome> lateAnswers;
-    for (const FaultRecord &r : shared.records) {
-        if (r.kind != FaultKind::LatePayment)
-            continue;
-        auto c = control.confirm(r.order, u"late-%1"_s.arg(r.buyer));
-        if (!c) {
-            shared.paymentOutcomes[u"error_"_s + errorCodeName(c.error().code)]++;
-            continue;
-        }
-        shared.paymentOutcomes[outcomeWord(c->outcome)]++;
-        lateAnswers.insert(r.order, c->outcome);
-        if (c->outcome == Outcome::Paid)
-            shared.paidUnits += 1;
-    }
-
-    // --- the reconciler to quiescence ---------------------------------------------------------
-    progress(u"reconcile"_s, &shared, report.saleSeconds);
-    auto quiet = reconcileToQuiescence(control, int(o.reconcileMaxPasses));
-    if (!quiet)
-        report.notes << u"the reconciler failed: %1"_s.arg(quiet.error().message);
-    else
-        report.reconcile = *quiet;
-    if (quiet && !quiet->quiet)
-        report.notes << u"the reconciler still found something new after %1 passes"_s.arg(quiet->passes);
-    report.gateWarnings += control.takeWarnings().size();
-
-    // --- the checks, from the book and the gate themselves ----------------------------------------
-    progress(u"check"_s, &shared, report.saleSeconds);
-    auto levels = control.book().levels(o.sku);
-    if (!levels)
-        return std::unexpected(levels.error());
-    auto check = control.book().check();
-    if (!check)
-        return std::unexpected(check.error());
-    report.check = *check;
-    report.sold = levels->sold;
-    report.bookAvailable = levels->available;
-    report.bookLocked = levels->locked;
-    report.bookTotal = levels->total;
-    QSet<QString> openTokens, openOrders;
-    if (control.gate()) {
-        const GateSide side = control.gateLevels(o.sku);
-        report.gateAvailable = side.available;
-        report.i5 = side.reachable && side.available == levels->available;
-        if (!side.reachable)
-            report.i5Detail = u"I5: the gate is unreachable after the drill: %1"_s.arg(side.error);
-        else if (!report.i5)
-            report.i5Detail = u"I5: gate available %1, book available %2 for %3 after quiescence"_s.arg(side.available)
-                                  .arg(levels->available).arg(o.sku);
-        auto tokens = control.gate()->openTokens(o.sku);
-        if (tokens) {
-            for (const GateToken &t : *tokens) {
-                openTokens.insert(t.token);
-                openOrders.insert(t.order);
-            }
-        } else {
-            report.notes << u"open tokens unreadable: %1"_s.arg(tokens.error().message);
-        }
-    }
-    report.reserveOutcomes = shared.reserveOutcomes;
-    report.paymentOutcomes = shared.paymentOutcomes;
-    report.reservedUnits = shared.reservedUnits.load();
-    report.paidUnits = shared.paidUnits.load();
-    report.gateWarnings += shared.gateWarnings.load();
-    report.oversold = std::max<qint64>(0, std::max(report.sold, report.paidUnits) - o.stock);
-    report.stuck = levels->locked
-        + (control.gate() && report.gateAvailable >= 0 ? std::max<qint64>(0, levels->available - report.gateAvailable)
-                                                        : 0);
-    report.throughputPerS = report.saleSeconds > 0 ? double(shared.answered.load()) / report.saleSeconds : 0;
-    report.unitsPerS = report.saleSeconds > 0 ? double(report.reservedUnits) / report.saleSeconds : 0;
-    report.p50Ms = percentileMs(shared.latenciesUs, 0.50);
-    report.p99Ms = percentileMs(shared.latenciesUs, 0.99);
-    for (const QString &e : std::as_const(shared.errors))
-        report.notes << u"unexpected: %1"_s.arg(e);
-
-    // --- each fault: healed? --------------------------------------------------------------------
-    Book &book = control.book();
-    auto statusOf = [&](const QString &order) -> std::optional<OrderStatus> {
-        auto s = book.orderStatus(order);
-        return s ? *s : std::nullopt;
-    };
-    for (const FaultRecord &r : shared.records) {
-        FaultTally &t = report.faults[r.kind];
-        ++t.injected;
-        bool healed = false;
-        switch (r.kind) {
-        case FaultKind::CrashAfterGate: {
-            const auto s = statusOf(r.order);
-            healed = !openTokens.contains(r.token) && (!s || *s == OrderStatus::Abandoned);
-            break;
-        }
-        case FaultKind::LostCallback: healed = statusOf(r.order) == OrderStatus::Closed; break;
-        case FaultKind::DuplicateCallback: {
-            auto rows = book.ledgerOfOrder(r.order);
-            auto refunds = book.refundCount(r.order);
-            const qint64 confirms = rows ? std::count_if(rows->cbegin(), rows->cend(), [](const LedgerRow &l) {
-                return l.operation == u"CONFIRM"_s;
-            }) : -1;
-            healed = statusOf(r.order) == OrderStatus::Paid && confirms == 1 && refunds && *refunds == 0
-                && shared.paidAnswersByOrder.value(r.order) == 1;
-            break;
-        }
-        case FaultKind::LatePayment: {
-            auto refunds = book.refundCount(r.order);
-            healed = lateAnswers.value(r.order, Outcome::Paid) == Outcome::RefundRequired && refunds && *refunds == 1
-                && statusOf(r.order) == OrderStatus::Closed;
-            break;
-        }
-        case FaultKind::DbError: {
-            // Given back by the engine at once, or (if that give-back itself failed, e.g. a
-            // Redis restart at the same moment) by the reconciler, which fences the order.
-            const auto s = statusOf(r.order);
-            healed = (!s || *s == OrderStatus::Abandoned) && !openOrders.contains(r.order);
-            break;
-        }
-        case FaultKind::RedisRestart:
-            healed = shared.lastGateAnswerSentNs.load() > r.doneNs && report.i5;
-            break;
-        case FaultKind::ScriptFlush: healed = shared.lastGateAnswerSentNs.load() > r.doneNs; break;
-        }
-        if (healed)
-            ++t.healed;
-        else
-            markUnhealed(t, r.order.isEmpty() ? u"event before buyer %1"_s.arg(r.buyer) : r.order);
-    }
-    report.totalSeconds = double(total.elapsed()) / 1000.0;
-    return report;
+    return Rehearsal(m_options, m_schedule).run();
 }
 
 } // namespace flashstock

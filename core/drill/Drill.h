@@ -7,6 +7,19 @@
 
 namespace flashstock {
 
+class Engine;
+
+/// I5 as the drill judges it once quiet: the gate's available equals the book's.
+struct GateAgreement {
+    bool holds = true;
+    qint64 gateAvailable = -1; ///< units; -1 if the stock key is absent or the gate unreachable
+    QString detail;            ///< why not, for people (`I5: gate available 7, book available 10 ...`)
+};
+
+/// Compares the gate's and the book's available of `sku` (the engine has a gate). Blocking;
+/// the engine's thread.
+GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku);
+
 /// The rehearsal drill (issue 5, DESIGN.md drill line): M buyers, one unit each, race for N
 /// units through the real gate and book from C worker threads, each with its own Engine;
 /// a share pays, the rest abandon and their holds expire; faults fire on a schedule fixed
@@ -27,9 +40,10 @@ namespace flashstock {
 ///   connections are killed). Healed: the gate answered a reserve sent after it, and I5 holds.
 /// - script-flush: SCRIPT FLUSH. Healed: the gate answered a reserve sent after it (the
 ///   scripts were reloaded).
-/// - db-error: Database::injectFailureOnce() before the worker's reserve; the book fails
-///   after its first statement and the engine gives the gate units back. Healed: the order
-///   is not in the book and no gate token of it is open after reconciliation.
+/// - db-error: the worker's Database fails the book transaction of its reserve before its
+///   COMMIT (Database::setWriteFaults), as if the connection dropped; the engine gives the
+///   gate units back. Healed: the order is not in the book and no gate token of it is open
+///   after reconciliation.
 ///
 /// run() blocks; call it from one thread. The progress callback runs on that thread.
 class Drill {

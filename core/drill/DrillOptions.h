@@ -23,7 +23,7 @@ enum class FaultKind {
     LatePayment,       ///< the payment arrives after the hold was closed: a refund must be recorded
     RedisRestart,      ///< the embedded redis-server restarted mid-sale (external: our connections killed)
     ScriptFlush,       ///< SCRIPT FLUSH mid-sale
-    DbError,           ///< a book transaction fails after its first statement (Database::injectFailureOnce)
+    DbError,           ///< a book transaction fails before its COMMIT (Database::setWriteFaults)
 };
 
 /// Every kind, in report order.
@@ -82,7 +82,7 @@ struct DrillOptions {
     /// Called every `progressIntervalMs` from the thread that runs the drill; may be empty.
     std::function<void(const DrillProgress &)> progress;
     int progressIntervalMs = 250;
-    /// TEST ONLY: every Engine of the drill gets Book::setNaiveReserveForTesting(true).
+    /// TEST ONLY: every worker's book reserves through NaiveReserve (the broken read-check-write).
     bool naiveBookForTesting = false;
 
     /// The book, gate and operator of `profile`; the data dir's private redis-server is the

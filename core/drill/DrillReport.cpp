@@ -49,8 +49,9 @@ QJsonObject DrillReport::toJson() const
             f.insert(u"note"_s, it->note);
         faultsJson.insert(faultName(it.key()), f);
     }
-    const QJsonObject invariants{{u"I1"_s, check.i1}, {u"I2"_s, check.i2}, {u"I3"_s, check.i3},
-                                 {u"I4"_s, check.i4}, {u"I5"_s, i5},       {u"I6"_s, check.i6}};
+    QJsonObject invariants;
+    for (Invariant i : kInvariants)
+        invariants.insert(invariantName(i), holds(i));
     QJsonObject o{
         {u"sku"_s, sku},
         {u"stock"_s, stock},
@@ -87,8 +88,8 @@ QJsonObject DrillReport::toJson() const
                                      {u"pending_approval"_s, reconcile.stillPending}}},
         {u"gate_warnings"_s, gateWarnings},
     };
-    if (!check.problems.isEmpty() || !i5Detail.isEmpty()) {
-        QStringList problems = check.problems;
+    if (!check.ok() || !i5Detail.isEmpty()) {
+        QStringList problems = check.problems();
         if (!i5Detail.isEmpty())
             problems << i5Detail;
         o.insert(u"problems"_s, QJsonArray::fromStringList(problems));
@@ -128,10 +129,12 @@ QString DrillReport::toText() const
              .arg(bookLocked).arg(sold).arg(bookTotal)
              .arg(gateConfigured ? QString::number(gateAvailable) : u"n/a (book-only)"_s);
     t += u"sold %1, paid units %2, oversold %3, stuck %4\n"_s.arg(sold).arg(paidUnits).arg(oversold).arg(stuck);
-    t += u"invariants: I1 %1, I2 %2, I3 %3, I4 %4, I5 %5, I6 %6\n"_s.arg(passText(check.i1), passText(check.i2),
-                                                                         passText(check.i3), passText(check.i4),
-                                                                         passText(i5), passText(check.i6));
-    for (const QString &p : check.problems)
+    QStringList verdicts;
+    for (Invariant i : kInvariants)
+        verdicts << u"%1 %2"_s.arg(invariantName(i), passText(holds(i)));
+    t += u"invariants: %1\n"_s.arg(verdicts.join(u", "_s));
+    const QStringList problems = check.problems();
+    for (const QString &p : problems)
         t += u"  problem: %1\n"_s.arg(p);
     if (!i5Detail.isEmpty())
         t += u"  problem: %1\n"_s.arg(i5Detail);

@@ -80,6 +80,8 @@ struct DrillReport {
     /// the drill ran to its end.
     bool passed() const;
     bool invariantsHold() const { return check.ok() && i5; }
+    /// One invariant: I5 from the gate, the others from the book's check.
+    bool holds(Invariant invariant) const { return invariant == Invariant::I5 ? i5 : check.holds(invariant); }
     /// The DESIGN.md shape: sold, paid_units, oversold, stuck, invariants, throughput_per_s,
     /// latency_ms, faults; plus the rest.
     QJsonObject toJson() const;

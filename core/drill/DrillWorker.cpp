@@ -3,6 +3,7 @@
 #include "Engine.h"
 #include "gate/Gate.h"
 #include "store/Database.h"
+#include "store/NaiveReserve.h"
 
 #include <QThread>
 
@@ -21,6 +22,19 @@ QString errorWord(const Error &e)
     return u"error_"_s + errorCodeName(e.code);
 }
 
+/// The db-error fault: armed before a buyer's reserve, it fails that reserve's book
+/// transaction before its COMMIT, once.
+class FailNextWrite : public WriteFaults {
+public:
+    void arm() { m_armed = true; }
+    /// Disarms a fault that has not fired; true if it was still armed.
+    bool disarm() { return std::exchange(m_armed, false); }
+    bool failBeforeCommit() override { return std::exchange(m_armed, false); }
+
+private:
+    bool m_armed = false;
+};
+
 class Worker {
 public:
     Worker(DrillShared &shared, Engine &engine)
@@ -28,7 +42,9 @@ public:
         , m_engine(engine)
         , m_sku(shared.options.sku)
     {
+        m_engine.database().setWriteFaults(&m_dbError);
     }
+    ~Worker() { m_engine.database().setWriteFaults(nullptr); }
 
     void run();
 
@@ -42,6 +58,7 @@ private:
     Engine &m_engine;
     const QString m_sku;
     std::vector<qint64> m_latencies;
+    FailNextWrite m_dbError;
 };
 
 void Worker::run()
@@ -130,7 +147,7 @@ void Worker::serveBuyer(qint64 i)
     }
     const bool dbError = plan.fault == FaultKind::DbError;
     if (dbError)
-        m_engine.database().injectFailureOnce();
+        m_dbError.arm();
     Result<ReserveResult> r = fail(ErrorCode::Internal, u"not sent"_s);
     for (int attempt = 0; attempt < kGateRetries; ++attempt) {
         const qint64 sent = drillNowNs();
@@ -147,7 +164,7 @@ void Worker::serveBuyer(qint64 i)
         }
         break;
     }
-    if (dbError && !m_engine.database().disarmInjectedFailure()) {
+    if (dbError && !m_dbError.disarm()) {
         // The injected failure fired inside the book's transaction.
         m_s.addRecord({FaultKind::DbError, i, order, {}, 0, true, {}});
     }
@@ -245,7 +262,9 @@ void runDrillWorker(DrillShared &shared)
         ++shared.workersDone;
         return;
     }
-    (*engine)->book().setNaiveReserveForTesting(o.naiveBookForTesting);
+    NaiveReserve naive;
+    if (o.naiveBookForTesting)
+        (*engine)->book().setLineTakerForTesting(&naive);
     Worker(shared, **engine).run();
     ++shared.workersDone;
 }

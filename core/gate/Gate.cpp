@@ -88,8 +88,8 @@ Result<GateReservation> parseReservation(const RedisValue &r, const QString &sku
         return unexpectedReply(r, u"reserve of %1"_s.arg(sku));
     const int code = int(r.elements[0].integer);
     GateReservation out;
-    if (code == 1 || code == 2) {
-        out.code = code == 1 ? GateCode::Reserved : GateCode::Existing;
+    if (code == int(ReserveAnswer::Reserved) || code == int(ReserveAnswer::Existing)) {
+        out.code = code == int(ReserveAnswer::Reserved) ? GateCode::Reserved : GateCode::Existing;
         out.token = QString::fromUtf8(r.elements[1].str);
         out.qty = r.elements[2].toInteger();
         out.state = parseState(r.elements[3].str);
@@ -262,9 +262,9 @@ Result<bool> Gate::release(const QString &sku, const QString &token)
                         {token.toUtf8(), num(d->retentionSeconds)});
     if (!r)
         return std::unexpected(r.error());
-    // 1: units back in the gate; 2: released while the stock key was absent (the next load
-    // from the book counts them, the token is no longer held); 0: released or sold before.
-    return *r > 0;
+    // Released while the stock key was absent: the next load from the book counts them (the
+    // token is no longer held). Unchanged: released or sold before.
+    return *r == int(ReleaseAnswer::Released) || *r == int(ReleaseAnswer::ReleasedNoKey);
 }
 
 Result<void> Gate::settleBatch(const QString &sku, const QList<QString> &tokens)
@@ -323,7 +323,7 @@ Result<bool> Gate::adjust(const QString &sku, qint64 units)
     const qint64 code = r->elements[0].integer;
     if (code < 0)
         return scriptFailure(int(code), u"adjust-1.lua"_s, sku);
-    return code == 1;
+    return code == int(AdjustAnswer::Adjusted);
 }
 
 Result<qint64> Gate::available(const QString &sku)

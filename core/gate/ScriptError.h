@@ -25,6 +25,23 @@ enum class ScriptError : int {
     WrongState = -10,   ///< settle/mark-sold of a released token
 };
 
+/// The non-negative answers of the scripts in lua/ that the C++ side reads, named as each
+/// script's header names them (a header lists every code; these are the one place where
+/// their numbers get names, beside ScriptError).
+enum class ReserveAnswer : int {
+    Reserved = 1, ///< reserve-8.lua RESERVED: a new token, units deducted
+    Existing = 2, ///< reserve-8.lua EXISTING: the order's token on this SKU, nothing deducted
+};
+enum class ReleaseAnswer : int {
+    Unchanged = 0,     ///< release-7.lua UNCHANGED: released or sold before
+    Released = 1,      ///< release-7.lua RELEASED: units given back to the stock key
+    ReleasedNoKey = 2, ///< release-7.lua RELEASED_NO_KEY: released, the stock key is missing
+};
+enum class AdjustAnswer : int {
+    NoStockKey = 0, ///< adjust-1.lua NO_STOCK_KEY: nothing done
+    Adjusted = 1,   ///< adjust-1.lua ADJUSTED
+};
+
 /// Stable lower-case name of a script return code (`out_of_stock`, `unknown_token`, ...);
 /// `code_N` for a number no script returns.
 QString scriptErrorName(int code);

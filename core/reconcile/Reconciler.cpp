@@ -1,5 +1,5 @@
-// The reconciler: one pass = the book's windowed invariant checks (held for approval), then
-// the gate's tokens and levels per SKU (healed). See DESIGN.md, reconciliation.
+// The reconciler: one pass = the book's invariants over the ledger window (held for
+// approval), then the gate's tokens and levels per SKU (healed). See DESIGN.md, reconciliation.
 
 #include "reconcile/Reconciler.h"
 
@@ -8,43 +8,14 @@
 #include "store/Book.h"
 #include "store/Database.h"
 #include "store/DiscrepancyStore.h"
+#include "store/Invariants.h"
+#include "store/LedgerWindow.h"
 
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
 
 namespace {
-
-struct KindName {
-    DiscrepancyKind kind;
-    const char16_t *name;
-};
-constexpr KindName kKinds[] = {
-    {DiscrepancyKind::OrphanPreDeduct, u"orphan_pre_deduct"},
-    {DiscrepancyKind::StaleHold, u"stale_hold"},
-    {DiscrepancyKind::GateShortfall, u"gate_shortfall"},
-    {DiscrepancyKind::GateExcess, u"gate_excess"},
-    {DiscrepancyKind::BrokenBucket, u"broken_bucket"},
-    {DiscrepancyKind::LedgerMismatch, u"ledger_mismatch"},
-    {DiscrepancyKind::OrderLedgerMismatch, u"order_ledger_mismatch"},
-    {DiscrepancyKind::UnrefundedPayment, u"unrefunded_payment"},
-};
-
-struct StatusName {
-    DiscrepancyStatus status;
-    const char16_t *name;
-};
-constexpr StatusName kStatuses[] = {
-    {DiscrepancyStatus::AutoFixed, u"auto_fixed"},
-    {DiscrepancyStatus::PendingApproval, u"pending_approval"},
-    {DiscrepancyStatus::Approved, u"approved"},
-    {DiscrepancyStatus::Rejected, u"rejected"},
-};
-
-QString levelsText(const Levels3 &l)
-{
-    return u"%1/%2/%3"_s.arg(l.available).arg(l.locked).arg(l.sold);
-}
 
 Result<void> checkApprover(const QString &approver, const QString &reason, const QStringList &approvers)
 {
@@ -58,43 +29,209 @@ Result<void> checkApprover(const QString &approver, const QString &reason, const
     return {};
 }
 
+/// A finding of the book: waits for a person and, unless it is about money only, pauses
+/// the SKU.
+DiscrepancyRow bookRow(DiscrepancyKind kind, const QString &sku, int bucket, Invariants breaks, bool pauses)
+{
+    DiscrepancyRow row;
+    row.d.kind = kind;
+    row.d.sku = sku;
+    row.d.bucket = bucket;
+    row.d.status = DiscrepancyStatus::PendingApproval;
+    row.d.breaks = breaks;
+    row.pauses = pauses;
+    return row;
+}
+
+/// I1/I2 (and I4 when it goes with them): restore to what the ledger explains, accept the
+/// counted figure, or nothing when neither is a valid bucket.
+DiscrepancyRow bucketRow(const BucketFinding &p)
+{
+    const bool broken = p.breaks.testFlag(Invariant::I1);
+    DiscrepancyRow row = bookRow(broken ? DiscrepancyKind::BrokenBucket : DiscrepancyKind::LedgerMismatch, p.sku,
+                                 p.bucket, p.breaks, true);
+    Discrepancy &d = row.d;
+    // The figure named: available, unless only locked or sold differ.
+    const char16_t *figure = u"available";
+    d.delta = p.ledger.available - p.found.available;
+    d.bookValue = p.found.available;
+    d.ledgerValue = p.ledger.available;
+    if (d.delta == 0 && p.ledger.locked != p.found.locked) {
+        figure = u"locked";
+        d.delta = p.ledger.locked - p.found.locked;
+        d.bookValue = p.found.locked;
+        d.ledgerValue = p.ledger.locked;
+    } else if (d.delta == 0 && p.ledger.sold != p.found.sold) {
+        figure = u"sold";
+        d.delta = p.ledger.sold - p.found.sold;
+        d.bookValue = p.found.sold;
+        d.ledgerValue = p.ledger.sold;
+    }
+    d.detail = u"%1: %2 bucket %3 is %4 (available/locked/sold) of total %5; its ledger replays to %6"_s
+                   .arg(invariantNames(p.breaks), p.sku)
+                   .arg(p.bucket)
+                   .arg(levelsText(p.found))
+                   .arg(p.total)
+                   .arg(levelsText(p.ledger));
+    if (p.ledger.valid()) {
+        d.correction = RestoreBucket{p.found, p.ledger};
+        d.proposal = u"restore %1 bucket %2 to what its ledger explains: %3 (%4 %5%6)"_s.arg(p.sku)
+                         .arg(p.bucket)
+                         .arg(levelsText(p.ledger))
+                         .arg(QString::fromUtf16(figure), d.delta >= 0 ? u"+"_s : QString())
+                         .arg(d.delta);
+    } else if (!broken) {
+        d.correction = AcceptStocktake{p.found, p.ledger};
+        d.proposal = u"accept the counted %1 bucket %2 of %3 as a stocktake adjustment"_s.arg(p.sku)
+                         .arg(p.bucket)
+                         .arg(levelsText(p.found));
+    } else {
+        d.proposal = u"none: neither the bucket nor its ledger is a valid state; count the stock, reject this "
+                     u"and restock"_s;
+    }
+    // Keyed by the unexplained difference, not the levels: the same drift is one
+    // discrepancy even after the SKU moves on (a rejected one is not raised again).
+    const Levels3 diff{p.found.available - p.ledger.available, p.found.locked - p.ledger.locked,
+                       p.found.sold - p.ledger.sold};
+    row.key = u"%1:%2:%3:%4:%5"_s.arg(discrepancyKindName(d.kind), p.sku)
+                  .arg(p.bucket)
+                  .arg(levelsText(diff))
+                  .arg(p.total - p.found.total());
+    return row;
+}
+
+/// I4 alone: the bucket agrees with its ledger and its orders' lines with their rows, yet
+/// locked or sold are not what the orders hold (an adjustment moved them).
+DiscrepancyRow ordersRow(const BucketFinding &p)
+{
+    DiscrepancyRow row = bookRow(DiscrepancyKind::OrderLedgerMismatch, p.sku, p.bucket, p.breaks, true);
+    Discrepancy &d = row.d;
+    const bool locked = p.found.locked != p.ordersLocked;
+    d.bookValue = locked ? p.found.locked : p.found.sold;
+    d.ledgerValue = locked ? p.ordersLocked : p.ordersSold;
+    d.delta = d.ledgerValue - d.bookValue;
+    d.detail = u"I4: %1 bucket %2 has locked %3 sold %4 but its orders hold %5 pending and %6 paid"_s.arg(p.sku)
+                   .arg(p.bucket)
+                   .arg(p.found.locked)
+                   .arg(p.found.sold)
+                   .arg(p.ordersLocked)
+                   .arg(p.ordersSold);
+    d.proposal = u"none: the bucket agrees with its ledger but not with its orders; find the adjustment that moved "
+                 u"locked or sold, fix by hand and reject this"_s;
+    row.key = u"%1:%2:%3:orders:%4:%5"_s.arg(discrepancyKindName(d.kind), p.sku)
+                  .arg(p.bucket)
+                  .arg(p.found.locked - p.ordersLocked)
+                  .arg(p.found.sold - p.ordersSold);
+    return row;
+}
+
+/// I3: set the order to the status its ledger rows explain, if they explain one.
+DiscrepancyRow lineRow(const OrderLineFinding &p)
+{
+    DiscrepancyRow row = bookRow(DiscrepancyKind::OrderLedgerMismatch, p.sku, p.bucket, Invariant::I3, true);
+    Discrepancy &d = row.d;
+    d.order = p.order;
+    d.token = p.token;
+    const QString status = orderStatusName(p.status);
+    const QString explained = p.explained ? orderStatusName(*p.explained) : QString();
+    // Figure: the units the order holds locked (I4): the ledger's view minus the status's.
+    const qint64 ledgerLocked = p.explained == OrderStatus::Pending ? p.qty : 0;
+    const qint64 statusLocked = p.status == OrderStatus::Pending ? p.qty : 0;
+    d.delta = ledgerLocked - statusLocked;
+    d.bookValue = statusLocked;
+    d.ledgerValue = ledgerLocked;
+    d.detail = u"I3: order %1 is %2 but its ledger rows on %3 bucket %4 (qty %5) explain %6"_s.arg(p.order, status, p.sku)
+                   .arg(p.bucket)
+                   .arg(p.qty)
+                   .arg(p.explained ? explained : u"no valid state"_s);
+    if (p.explained) {
+        d.correction = ChangeOrderStatus{p.status, *p.explained};
+        d.proposal = u"set order %1 from %2 to %3, as its ledger explains"_s.arg(p.order, status, explained);
+    } else {
+        d.proposal = u"none: the order's ledger rows are not a valid history; fix by hand and reject this"_s;
+    }
+    row.key = u"%1:%2:%3:%4:%5->%6"_s.arg(discrepancyKindName(d.kind), p.order, p.sku)
+                  .arg(p.bucket)
+                  .arg(status, explained);
+    return row;
+}
+
+/// I3: a ledger row of an order operation that no order line explains.
+DiscrepancyRow strayRowRow(const StrayLedgerRow &p)
+{
+    DiscrepancyRow row = bookRow(DiscrepancyKind::OrderLedgerMismatch, p.sku, p.bucket, Invariant::I3, true);
+    Discrepancy &d = row.d;
+    d.order = p.order;
+    d.delta = -1; // ledger rows of that operation without a line: none is right, one was found
+    d.bookValue = 0;
+    d.ledgerValue = 1;
+    d.detail = u"I3: ledger %1 row of order %2 on %3 bucket %4 matches no order line"_s.arg(p.operation, p.order, p.sku)
+                   .arg(p.bucket);
+    d.proposal = u"none: a ledger row no order line explains; fix by hand and reject this"_s;
+    row.key = u"%1:%2:%3:%4:%5:stray"_s.arg(discrepancyKindName(d.kind), p.order, p.sku).arg(p.bucket).arg(p.operation);
+    return row;
+}
+
+/// I6: money, not stock, so the SKU keeps selling.
+DiscrepancyRow paymentRow(const PaymentFinding &p)
+{
+    DiscrepancyRow row = bookRow(p.refunded ? DiscrepancyKind::StrayRefund : DiscrepancyKind::UnrefundedPayment, p.sku,
+                                 -1, Invariant::I6, false);
+    Discrepancy &d = row.d;
+    d.order = p.order;
+    if (p.refunded) {
+        d.delta = -1; // refund records of the payment: none is right, one was found
+        d.bookValue = 1;
+        d.detail = u"I6: refund of payment %1 on order %2, which is %3 (it took or can still take that payment)"_s.arg(
+            p.payment, p.order, orderStatusName(p.status));
+        d.proposal = u"none: ask the payment provider whether the money went back, fix by hand and reject this"_s;
+    } else {
+        d.delta = 1; // refund records: one is right, none was found
+        d.bookValue = 0;
+        d.correction = RecordRefund{p.payment};
+        d.detail = u"I6: payment %1 on closed order %2 has no refund record"_s.arg(p.payment, p.order);
+        d.proposal = u"record the refund of payment %1 on order %2"_s.arg(p.payment, p.order);
+    }
+    row.key = u"%1:%2:%3"_s.arg(discrepancyKindName(d.kind), p.order, p.payment);
+    return row;
+}
+
+/// Every finding as the discrepancy that stands for it. An I4 break of a bucket that breaks
+/// nothing else goes with an I3 finding of an order line on that bucket (setting the order
+/// right sets the bucket's orders right), or else stands alone.
+QList<DiscrepancyRow> bookRows(const BookCheck &check)
+{
+    QList<DiscrepancyRow> out, lines;
+    for (const OrderLineFinding &p : check.lines)
+        lines << lineRow(p);
+    QList<DiscrepancyRow> ordersOnly;
+    for (const BucketFinding &p : check.buckets) {
+        if (p.breaks & (Invariants(Invariant::I1) | Invariant::I2)) {
+            out << bucketRow(p);
+            continue;
+        }
+        auto line = std::find_if(lines.begin(), lines.end(), [&](const DiscrepancyRow &l) {
+            return l.d.sku == p.sku && l.d.bucket == p.bucket;
+        });
+        if (line != lines.end())
+            line->d.breaks |= Invariant::I4;
+        else
+            ordersOnly << ordersRow(p);
+    }
+    out << lines << ordersOnly;
+    for (const StrayLedgerRow &p : check.strayRows)
+        out << strayRowRow(p);
+    for (const PaymentFinding &p : check.payments)
+        out << paymentRow(p);
+    return out;
+}
+
 } // namespace
-
-QString discrepancyKindName(DiscrepancyKind kind)
-{
-    for (const KindName &k : kKinds)
-        if (k.kind == kind)
-            return QString::fromUtf16(k.name);
-    return {};
-}
-
-std::optional<DiscrepancyKind> discrepancyKindFromName(const QString &name)
-{
-    for (const KindName &k : kKinds)
-        if (name == QString::fromUtf16(k.name))
-            return k.kind;
-    return std::nullopt;
-}
-
-QString discrepancyStatusName(DiscrepancyStatus status)
-{
-    for (const StatusName &s : kStatuses)
-        if (s.status == status)
-            return QString::fromUtf16(s.name);
-    return {};
-}
-
-std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name)
-{
-    for (const StatusName &s : kStatuses)
-        if (name == QString::fromUtf16(s.name))
-            return s.status;
-    return std::nullopt;
-}
 
 Reconciler::Reconciler(Engine &engine)
     : m_engine(engine)
     , m_store(std::make_unique<DiscrepancyStore>(engine.database()))
+    , m_watermark(std::make_unique<LedgerWatermark>(engine.database()))
 {
 }
 
@@ -124,47 +261,11 @@ bool Reconciler::record(const DiscrepancyRow &row, ReconcileReport &report)
 Result<ReconcileReport> Reconciler::runPass(qint64 graceMs)
 {
     ReconcileReport report;
-    QList<Error> errors;
-    checkBook(report, errors);
-    if (!errors.isEmpty())
-        return std::unexpected(errors.constFirst());
-
-    if (Gate *gate = m_engine.gate()) {
-        auto paused = m_store->pausedSkus();
-        if (!paused)
-            return std::unexpected(paused.error());
-        auto now = gate->nowMs();
-        if (!now) {
-            report.warnings << u"gate unreachable, gate not reconciled: %1"_s.arg(now.error().message);
-        } else {
-            // Re-asserted every pass: a restarted Redis has lost its pause keys, and a gate
-            // that was away when a discrepancy was resolved still has one.
-            for (const QString &sku : *paused)
-                if (auto r = gate->setPaused(sku, true); !r)
-                    report.warnings << u"gate of %1 not paused: %2"_s.arg(sku, r.error().message);
-            auto skus = m_engine.book().skus();
-            if (!skus)
-                return std::unexpected(skus.error());
-            for (const QString &sku : *skus) {
-                // Fresh per SKU, not the list above: another reconciler may have paused it
-                // (or an approval unpaused it) since.
-                auto pausedNow = m_store->isPaused(sku);
-                if (!pausedNow) {
-                    report.warnings << u"pause of %1 not read: %2"_s.arg(sku, pausedNow.error().message);
-                    continue;
-                }
-                if (!*pausedNow)
-                    if (auto r = gate->setPaused(sku, false); !r)
-                        report.warnings << u"gate of %1 not unpaused: %2"_s.arg(sku, r.error().message);
-                // The sale as the book holds it (a gate that missed a start, pause or stop).
-                if (auto r = m_engine.syncGateSale(sku); !r)
-                    report.warnings << u"sale of %1 not pushed to the gate: %2"_s.arg(sku, r.error().message);
-                healGate(sku, *now, graceMs, *pausedNow, report);
-            }
-        }
-    }
-
-    if (auto wm = m_store->advanceWatermark(m_lagMs); !wm)
+    if (auto r = checkBook(report); !r)
+        return std::unexpected(r.error());
+    if (auto r = checkGates(graceMs, report); !r)
+        return std::unexpected(r.error());
+    if (auto wm = m_watermark->advance(m_lagMs); !wm)
         return std::unexpected(wm.error());
     auto pending = m_store->pendingCount();
     if (!pending)
@@ -173,170 +274,101 @@ Result<ReconcileReport> Reconciler::runPass(qint64 graceMs)
     return report;
 }
 
-void Reconciler::checkBook(ReconcileReport &report, QList<Error> &errors)
+Result<void> Reconciler::checkBook(ReconcileReport &report)
 {
-    auto buckets = m_store->bucketProblems();
-    if (!buckets) {
-        errors << buckets.error();
-        return;
+    auto window = m_watermark->window();
+    if (!window)
+        return std::unexpected(window.error());
+    auto check = checkInvariants(m_engine.database(), *window);
+    if (!check)
+        return std::unexpected(check.error());
+    for (const DiscrepancyRow &row : bookRows(*check)) {
+        if (!record(row, report) || !row.pauses || !m_engine.gate())
+            continue;
+        if (auto r = m_engine.gate()->setPaused(row.d.sku, true); !r)
+            report.warnings << u"gate of %1 not paused (the next pass pauses it): %2"_s.arg(row.d.sku,
+                                                                                          r.error().message);
     }
-    for (const BucketProblem &p : *buckets) {
-        const bool broken = !p.found.valid() || p.found.total() != p.total;
-        DiscrepancyRow row;
-        Discrepancy &d = row.d;
-        d.kind = broken ? DiscrepancyKind::BrokenBucket : DiscrepancyKind::LedgerMismatch;
-        d.sku = p.sku;
-        d.bucket = p.bucket;
-        d.status = DiscrepancyStatus::PendingApproval;
-        d.bookValue = p.found.available;
-        d.ledgerValue = p.ledger.available;
-        // The figure named: available, unless only locked or sold differ.
-        const char16_t *figure = u"available";
-        d.delta = p.ledger.available - p.found.available;
-        if (d.delta == 0 && p.ledger.locked != p.found.locked) {
-            figure = u"locked";
-            d.delta = p.ledger.locked - p.found.locked;
-            d.bookValue = p.found.locked;
-            d.ledgerValue = p.ledger.locked;
-        } else if (d.delta == 0 && p.ledger.sold != p.found.sold) {
-            figure = u"sold";
-            d.delta = p.ledger.sold - p.found.sold;
-            d.bookValue = p.found.sold;
-            d.ledgerValue = p.ledger.sold;
-        }
-        d.detail = u"%1 bucket %2 is %3 (available/locked/sold) of total %4; its ledger replays to %5"_s.arg(p.sku)
-                       .arg(p.bucket)
-                       .arg(levelsText(p.found))
-                       .arg(p.total)
-                       .arg(levelsText(p.ledger));
-        if (p.ledger.valid()) {
-            d.correction = u"restore"_s;
-            d.proposal = u"restore %1 bucket %2 to what its ledger explains: %3 (%4 %5%6)"_s.arg(p.sku)
-                             .arg(p.bucket)
-                             .arg(levelsText(p.ledger))
-                             .arg(QString::fromUtf16(figure), d.delta >= 0 ? u"+"_s : QString())
-                             .arg(d.delta);
-        } else if (!broken) {
-            d.correction = u"stocktake"_s;
-            d.proposal = u"accept the counted %1 bucket %2 of %3 as a stocktake adjustment"_s.arg(p.sku)
-                             .arg(p.bucket)
-                             .arg(levelsText(p.found));
-        } else {
-            d.proposal = u"none: neither the bucket nor its ledger is a valid state; count the stock, reject this "
-                         u"and restock"_s;
-        }
-        // Keyed by the unexplained difference, not the levels: the same drift is one
-        // discrepancy even after the SKU moves on (a rejected one is not raised again).
-        const Levels3 diff{p.found.available - p.ledger.available, p.found.locked - p.ledger.locked,
-                           p.found.sold - p.ledger.sold};
-        row.key = u"%1:%2:%3:%4:%5"_s.arg(discrepancyKindName(d.kind), p.sku)
-                      .arg(p.bucket)
-                      .arg(levelsText(diff))
-                      .arg(p.total - p.found.total());
-        row.pauses = true;
-        row.found = p.found;
-        row.target = p.ledger;
-        // The pause is re-asserted at the start of every pass (and the book pauses book-only
-        // reserves itself), so a gate that misses it now gets it on the next one.
-        if (record(row, report) && m_engine.gate())
-            (void)m_engine.gate()->setPaused(p.sku, true);
-    }
-
-    auto orders = m_store->orderProblems();
-    if (!orders) {
-        errors << orders.error();
-        return;
-    }
-    for (const OrderProblem &p : *orders) {
-        DiscrepancyRow row;
-        Discrepancy &d = row.d;
-        d.kind = DiscrepancyKind::OrderLedgerMismatch;
-        d.sku = p.sku;
-        d.bucket = p.bucket;
-        d.order = p.order;
-        d.token = p.token;
-        d.status = DiscrepancyStatus::PendingApproval;
-        // Figure: the units the order holds locked (I4): the ledger's view minus the status's.
-        const qint64 ledgerLocked = p.explained == u"PENDING"_s ? p.qty : 0;
-        const qint64 statusLocked = p.status == u"PENDING"_s ? p.qty : 0;
-        d.delta = ledgerLocked - statusLocked;
-        d.bookValue = statusLocked;
-        d.ledgerValue = ledgerLocked;
-        d.detail = u"order %1 is %2 but its ledger rows on %3 bucket %4 (qty %5) explain %6"_s.arg(p.order, p.status,
-                                                                                                 p.sku)
-                       .arg(p.bucket)
-                       .arg(p.qty)
-                       .arg(p.explained.isEmpty() ? u"no valid state"_s : p.explained);
-        if (!p.explained.isEmpty()) {
-            d.correction = u"order_status:%1->%2"_s.arg(p.status, p.explained);
-            d.proposal = u"set order %1 from %2 to %3, as its ledger explains"_s.arg(p.order, p.status, p.explained);
-        } else {
-            d.proposal = u"none: the order's ledger rows are not a valid history; fix by hand and reject this"_s;
-        }
-        row.key = u"%1:%2:%3:%4:%5->%6"_s.arg(discrepancyKindName(d.kind), p.order, p.sku)
-                      .arg(p.bucket)
-                      .arg(p.status, p.explained);
-        row.pauses = true;
-        // The pause is re-asserted at the start of every pass (and the book pauses book-only
-        // reserves itself), so a gate that misses it now gets it on the next one.
-        if (record(row, report) && m_engine.gate())
-            (void)m_engine.gate()->setPaused(p.sku, true);
-    }
-
-    auto payments = m_store->paymentProblems();
-    if (!payments) {
-        errors << payments.error();
-        return;
-    }
-    for (const PaymentProblem &p : *payments) {
-        DiscrepancyRow row;
-        Discrepancy &d = row.d;
-        d.kind = DiscrepancyKind::UnrefundedPayment;
-        d.sku = p.sku;
-        d.order = p.order;
-        d.status = DiscrepancyStatus::PendingApproval;
-        d.delta = 1; // refund records: one is right, none was found
-        d.bookValue = 0;
-        d.correction = u"refund:"_s + p.payment;
-        d.detail = u"payment %1 on closed order %2 has no refund record"_s.arg(p.payment, p.order);
-        d.proposal = u"record the refund of payment %1 on order %2"_s.arg(p.payment, p.order);
-        row.key = u"%1:%2:%3"_s.arg(discrepancyKindName(d.kind), p.order, p.payment);
-        // Money, not stock: the SKU keeps selling.
-        row.pauses = false;
-        record(row, report);
-    }
+    return {};
 }
 
-void Reconciler::healGate(const QString &sku, qint64 nowMs, qint64 graceMs, bool paused, ReconcileReport &report)
+Result<void> Reconciler::checkGates(qint64 graceMs, ReconcileReport &report)
+{
+    Gate *gate = m_engine.gate();
+    if (!gate)
+        return {};
+    auto paused = m_store->pausedSkus();
+    if (!paused)
+        return std::unexpected(paused.error());
+    auto now = gate->nowMs();
+    if (!now) {
+        report.warnings << u"gate unreachable, gate not reconciled: %1"_s.arg(now.error().message);
+        return {};
+    }
+    // Re-asserted every pass: a restarted Redis has lost its pause keys, and a gate that was
+    // away when a discrepancy was resolved still has one.
+    for (const QString &sku : *paused)
+        if (auto r = gate->setPaused(sku, true); !r)
+            report.warnings << u"gate of %1 not paused: %2"_s.arg(sku, r.error().message);
+    auto skus = m_engine.book().skus();
+    if (!skus)
+        return std::unexpected(skus.error());
+    for (const QString &sku : *skus) {
+        // Fresh per SKU, not the list above: another reconciler may have paused it (or an
+        // approval unpaused it) since.
+        auto pausedNow = m_store->isPaused(sku);
+        if (!pausedNow) {
+            report.warnings << u"pause of %1 not read: %2"_s.arg(sku, pausedNow.error().message);
+            continue;
+        }
+        if (!*pausedNow)
+            if (auto r = gate->setPaused(sku, false); !r)
+                report.warnings << u"gate of %1 not unpaused: %2"_s.arg(sku, r.error().message);
+        // The sale as the book holds it (a gate that missed a start, pause or stop).
+        if (auto r = m_engine.syncGateSale(sku); !r)
+            report.warnings << u"sale of %1 not pushed to the gate: %2"_s.arg(sku, r.error().message);
+        const bool inFlight = healTokens(sku, *now, graceMs, report);
+        // A paused SKU's book is disputed: its gate follows the book only after the decision.
+        if (!inFlight && !*pausedNow)
+            healLevels(sku, report);
+    }
+    return {};
+}
+
+void Reconciler::giveBack(const QString &sku, const GateToken &t, DiscrepancyKind kind, const QString &why,
+                          ReconcileReport &report)
+{
+    DiscrepancyRow row;
+    Discrepancy &d = row.d;
+    d.kind = kind;
+    d.sku = sku;
+    d.order = t.order;
+    d.token = t.token;
+    d.status = DiscrepancyStatus::AutoFixed;
+    d.delta = t.qty;
+    d.detail = u"token %1 of order %2 (%3 units, %4) %5; its units were given back to the gate"_s.arg(t.token, t.order)
+                   .arg(t.qty)
+                   .arg(tokenStateName(t.state), why);
+    row.key = u"%1:%2:%3"_s.arg(discrepancyKindName(kind), sku, t.token);
+    // Recorded before the gate moves: a crash in between leaves a held token that the next
+    // pass releases under the same key, never a heal nobody recorded.
+    record(row, report);
+    if (auto r = m_engine.gate()->release(sku, t.token); !r)
+        report.warnings << u"token %1 of %2 not released: %3"_s.arg(t.token, sku, r.error().message);
+}
+
+bool Reconciler::healTokens(const QString &sku, qint64 nowMs, qint64 graceMs, ReconcileReport &report)
 {
     Gate &gate = *m_engine.gate();
+    Book &book = m_engine.book();
     auto tokens = gate.openTokens(sku);
     if (!tokens) {
         report.warnings << u"gate tokens of %1 not read: %2"_s.arg(sku, tokens.error().message);
-        return;
+        return true;
     }
     bool inFlight = false;
-    auto giveBack = [&](const GateToken &t, DiscrepancyKind kind, const QString &why) {
-        DiscrepancyRow row;
-        Discrepancy &d = row.d;
-        d.kind = kind;
-        d.sku = sku;
-        d.order = t.order;
-        d.token = t.token;
-        d.status = DiscrepancyStatus::AutoFixed;
-        d.delta = t.qty;
-        d.detail = u"token %1 of order %2 (%3 units, %4) %5; its units were given back to the gate"_s.arg(
-            t.token, t.order).arg(t.qty).arg(tokenStateName(t.state), why);
-        row.key = u"%1:%2:%3"_s.arg(discrepancyKindName(kind), sku, t.token);
-        // Recorded before the gate moves: a crash in between leaves a held token that the
-        // next pass releases under the same key, never a heal nobody recorded.
-        record(row, report);
-        if (auto r = gate.release(sku, t.token); !r)
-            report.warnings << u"token %1 of %2 not released: %3"_s.arg(t.token, sku, r.error().message);
-    };
-
     for (const GateToken &t : *tokens) {
-        auto order = m_store->orderOf(t.order, sku);
+        auto order = book.orderOnSku(t.order, sku);
         if (!order) {
             report.warnings << order.error().message;
             inFlight = true;
@@ -350,46 +382,48 @@ void Reconciler::healGate(const QString &sku, qint64 nowMs, qint64 graceMs, bool
             }
             // Fence first: a reserve of this order that arrives later must fail in the book,
             // not commit units the gate is about to give back.
-            auto fenced = m_store->fenceOrder(t.order, t.user);
-            if (!fenced) {
+            if (auto fenced = book.fenceOrder(t.order, t.user); !fenced) {
                 report.warnings << fenced.error().message;
                 inFlight = true;
                 continue;
             }
-            order = m_store->orderOf(t.order, sku);
+            order = book.orderOnSku(t.order, sku);
             if (!order || !*order) {
                 inFlight = true;
                 continue;
             }
         }
-        const QString status = (*order)->first;
-        const QString lineToken = (*order)->second;
-        if (status == u"ABANDONED"_s) {
-            giveBack(t, DiscrepancyKind::OrphanPreDeduct,
-                     u"had no order in the book %1 ms after the pre-deduct; the order is fenced"_s.arg(age));
-        } else if (lineToken != t.token) {
+        const Book::OrderOnSku &o = **order;
+        if (o.status == OrderStatus::Abandoned) {
+            giveBack(sku, t, DiscrepancyKind::OrphanPreDeduct,
+                     u"had no order in the book %1 ms after the pre-deduct; the order is fenced"_s.arg(age), report);
+        } else if (o.token != t.token) {
             // The order is in the book under another token (a repeat's extra pre-deduct).
             if (age < graceMs)
                 inFlight = true;
             else
-                giveBack(t, DiscrepancyKind::OrphanPreDeduct,
-                         u"is not the token order %1 holds in the book (%2)"_s.arg(t.order, lineToken));
-        } else if (status == u"CLOSED"_s) {
-            giveBack(t, DiscrepancyKind::StaleHold, u"belongs to an order the book has closed"_s);
-        } else if (status == u"PENDING"_s || status == u"PAID"_s) {
-            // A settle or mark-sold that did not reach the gate: bookkeeping, no units move,
-            // so one that fails again is simply tried again by the next pass.
+                giveBack(sku, t, DiscrepancyKind::OrphanPreDeduct,
+                         u"is not the token order %1 holds in the book (%2)"_s.arg(t.order, o.token), report);
+        } else if (o.status == OrderStatus::Closed) {
+            giveBack(sku, t, DiscrepancyKind::StaleHold, u"belongs to an order the book has closed"_s, report);
+        } else {
+            // PENDING or PAID: a settle or mark-sold that did not reach the gate. Bookkeeping,
+            // no units move; one that fails now is retried by the next pass.
             if (t.state == TokenState::Held)
-                (void)gate.settle(sku, t.token);
-            if (status == u"PAID"_s)
-                (void)gate.markSold(sku, t.token);
+                if (auto r = gate.settle(sku, t.token); !r)
+                    report.warnings << u"token %1 of %2 not settled: %3"_s.arg(t.token, sku, r.error().message);
+            if (o.status == OrderStatus::Paid)
+                if (auto r = gate.markSold(sku, t.token); !r)
+                    report.warnings << u"token %1 of %2 not marked sold: %3"_s.arg(t.token, sku, r.error().message);
         }
     }
-    // A paused SKU's book is disputed: its gate follows the book only after the decision.
-    if (inFlight || paused)
-        return;
+    return inFlight;
+}
 
-    // Levels: only with nothing in flight, and only when the book did not move meanwhile.
+void Reconciler::healLevels(const QString &sku, ReconcileReport &report)
+{
+    Gate &gate = *m_engine.gate();
+    // Only when the book did not move meanwhile and no token is held (nothing in flight).
     auto before = m_engine.book().levels(sku);
     auto available = gate.available(sku);
     auto again = gate.openTokens(sku);
@@ -402,7 +436,7 @@ void Reconciler::healGate(const QString &sku, qint64 nowMs, qint64 graceMs, bool
     const qint64 book = after->available, found = *available;
     if (book == found)
         return;
-    auto last = m_store->lastLedgerId(sku);
+    auto last = m_engine.book().lastLedgerId(sku);
     if (!last)
         return;
     // A rebuild: absolute and net of held tokens, so two reconcilers converge on the same
@@ -421,6 +455,7 @@ void Reconciler::healGate(const QString &sku, qint64 nowMs, qint64 graceMs, bool
     d.delta = book - found;
     d.gateValue = found;
     d.bookValue = book;
+    d.breaks = Invariant::I5;
     d.detail = u"gate available %1, book available %2, nothing in flight; the gate was set to %3"_s.arg(found)
                    .arg(book)
                    .arg(*loaded);
@@ -458,42 +493,27 @@ Result<Discrepancy> Reconciler::get(qint64 id)
     return (*row)->d;
 }
 
-void Reconciler::afterResolve(const Discrepancy &d)
+Result<Discrepancy> Reconciler::decide(qint64 id, Decision decision, const QString &approver, const QString &reason,
+                                       const QStringList &approvers)
 {
-    Gate *gate = m_engine.gate();
-    if (!gate || d.status == DiscrepancyStatus::PendingApproval)
-        return;
-    auto paused = m_store->isPaused(d.sku);
-    if (!paused || *paused)
-        return;
-    // Still paused: reload the gate from the corrected book (net of held tokens), then open.
-    auto levels = m_engine.book().levels(d.sku);
-    if (!levels)
-        return;
-    (void)gate->load(d.sku, levels->available, true);
-    (void)gate->setPaused(d.sku, false);
+    if (auto r = checkApprover(approver, reason, approvers); !r)
+        return std::unexpected(r.error());
+    auto d = m_store->resolve(id, decision, approver, reason, m_engine.book().actor().source);
+    if (d && d->status != DiscrepancyStatus::PendingApproval)
+        m_engine.gateFollowsDecision(d->sku);
+    return d;
 }
 
 Result<Discrepancy> Reconciler::approve(qint64 id, const QString &approver, const QString &reason,
                                         const QStringList &approvers)
 {
-    if (auto r = checkApprover(approver, reason, approvers); !r)
-        return std::unexpected(r.error());
-    auto d = m_store->resolve(id, true, approver, reason, m_engine.book().actor().source);
-    if (d)
-        afterResolve(*d);
-    return d;
+    return decide(id, Decision::Approve, approver, reason, approvers);
 }
 
 Result<Discrepancy> Reconciler::reject(qint64 id, const QString &approver, const QString &reason,
                                        const QStringList &approvers)
 {
-    if (auto r = checkApprover(approver, reason, approvers); !r)
-        return std::unexpected(r.error());
-    auto d = m_store->resolve(id, false, approver, reason, m_engine.book().actor().source);
-    if (d)
-        afterResolve(*d);
-    return d;
+    return decide(id, Decision::Reject, approver, reason, approvers);
 }
 
 } // namespace flashstock

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "Discrepancy.h"
 #include "Result.h"
 
 #include <QList>
@@ -13,55 +14,9 @@ namespace flashstock {
 
 class Engine;
 class DiscrepancyStore;
+class LedgerWatermark;
 struct DiscrepancyRow;
-
-/// The kinds of discrepancy one reconcile pass can find (DESIGN.md, reconciliation).
-enum class DiscrepancyKind {
-    OrphanPreDeduct,     ///< a held gate token with no order in the book after the grace period
-    StaleHold,           ///< the order is closed (or paid) in the book, the gate still holds its token
-    GateShortfall,       ///< gate available below the book's, nothing in flight
-    GateExcess,          ///< gate available above the book's
-    BrokenBucket,        ///< I1: a bucket below zero or not summing to total
-    LedgerMismatch,      ///< I2: a bucket differs from what its ledger replays to
-    OrderLedgerMismatch, ///< I3/I4: locked or sold differ from the orders and their ledger rows
-    UnrefundedPayment,   ///< I6: a payment on a closed order without its refund record
-};
-
-/// `orphan_pre_deduct`, `stale_hold`, `gate_shortfall`, `gate_excess`, `broken_bucket`,
-/// `ledger_mismatch`, `order_ledger_mismatch`, `unrefunded_payment`.
-QString discrepancyKindName(DiscrepancyKind kind);
-/// The kind named `name` (as discrepancyKindName), or nullopt.
-std::optional<DiscrepancyKind> discrepancyKindFromName(const QString &name);
-
-/// `auto_fixed` (the gate was healed), `pending_approval` (the book waits for a person),
-/// `approved`, `rejected`.
-enum class DiscrepancyStatus { AutoFixed, PendingApproval, Approved, Rejected };
-QString discrepancyStatusName(DiscrepancyStatus status);
-/// The status named `name` (as discrepancyStatusName), or nullopt.
-std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name);
-
-/// One discrepancy as recorded in the book (table `discrepancies`).
-struct Discrepancy {
-    qint64 id = 0;
-    DiscrepancyKind kind = DiscrepancyKind::GateExcess;
-    QString sku;
-    int bucket = -1;          ///< -1 when the whole SKU
-    QString order;            ///< the order involved, if any
-    QString token;            ///< the gate token involved, if any
-    DiscrepancyStatus status = DiscrepancyStatus::AutoFixed;
-    qint64 delta = 0;         ///< right value - value found, in units, for the figure the kind names
-    qint64 gateValue = -1;    ///< units the gate showed (-1 n/a)
-    qint64 bookValue = -1;    ///< units the book showed (-1 n/a)
-    qint64 ledgerValue = -1;  ///< units the ledger explains (-1 n/a)
-    QString proposal;         ///< pending: what approval will change, for people
-    QString correction;       ///< the proposed correction: `restore` (to what the ledger explains),
-                              ///< `stocktake` (accept the counted figure), `order_status:FROM->TO`,
-                              ///< `refund:PAYMENT`; empty for gate heals
-    QString detail;           ///< what was found and what was done
-    qint64 detectedAtMs = 0;
-    QString resolvedBy;       ///< approver (approved or rejected)
-    QString reason;           ///< approver's reason
-};
+struct GateToken;
 
 /// What one pass found and did.
 struct ReconcileReport {
@@ -95,10 +50,12 @@ public:
     /// One discrepancy; InvalidArgument naming `id` if unknown.
     [[nodiscard]] Result<Discrepancy> get(qint64 id);
     /// Applies a pending correction once (re-checked first if the SKU moved), as a ledgered
-    /// adjustment naming `approver`. NotPermitted unless `approver` is in `approvers`.
+    /// adjustment naming `approver`; then the SKU's gate follows the book (Engine::gateFollowsDecision).
+    /// NotPermitted unless `approver` is in `approvers`.
     [[nodiscard]] Result<Discrepancy> approve(qint64 id, const QString &approver, const QString &reason,
                                               const QStringList &approvers);
-    /// Closes a pending discrepancy without changing stock. NotPermitted as approve.
+    /// Closes a pending discrepancy without changing stock; the gate follows as after approve.
+    /// NotPermitted as approve.
     [[nodiscard]] Result<Discrepancy> reject(qint64 id, const QString &approver, const QString &reason,
                                              const QStringList &approvers);
 
@@ -107,13 +64,26 @@ public:
     void setWatermarkLagMs(qint64 lagMs) { m_lagMs = lagMs; }
 
 private:
-    void healGate(const QString &sku, qint64 nowMs, qint64 graceMs, bool paused, ReconcileReport &report);
-    void checkBook(ReconcileReport &report, QList<Error> &errors);
+    /// The book's invariants over the window since the watermark; a new finding is recorded
+    /// pending approval and pauses its SKU.
+    Result<void> checkBook(ReconcileReport &report);
+    /// Every SKU's gate: pauses, sales, tokens and levels against the book (gate unreachable:
+    /// a warning, the gate is left for the next pass).
+    Result<void> checkGates(qint64 graceMs, ReconcileReport &report);
+    /// Gives back the units of dead tokens of `sku`; true if a token may still be in flight.
+    bool healTokens(const QString &sku, qint64 nowMs, qint64 graceMs, ReconcileReport &report);
+    /// The gate's available of `sku` set to the book's, if nothing is in flight and they differ.
+    void healLevels(const QString &sku, ReconcileReport &report);
+    /// Records a given-back token's discrepancy, then releases it in the gate.
+    void giveBack(const QString &sku, const GateToken &token, DiscrepancyKind kind, const QString &why,
+                  ReconcileReport &report);
     bool record(const DiscrepancyRow &row, ReconcileReport &report);
-    void afterResolve(const Discrepancy &d);
+    Result<Discrepancy> decide(qint64 id, Decision decision, const QString &approver, const QString &reason,
+                               const QStringList &approvers);
 
     Engine &m_engine;
     std::unique_ptr<DiscrepancyStore> m_store;
+    std::unique_ptr<LedgerWatermark> m_watermark;
     qint64 m_lagMs = 5000;
 };
 

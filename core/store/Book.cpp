@@ -6,7 +6,6 @@
 #include "store/Database.h"
 
 #include <QMap>
-#include <QThread>
 
 #include <algorithm>
 
@@ -163,49 +162,71 @@ Result<Adjustment> Book::adjust(const QString &sku, qint64 units, const QString 
         return fail(ErrorCode::InvalidArgument,
                     u"units must be non-zero and at most %1 either way, got %2"_s.arg(kMaxQuantity).arg(units),
                     u"qty"_s);
-    const QString now = m_db.nowMsExpr();
     const QList<qint64> shares = spread(std::abs(units), *n);
     return m_db.write<Adjustment>([&](Transaction &) -> Result<Adjustment> {
-        auto ins = m_db.exec(u"INSERT INTO adjustments (sku, kind, units, reason, operator, at) "
-                             u"VALUES (?, ?, ?, ?, ?, %1) RETURNING id"_s.arg(now),
-                             {sku, kind, units, reason, m_actor.operatorName});
-        if (!ins)
-            return std::unexpected(ins.error());
-        const qint64 id = i64(ins->first().at(0));
-        const QString adjOrder = u"adj:%1"_s.arg(id);
+        auto id = recordAdjustment(sku, kind, units, reason);
+        if (!id)
+            return std::unexpected(id.error());
         for (int b = 0; b < *n; ++b) {
             const qint64 delta = units > 0 ? shares[b] : -shares[b];
             if (delta == 0)
                 continue;
-            auto upd = m_db.exec(u"UPDATE buckets SET available = available + ?, total = total + ? "
-                                 u"WHERE sku = ? AND bucket = ? AND available + ? >= 0 "
-                                 u"RETURNING available, locked, sold, total"_s,
-                                 {delta, delta, sku, b, delta});
-            if (!upd)
-                return std::unexpected(upd.error());
-            if (upd->isEmpty())
+            auto moved = adjustBucket(*id, sku, b, delta);
+            if (!moved)
+                return std::unexpected(moved.error());
+            if (!*moved)
                 return fail(ErrorCode::InvalidArgument,
                             u"qty: bucket %1 of %2 has fewer than %3 available units to take away"_s
                                 .arg(b).arg(sku).arg(-delta),
                             u"qty"_s);
-            if (auto r = appendLedger(adjOrder, u"ADJUST"_s, sku, b, {}, delta, 0, 0,
-                                      levelsFrom(upd->first(), b));
-                !r)
-                return std::unexpected(r.error());
         }
-        return Adjustment{id, sku, units};
+        return Adjustment{*id, sku, units};
     });
 }
 
-Result<void> Book::appendLedger(const QString &order, const QString &operation, const QString &sku, int bucket,
-                                const QString &token, qint64 dAvailable, qint64 dLocked, qint64 dSold,
-                                const BucketLevels &after)
+Result<qint64> Book::recordAdjustment(const QString &sku, const QString &kind, qint64 units, const QString &reason)
 {
-    auto r = m_db.exec(
-        sql::insertLedger(m_db.nowMsExpr()),
-        {order, operation, sku, bucket, nullable(token), dAvailable, dLocked, dSold, after.available - dAvailable,
-         after.locked - dLocked, after.sold - dSold, after.available, after.locked, after.sold,
-         m_actor.operatorName, m_actor.source});
+    auto ins = m_db.exec(u"INSERT INTO adjustments (sku, kind, units, reason, operator, at) "
+                         u"VALUES (?, ?, ?, ?, ?, %1) RETURNING id"_s.arg(m_db.nowMsExpr()),
+                         {sku, kind, units, reason, m_actor.operatorName});
+    if (!ins)
+        return std::unexpected(ins.error());
+    return i64(ins->first().at(0));
+}
+
+Result<bool> Book::adjustBucket(qint64 adjustment, const QString &sku, int bucket, qint64 delta)
+{
+    auto upd = m_db.exec(u"UPDATE buckets SET available = available + ?, total = total + ? "
+                         u"WHERE sku = ? AND bucket = ? AND available + ? >= 0 "
+                         u"RETURNING available, locked, sold, total"_s,
+                         {delta, delta, sku, bucket, delta});
+    if (!upd)
+        return std::unexpected(upd.error());
+    if (upd->isEmpty())
+        return false;
+    if (auto r = appendLedger(u"adj:%1"_s.arg(adjustment), u"ADJUST"_s, sku, bucket, {}, Levels3{delta, 0, 0},
+                              levelsFrom(upd->first(), bucket));
+        !r)
+        return std::unexpected(r.error());
+    return true;
+}
+
+Result<void> Book::appendLedger(const QString &order, const QString &operation, const QString &sku, int bucket,
+                                const QString &token, const Levels3 &delta, const BucketLevels &after)
+{
+    const Levels3 to{after.available, after.locked, after.sold};
+    const Levels3 from{to.available - delta.available, to.locked - delta.locked, to.sold - delta.sold};
+    return appendLedgerRow(order, operation, sku, bucket, token, delta, from, to);
+}
+
+Result<void> Book::appendLedgerRow(const QString &order, const QString &operation, const QString &sku, int bucket,
+                                   const QString &token, const Levels3 &delta, const Levels3 &before,
+                                   const Levels3 &after)
+{
+    auto r = m_db.exec(sql::insertLedger(m_db.nowMsExpr()),
+                       {order, operation, sku, bucket, nullable(token), delta.available, delta.locked, delta.sold,
+                        before.available, before.locked, before.sold, after.available, after.locked, after.sold,
+                        m_actor.operatorName, m_actor.source});
     if (!r) {
         if (m_db.lastWasUniqueViolation())
             return fail(ErrorCode::Internal,
@@ -218,8 +239,8 @@ Result<void> Book::appendLedger(const QString &order, const QString &operation, 
 
 // --- reserve -----------------------------------------------------------------------------
 
-Result<ReserveResult> Book::reserve(const QString &order, const QString &user, QList<OrderLine> lines,
-                                    qint64 holdSeconds)
+Result<QList<OrderLine>> Book::checkReserve(const QString &order, const QString &user, QList<OrderLine> lines,
+                                            qint64 holdSeconds)
 {
     if (auto r = checkOrderId(order); !r)
         return std::unexpected(r.error());
@@ -232,136 +253,52 @@ Result<ReserveResult> Book::reserve(const QString &order, const QString &user, Q
     auto normalized = normalizeLines(std::move(lines));
     if (!normalized)
         return std::unexpected(normalized.error());
-    const QList<OrderLine> wanted = *normalized;
-    for (const OrderLine &line : wanted) {
+    for (const OrderLine &line : *normalized) {
         if (auto n = bucketCount(line.sku); !n)
             return std::unexpected(n.error());
     }
+    return normalized;
+}
 
-    const QString now = m_db.nowMsExpr();
-    // setNaiveReserveForTesting(): the figure read outside the transaction is written back
-    // later, so two reserves that read the same figure both "succeed" (the bug under test).
-    QHash<QString, qint64> naiveRead;
-    if (m_naiveReserve) {
-        for (const OrderLine &line : wanted) {
-            auto read = m_db.exec(u"SELECT available FROM buckets WHERE sku = ? AND bucket = ?"_s,
-                                  {line.sku, preferredBucket(order, m_bucketCounts.value(line.sku, 1))});
-            if (!read)
-                return std::unexpected(read.error());
-            naiveRead.insert(line.sku, read->isEmpty() ? 0 : i64(read->first().at(0)));
-        }
-        QThread::yieldCurrentThread();
+Result<ReserveResult> Book::reserve(const QString &order, const QString &user, QList<OrderLine> lines,
+                                    qint64 holdSeconds)
+{
+    auto checked = checkReserve(order, user, std::move(lines), holdSeconds);
+    if (!checked)
+        return std::unexpected(checked.error());
+    const QList<OrderLine> &wanted = *checked;
+    if (m_taker) {
+        for (const OrderLine &line : wanted)
+            if (auto r = m_taker->beforeTransaction(m_db, order, line, m_bucketCounts.value(line.sku, 1)); !r)
+                return std::unexpected(r.error());
     }
+    const QString now = m_db.nowMsExpr();
     bool fenced = false;
     auto result = m_db.write<ReserveResult>([&](Transaction &tx) -> Result<ReserveResult> {
         fenced = false;
-        ReserveResult out;
-        out.order = order;
         // The order row first: it is the idempotency key and the first lock taken.
-        auto ins = m_db.exec(sql::insertOrder(now),
-                             {order, nullable(user), holdSeconds * 1000});
+        auto ins = m_db.exec(sql::insertOrder(now), {order, nullable(user), holdSeconds * 1000});
         if (!ins)
             return std::unexpected(ins.error());
         if (ins->isEmpty()) {
             tx.rollbackOnly();
-            auto existing = m_db.exec(u"SELECT status, expires_at FROM orders WHERE order_id = ?"_s, {order});
-            if (!existing)
-                return std::unexpected(existing.error());
-            if (existing->isEmpty()) // deleted between the two statements: try again
-                return fail(ErrorCode::Conflict, u"order vanished during reserve"_s);
-            const QString status = existing->first().at(0).toString();
-            auto held = linesOf(order);
-            if (!held)
-                return std::unexpected(held.error());
-            if (status == u"ABANDONED"_s) {
-                fenced = true;
-                return out;
-            }
-            QMap<QString, qint64> heldQty, wantedQty;
-            for (const OrderLine &l : *held)
-                heldQty[l.sku] += l.qty;
-            for (const OrderLine &l : wanted)
-                wantedQty[l.sku] += l.qty;
-            const bool same = heldQty == wantedQty && (status == u"PENDING"_s || status == u"PAID"_s);
-            out.outcome = same ? Outcome::Reserved : Outcome::Duplicate;
-            out.expiresAtMs = i64(existing->first().at(1));
-            out.lines = linesBySku(*held);
-            return out;
+            return answerExisting(order, wanted, fenced);
         }
-        out.expiresAtMs = i64(ins->first().at(0));
+        ReserveResult out{Outcome::Reserved, order, wanted, {}, i64(ins->first().at(0))};
         for (const OrderLine &line : wanted) {
-            const int n = m_bucketCounts.value(line.sku, 1);
-            const int preferred = preferredBucket(order, n);
-            QList<int> candidates{preferred};
-            std::optional<BucketLevels> after;
-            int taken = -1;
-            for (int attempt = 0; attempt < candidates.size() && !after; ++attempt) {
-                const int b = candidates.at(attempt);
-                if (m_naiveReserve) {
-                    const qint64 seen = naiveRead.value(line.sku);
-                    if (seen < line.qty)
-                        break;
-                    // Total follows the figures it wrote (the row's CHECK would refuse them
-                    // otherwise): each lost update creates a unit out of nothing.
-                    auto upd = m_db.exec(u"UPDATE buckets SET available = ?, locked = locked + ?, "
-                                         u"total = ? + locked + sold WHERE sku = ? "
-                                         u"AND bucket = ? RETURNING available, locked, sold, total"_s,
-                                         {seen - line.qty, line.qty, seen, line.sku, b});
-                    if (!upd)
-                        return std::unexpected(upd.error());
-                    if (!upd->isEmpty()) {
-                        after = levelsFrom(upd->first(), b);
-                        taken = b;
-                    }
-                    break;
-                }
-                auto upd = m_db.exec(sql::reserveBucket(), {line.qty, line.qty, line.sku, b, line.qty});
-                if (!upd)
-                    return std::unexpected(upd.error());
-                if (!upd->isEmpty()) {
-                    after = levelsFrom(upd->first(), b);
-                    taken = b;
-                } else if (attempt == 0 && n > 1) {
-                    // Borrow: the preferred bucket is short, try any bucket that has enough.
-                    auto more = m_db.exec(u"SELECT bucket FROM buckets WHERE sku = ? AND bucket <> ? "
-                                          u"AND bucket < ? AND available >= ? ORDER BY bucket"_s,
-                                          {line.sku, b, n, line.qty});
-                    if (!more)
-                        return std::unexpected(more.error());
-                    for (const QVariantList &row : more->rows)
-                        candidates << row.at(0).toInt();
-                }
-            }
-            QList<BucketTake> parts;
-            if (after) {
-                parts << BucketTake{taken, line.qty, *after};
-            } else if (n > 1 && !m_naiveReserve) {
-                // No single bucket holds the line, the buckets together may: split it.
-                auto split = takeSplit(line.sku, line.qty);
-                if (!split)
-                    return std::unexpected(split.error());
-                parts = *split;
-            }
-            if (parts.isEmpty()) {
+            const int buckets = m_bucketCounts.value(line.sku, 1);
+            auto parts = m_taker ? m_taker->take(m_db, order, line, buckets) : takeLine(order, line, buckets);
+            if (!parts)
+                return std::unexpected(parts.error());
+            if (parts->isEmpty()) {
                 tx.rollbackOnly();
                 out.outcome = Outcome::OutOfStock;
                 out.shortSku = line.sku;
-                out.lines = wanted;
                 return out;
             }
-            for (const BucketTake &part : parts) {
-                auto ol = m_db.exec(sql::insertOrderLine(),
-                                    {order, line.sku, part.bucket, part.qty, nullable(line.token)});
-                if (!ol)
-                    return std::unexpected(ol.error());
-                if (auto r = appendLedger(order, u"RESERVE"_s, line.sku, part.bucket, line.token, -part.qty, part.qty, 0,
-                                          part.after);
-                    !r)
-                    return std::unexpected(r.error());
-            }
+            if (auto r = recordTake(order, line, *parts); !r)
+                return std::unexpected(r.error());
         }
-        out.outcome = Outcome::Reserved;
-        out.lines = wanted;
         return out;
     });
     if (result && fenced)
@@ -370,6 +307,86 @@ Result<ReserveResult> Book::reserve(const QString &order, const QString &user, Q
                     u"use a new order id"_s.arg(order),
                     u"order"_s);
     return result;
+}
+
+Result<ReserveResult> Book::answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced)
+{
+    ReserveResult out;
+    out.order = order;
+    auto existing = m_db.exec(u"SELECT status, expires_at FROM orders WHERE order_id = ?"_s, {order});
+    if (!existing)
+        return std::unexpected(existing.error());
+    if (existing->isEmpty()) // deleted between the two statements: try again
+        return fail(ErrorCode::Conflict, u"order vanished during reserve"_s);
+    const QString status = existing->first().at(0).toString();
+    auto held = linesOf(order);
+    if (!held)
+        return std::unexpected(held.error());
+    if (status == u"ABANDONED"_s) {
+        fenced = true;
+        return out;
+    }
+    QMap<QString, qint64> heldQty, wantedQty;
+    for (const OrderLine &l : *held)
+        heldQty[l.sku] += l.qty;
+    for (const OrderLine &l : wanted)
+        wantedQty[l.sku] += l.qty;
+    const bool same = heldQty == wantedQty && (status == u"PENDING"_s || status == u"PAID"_s);
+    out.outcome = same ? Outcome::Reserved : Outcome::Duplicate;
+    out.expiresAtMs = i64(existing->first().at(1));
+    out.lines = linesBySku(*held);
+    return out;
+}
+
+Result<QList<BucketTake>> Book::takeLine(const QString &order, const OrderLine &line, int buckets)
+{
+    const int preferred = preferredBucket(order, buckets);
+    auto first = takeFromBucket(line, preferred);
+    if (!first)
+        return std::unexpected(first.error());
+    if (*first)
+        return QList<BucketTake>{**first};
+    if (buckets <= 1)
+        return QList<BucketTake>{};
+    // Borrow: the preferred bucket is short, try any bucket that has enough.
+    auto more = m_db.exec(u"SELECT bucket FROM buckets WHERE sku = ? AND bucket <> ? AND bucket < ? AND available >= ? "
+                          u"ORDER BY bucket"_s,
+                          {line.sku, preferred, buckets, line.qty});
+    if (!more)
+        return std::unexpected(more.error());
+    for (const QVariantList &row : more->rows) {
+        auto other = takeFromBucket(line, row.at(0).toInt());
+        if (!other)
+            return std::unexpected(other.error());
+        if (*other)
+            return QList<BucketTake>{**other};
+    }
+    // No single bucket holds the line, the buckets together may: split it.
+    return takeSplit(line, buckets);
+}
+
+Result<std::optional<BucketTake>> Book::takeFromBucket(const OrderLine &line, int bucket)
+{
+    auto upd = m_db.exec(sql::reserveBucket(), {line.qty, line.qty, line.sku, bucket, line.qty});
+    if (!upd)
+        return std::unexpected(upd.error());
+    if (upd->isEmpty())
+        return std::optional<BucketTake>{};
+    return std::optional<BucketTake>{BucketTake{bucket, line.qty, levelsFrom(upd->first(), bucket)}};
+}
+
+Result<void> Book::recordTake(const QString &order, const OrderLine &line, const QList<BucketTake> &parts)
+{
+    for (const BucketTake &part : parts) {
+        auto ol = m_db.exec(sql::insertOrderLine(), {order, line.sku, part.bucket, part.qty, nullable(line.token)});
+        if (!ol)
+            return std::unexpected(ol.error());
+        if (auto r = appendLedger(order, u"RESERVE"_s, line.sku, part.bucket, line.token,
+                                  Levels3{-part.qty, part.qty, 0}, part.after);
+            !r)
+            return r;
+    }
+    return {};
 }
 
 // --- confirm and release -----------------------------------------------------------------
@@ -392,7 +409,7 @@ Result<OrderChange> Book::confirm(const QString &order, const QString &paymentRe
         return std::unexpected(r.error());
     if (auto r = checkPaymentRef(paymentRef); !r)
         return std::unexpected(r.error());
-    return finishOrder(order, true, paymentRef);
+    return finishOrder(order, Finish::Pay, paymentRef);
 }
 
 Result<OrderChange> Book::release(const QString &order, const QString &reason)
@@ -401,11 +418,12 @@ Result<OrderChange> Book::release(const QString &order, const QString &reason)
         return std::unexpected(r.error());
     if (auto r = checkReleaseReason(reason); !r)
         return std::unexpected(r.error());
-    return finishOrder(order, false, reason);
+    return finishOrder(order, Finish::Release, reason);
 }
 
-Result<OrderChange> Book::finishOrder(const QString &order, bool pay, const QString &detail)
+Result<OrderChange> Book::finishOrder(const QString &order, Finish finish, const QString &detail)
 {
+    const bool pay = finish == Finish::Pay;
     const QString now = m_db.nowMsExpr();
     bool unknown = false;
     auto result = m_db.write<OrderChange>([&](Transaction &tx) -> Result<OrderChange> {
@@ -443,10 +461,7 @@ Result<OrderChange> Book::finishOrder(const QString &order, bool pay, const QStr
             }
             // The order cannot take this payment: record one refund per (order, payment).
             const QString why = status == u"PAID"_s ? u"order already paid"_s : u"order closed"_s;
-            auto refund = m_db.exec(u"INSERT INTO refunds (order_id, payment_ref, reason, created_at) "
-                                    u"VALUES (?, ?, ?, %1) ON CONFLICT (order_id, payment_ref) DO NOTHING"_s.arg(now),
-                                    {order, detail, why});
-            if (!refund)
+            if (auto refund = recordRefund(order, detail, why); !refund)
                 return std::unexpected(refund.error());
             out.outcome = Outcome::RefundRequired;
             return out;
@@ -480,8 +495,8 @@ Result<OrderChange> Book::finishOrder(const QString &order, bool pay, const QStr
                             u"book inconsistent: %1 bucket %2 holds fewer than %3 locked units for order %4"_s
                                 .arg(sku).arg(bucket).arg(qty).arg(order));
             const BucketLevels after = levelsFrom(upd->first(), bucket);
-            auto ledger = pay ? appendLedger(order, u"CONFIRM"_s, sku, bucket, token, 0, -qty, qty, after)
-                              : appendLedger(order, u"RELEASE"_s, sku, bucket, token, qty, -qty, 0, after);
+            auto ledger = pay ? appendLedger(order, u"CONFIRM"_s, sku, bucket, token, Levels3{0, -qty, qty}, after)
+                              : appendLedger(order, u"RELEASE"_s, sku, bucket, token, Levels3{qty, -qty, 0}, after);
             if (!ledger)
                 return std::unexpected(ledger.error());
         }
@@ -513,7 +528,7 @@ Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch)
             const QString order = row.at(0).toString();
             if (failed.contains(order))
                 continue;
-            auto r = finishOrder(order, false, u"timeout"_s);
+            auto r = finishOrder(order, Finish::Release, u"timeout"_s);
             if (!r) {
                 if (r.error().code == ErrorCode::Unavailable)
                     return std::unexpected(r.error());

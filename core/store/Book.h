@@ -2,6 +2,7 @@
 
 #include "Domain.h"
 #include "Result.h"
+#include "store/Invariants.h"
 
 #include <QHash>
 #include <QString>
@@ -18,16 +19,25 @@ struct Actor {
     QString source;       ///< the program: cli, console, drill, expire, reconcile, ...
 };
 
-/// Result of the invariant checks I1-I4 and I6 over the book (DESIGN.md, invariants).
-struct BookCheck {
-    bool i1 = true; ///< every bucket non-negative and summing to total
-    bool i2 = true; ///< replaying the ledger reproduces every bucket
-    bool i3 = true; ///< every order's ledger rows match its lines and status
-    bool i4 = true; ///< sold / locked equal the PAID / PENDING order lines
-    bool i6 = true; ///< refunds only for orders that could not take the payment, one each
-    QStringList problems; ///< one line per violation, for people
+/// One bucket's share of a reserved line.
+struct BucketTake {
+    int bucket = 0;
+    qint64 qty = 0;     ///< units taken from it
+    BucketLevels after; ///< its levels after the take
+};
 
-    bool ok() const { return i1 && i2 && i3 && i4 && i6; }
+/// How Book::reserve takes a line's units from its SKU's buckets: a test seam
+/// (Book::setLineTakerForTesting). Called on the book's thread with its Database.
+class LineTaker {
+public:
+    virtual ~LineTaker() = default;
+    /// Before the reserve's transaction, once per line (`buckets`: the SKU's bucket count).
+    [[nodiscard]] virtual Result<void> beforeTransaction(Database &db, const QString &order, const OrderLine &line,
+                                                         int buckets) = 0;
+    /// Inside the reserve's transaction: takes `line.qty` units of `line.sku`. Empty if it
+    /// cannot (the reserve answers out_of_stock).
+    [[nodiscard]] virtual Result<QList<BucketTake>> take(Database &db, const QString &order, const OrderLine &line,
+                                                         int buckets) = 0;
 };
 
 /// The book of record: guarded stock moves, the order state machine and the ledger.
@@ -93,17 +103,73 @@ public:
     /// Refund records of an order.
     [[nodiscard]] Result<int> refundCount(const QString &order);
 
-    /// Checks I1-I4 and I6 over the whole book with SQL aggregates.
+    /// Checks I1-I4 and I6 over the whole book (checkInvariants over the whole ledger: the
+    /// definition the reconciler's passes use too).
     [[nodiscard]] Result<BookCheck> check();
 
-    /// TEST HOOK, BREAKS THE BOOK ON PURPOSE (tests and the drill's broken-engine test only;
-    /// nothing in the product sets it): reserve() reads each bucket's available level before
-    /// its transaction and writes back the figure it computed (`available = read - qty`,
-    /// `locked = locked + qty`, total recomputed from them so the row's CHECK passes; no guard
-    /// in the WHERE clause), the read-check-write mistake of NaiveDeduct. Concurrent reserves
-    /// then lose updates, units appear out of nothing and sold passes the stock: oversell
-    /// that the drill must catch.
-    void setNaiveReserveForTesting(bool on) { m_naiveReserve = on; }
+    /// Fences `order` for the reconciler: inserts it as ABANDONED (no lines, no ledger row)
+    /// unless it exists, so a reserve of it that arrives later fails. Returns the order's
+    /// status afterwards (Abandoned if fenced now or before).
+    [[nodiscard]] Result<OrderStatus> fenceOrder(const QString &order, const QString &user);
+    /// An order's status and the gate token its line of one SKU carries.
+    struct OrderOnSku {
+        OrderStatus status = OrderStatus::Pending;
+        QString token; ///< empty if the order has no line of the SKU (or no token on it)
+    };
+    /// `order` as seen from `sku`'s gate; nullopt if the book has no such order.
+    [[nodiscard]] Result<std::optional<OrderOnSku>> orderOnSku(const QString &order, const QString &sku);
+    /// Highest ledger id of `sku` (0 if none).
+    [[nodiscard]] Result<qint64> lastLedgerId(const QString &sku);
+
+    // --- inside a caller's transaction -----------------------------------------------------
+    // The statements of approved corrections. Each runs inside a Database::write that the
+    // caller opened on this Book's Database, and commits or rolls back with it; whatever it
+    // writes names this Book's actor. Quantities are units.
+
+    /// Records an adjustment of `units` of kind `kind` (initial, restock, stocktake,
+    /// correction, rebalance) with `reason`; returns its id (its ledger rows carry `adj:<id>`).
+    [[nodiscard]] Result<qint64> recordAdjustment(const QString &sku, const QString &kind, qint64 units,
+                                                  const QString &reason);
+    /// What a bucket correction found and did.
+    struct BucketCorrection {
+        enum class Outcome {
+            Applied,       ///< the correction was applied as adjustment `adjustment`
+            AlreadyAgrees, ///< the bucket agrees with `explained` now: nothing applied
+            NotApplicable, ///< the figure to set is not a valid bucket: nothing applied
+        };
+        Outcome outcome = Outcome::NotApplicable;
+        Levels3 found;         ///< the bucket's levels as read inside the transaction
+        qint64 total = 0;      ///< its stored total as read
+        qint64 adjustment = 0; ///< Applied: the adjustment's id
+    };
+    /// Sets bucket `bucket` of `sku` to `explained` (what its ledger replays to), guarded by
+    /// the levels just read, as an adjustment of kind `correction` with one ADJUST ledger row
+    /// of zero deltas (the ledger already explains the levels) recording before and after.
+    /// NotApplicable if `explained` has a level below zero. InvalidArgument if the bucket is
+    /// unknown; Conflict if it moved between the read and the write.
+    [[nodiscard]] Result<BucketCorrection> restoreBucket(const QString &sku, int bucket, const Levels3 &explained,
+                                                         const QString &reason);
+    /// Accepts bucket `bucket` of `sku` as counted: a `stocktake` adjustment whose ADJUST row
+    /// moves the ledger from `explained` to the bucket's levels (the bucket is not changed).
+    /// NotApplicable if the bucket has a level below zero or does not sum to its total.
+    /// InvalidArgument if the bucket is unknown.
+    [[nodiscard]] Result<BucketCorrection> acceptStocktake(const QString &sku, int bucket, const Levels3 &explained,
+                                                           const QString &reason);
+    /// Sets `order` from `from` to `to` (version + 1), recorded as an adjustment of `sku` of
+    /// kind `correction` and 0 units. Returns the adjustment's id, or nullopt if the order is
+    /// no longer `from` (nothing written).
+    [[nodiscard]] Result<std::optional<qint64>> changeOrderStatus(const QString &order, const QString &sku,
+                                                                  OrderStatus from, OrderStatus to,
+                                                                  const QString &reason);
+    /// Records one refund of `payment` on `order` (kept once per order and payment: a second
+    /// call changes nothing).
+    [[nodiscard]] Result<void> recordRefund(const QString &order, const QString &payment, const QString &reason);
+
+    /// TEST SEAM (tests and the drill's broken-engine rehearsal; nothing in the product sets
+    /// one): reserve() takes each line's units through `taker` instead of the book's own
+    /// guarded take (see NaiveReserve, the read-check-write mistake the drill must catch).
+    /// nullptr restores the book's own. Not owned; it must outlive its use.
+    void setLineTakerForTesting(LineTaker *taker) { m_taker = taker; }
 
     /// Moves `qty` available units of `sku` from bucket `from` to bucket `to` (a ledgered
     /// adjustment of kind `rebalance`: one ADJUST row on each bucket, totals follow).
@@ -126,27 +192,55 @@ public:
     static int preferredBucket(const QString &order, int bucketCount);
 
 private:
-    /// One bucket's share of a reserved line.
-    struct BucketTake {
-        int bucket = 0;
-        qint64 qty = 0;
-        BucketLevels after;
-    };
-    /// Takes `qty` units of `sku` from several buckets, in bucket order (inside the caller's
-    /// transaction). Empty if the buckets together hold fewer than `qty`.
-    Result<QList<BucketTake>> takeSplit(const QString &sku, qint64 qty);
+    /// Validates a reserve's input (InvalidArgument naming the field) and returns its lines,
+    /// normalised, with every SKU's bucket count known.
+    Result<QList<OrderLine>> checkReserve(const QString &order, const QString &user, QList<OrderLine> lines,
+                                          qint64 holdSeconds);
+    /// The answer to a reserve of an order that exists (inside the reserve's transaction):
+    /// Reserved with the stored lines for the same lines, else Duplicate; `fenced` when the
+    /// reconciler abandoned it.
+    Result<ReserveResult> answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced);
+    /// The book's guarded take of one line: its preferred bucket, else one that has enough
+    /// (borrow), else several (split). Empty if the buckets together hold fewer than qty.
+    Result<QList<BucketTake>> takeLine(const QString &order, const OrderLine &line, int buckets);
+    /// The guarded UPDATE of one bucket; nullopt if it has fewer than `line.qty` available.
+    Result<std::optional<BucketTake>> takeFromBucket(const OrderLine &line, int bucket);
+    /// Takes the line from several buckets, in bucket order (inside the caller's transaction).
+    /// Empty if the buckets together hold fewer than its qty.
+    Result<QList<BucketTake>> takeSplit(const OrderLine &line, int buckets);
+    /// The order lines and RESERVE ledger rows of a line's parts.
+    Result<void> recordTake(const QString &order, const OrderLine &line, const QList<BucketTake> &parts);
 
     Result<int> bucketCount(const QString &sku);
-    Result<OrderChange> finishOrder(const QString &order, bool pay, const QString &detail);
+    /// How an order leaves PENDING.
+    enum class Finish {
+        Pay,     ///< confirm: locked -> sold, `detail` is the payment reference
+        Release, ///< release: locked -> available, `detail` is the reason
+    };
+    Result<OrderChange> finishOrder(const QString &order, Finish finish, const QString &detail);
     Result<QList<OrderLine>> linesOf(const QString &order);
+    /// Appends one ledger row: `delta` moved the bucket to `after` (before = after - delta).
     Result<void> appendLedger(const QString &order, const QString &operation, const QString &sku, int bucket,
-                              const QString &token, qint64 dAvailable, qint64 dLocked, qint64 dSold,
-                              const BucketLevels &after);
+                              const QString &token, const Levels3 &delta, const BucketLevels &after);
+    /// Appends one ledger row with its levels before and after given (a correction's row,
+    /// whose deltas are not the difference of the bucket's levels).
+    Result<void> appendLedgerRow(const QString &order, const QString &operation, const QString &sku, int bucket,
+                                 const QString &token, const Levels3 &delta, const Levels3 &before,
+                                 const Levels3 &after);
+    /// Moves `delta` available units of one bucket in or out (total follows) for adjustment
+    /// `adjustment`, with its ADJUST ledger row. False if the bucket has fewer than -delta.
+    Result<bool> adjustBucket(qint64 adjustment, const QString &sku, int bucket, qint64 delta);
+    /// The bucket's levels and total, locked for this transaction (PostgreSQL: FOR UPDATE);
+    /// nullopt if there is no such bucket.
+    Result<std::optional<BucketLevels>> lockBucket(const QString &sku, int bucket);
+    /// A bucket correction's first step: the bucket locked and read; AlreadyAgrees if it is
+    /// `explained` now, else NotApplicable (the caller decides). InvalidArgument if unknown.
+    Result<BucketCorrection> readForCorrection(const QString &sku, int bucket, const Levels3 &explained);
 
     Database &m_db;
     Actor m_actor;
     QHash<QString, int> m_bucketCounts;
-    bool m_naiveReserve = false; ///< setNaiveReserveForTesting(): the broken read-check-write reserve
+    LineTaker *m_taker = nullptr; ///< setLineTakerForTesting(); nullptr: the book's own take
 };
 
 } // namespace flashstock

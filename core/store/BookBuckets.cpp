@@ -17,38 +17,35 @@ constexpr int kMaxBuckets = 1024;
 
 } // namespace
 
-Result<QList<Book::BucketTake>> Book::takeSplit(const QString &sku, qint64 qty)
+Result<QList<BucketTake>> Book::takeSplit(const OrderLine &line, int buckets)
 {
-    const int n = m_bucketCounts.value(sku, 1);
     // PostgreSQL: lock the SKU's buckets in bucket order first, so the figures read are the
     // figures written. SQLite: BEGIN IMMEDIATE already made this transaction the only writer.
     const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
     auto rows = m_db.exec(u"SELECT bucket, available FROM buckets WHERE sku = ? AND bucket < ? AND available > 0 "
                           u"ORDER BY bucket"_s + lock,
-                          {sku, n});
+                          {line.sku, buckets});
     if (!rows)
         return std::unexpected(rows.error());
     qint64 sum = 0;
     for (const QVariantList &r : rows->rows)
         sum += r.at(1).toLongLong();
-    if (sum < qty)
+    if (sum < line.qty)
         return QList<BucketTake>{};
     QList<BucketTake> parts;
-    qint64 remaining = qty;
+    qint64 remaining = line.qty;
     for (const QVariantList &r : rows->rows) {
         if (remaining == 0)
             break;
         const int bucket = r.at(0).toInt();
-        const qint64 take = std::min(remaining, r.at(1).toLongLong());
-        auto upd = m_db.exec(u"UPDATE buckets SET available = available - ?, locked = locked + ? "
-                             u"WHERE sku = ? AND bucket = ? AND available >= ? RETURNING available, locked, sold, total"_s,
-                             {take, take, sku, bucket, take});
-        if (!upd)
-            return std::unexpected(upd.error());
-        if (upd->isEmpty()) // moved since the read (cannot happen under the locks): start again
-            return fail(ErrorCode::Conflict, u"bucket %1 of %2 changed during a split reserve"_s.arg(bucket).arg(sku));
-        parts << BucketTake{bucket, take, levelsFrom(upd->first(), bucket)};
-        remaining -= take;
+        auto part = takeFromBucket(OrderLine{line.sku, std::min(remaining, r.at(1).toLongLong()), {}}, bucket);
+        if (!part)
+            return std::unexpected(part.error());
+        if (!*part) // moved since the read (cannot happen under the locks): start again
+            return fail(ErrorCode::Conflict,
+                        u"bucket %1 of %2 changed during a split reserve"_s.arg(bucket).arg(line.sku));
+        parts << **part;
+        remaining -= (*part)->qty;
     }
     return parts;
 }
@@ -68,37 +65,25 @@ Result<Adjustment> Book::rebalance(const QString &sku, int from, int to, qint64 
     }
     if (from == to)
         return fail(ErrorCode::InvalidArgument, u"to: bucket %1 is also the source"_s.arg(to), u"to"_s);
-    const QString now = m_db.nowMsExpr();
     bool short_ = false;
     auto moved = m_db.write<Adjustment>([&](Transaction &tx) -> Result<Adjustment> {
         short_ = false;
-        auto ins = m_db.exec(u"INSERT INTO adjustments (sku, kind, units, reason, operator, at) "
-                             u"VALUES (?, 'rebalance', ?, ?, ?, %1) RETURNING id"_s.arg(now),
-                             {sku, qty, u"move %1 units from bucket %2 to bucket %3"_s.arg(qty).arg(from).arg(to),
-                              m_actor.operatorName});
-        if (!ins)
-            return std::unexpected(ins.error());
-        const qint64 id = ins->first().at(0).toLongLong();
+        auto id = recordAdjustment(sku, u"rebalance"_s, qty,
+                                   u"move %1 units from bucket %2 to bucket %3"_s.arg(qty).arg(from).arg(to));
+        if (!id)
+            return std::unexpected(id.error());
         // Rows in bucket order, as every multi-row transaction here.
         for (int bucket : {std::min(from, to), std::max(from, to)}) {
-            const qint64 delta = bucket == from ? -qty : qty;
-            auto upd = m_db.exec(u"UPDATE buckets SET available = available + ?, total = total + ? "
-                                 u"WHERE sku = ? AND bucket = ? AND available + ? >= 0 "
-                                 u"RETURNING available, locked, sold, total"_s,
-                                 {delta, delta, sku, bucket, delta});
-            if (!upd)
-                return std::unexpected(upd.error());
-            if (upd->isEmpty()) {
+            auto done = adjustBucket(*id, sku, bucket, bucket == from ? -qty : qty);
+            if (!done)
+                return std::unexpected(done.error());
+            if (!*done) {
                 short_ = true;
                 tx.rollbackOnly();
                 return Adjustment{};
             }
-            if (auto r = appendLedger(u"adj:%1"_s.arg(id), u"ADJUST"_s, sku, bucket, {}, delta, 0, 0,
-                                      levelsFrom(upd->first(), bucket));
-                !r)
-                return std::unexpected(r.error());
         }
-        return Adjustment{id, sku, 0};
+        return Adjustment{*id, sku, 0};
     });
     if (moved && short_)
         return fail(ErrorCode::InvalidArgument,
@@ -114,7 +99,6 @@ Result<Adjustment> Book::setBucketCount(const QString &sku, int count)
     if (count < 1 || count > kMaxBuckets)
         return fail(ErrorCode::InvalidArgument, u"buckets must be from 1 to %1, got %2"_s.arg(kMaxBuckets).arg(count),
                     u"buckets"_s);
-    const QString now = m_db.nowMsExpr();
     auto changed = m_db.write<Adjustment>([&](Transaction &) -> Result<Adjustment> {
         for (int b = 0; b < count; ++b) {
             auto r = m_db.exec(u"INSERT INTO buckets (sku, bucket, available, locked, sold, total) "
@@ -133,13 +117,10 @@ Result<Adjustment> Book::setBucketCount(const QString &sku, int count)
         qint64 available = 0;
         for (const QVariantList &r : rows->rows)
             available += r.at(1).toLongLong();
-        auto ins = m_db.exec(u"INSERT INTO adjustments (sku, kind, units, reason, operator, at) "
-                             u"VALUES (?, 'rebalance', 0, ?, ?, %1) RETURNING id"_s.arg(now),
-                             {sku, u"%1 buckets, %2 available units spread evenly"_s.arg(count).arg(available),
-                              m_actor.operatorName});
-        if (!ins)
-            return std::unexpected(ins.error());
-        const qint64 id = ins->first().at(0).toLongLong();
+        auto id = recordAdjustment(sku, u"rebalance"_s, 0,
+                                   u"%1 buckets, %2 available units spread evenly"_s.arg(count).arg(available));
+        if (!id)
+            return std::unexpected(id.error());
         for (const QVariantList &r : rows->rows) {
             const int bucket = r.at(0).toInt();
             // Even shares, the remainder to the lowest buckets; none beyond `count`.
@@ -147,17 +128,14 @@ Result<Adjustment> Book::setBucketCount(const QString &sku, int count)
             const qint64 delta = target - r.at(1).toLongLong();
             if (delta == 0)
                 continue;
-            auto moved = m_db.exec(u"UPDATE buckets SET available = available + ?, total = total + ? "
-                                   u"WHERE sku = ? AND bucket = ? RETURNING available, locked, sold, total"_s,
-                                   {delta, delta, sku, bucket});
+            // The rows are locked and the target is >= 0, so the move cannot come up short.
+            auto moved = adjustBucket(*id, sku, bucket, delta);
             if (!moved)
                 return std::unexpected(moved.error());
-            if (auto l = appendLedger(u"adj:%1"_s.arg(id), u"ADJUST"_s, sku, bucket, {}, delta, 0, 0,
-                                      levelsFrom(moved->first(), bucket));
-                !l)
-                return std::unexpected(l.error());
+            if (!*moved)
+                return fail(ErrorCode::Internal, u"bucket %1 of %2 moved while its buckets were locked"_s.arg(bucket).arg(sku));
         }
-        return Adjustment{id, sku, 0};
+        return Adjustment{*id, sku, 0};
     });
     if (changed)
         m_bucketCounts.insert(sku, count);

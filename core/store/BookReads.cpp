@@ -166,4 +166,9 @@ Result<int> Book::refundCount(const QString &order)
     return rows->first().at(0).toInt();
 }
 
+Result<BookCheck> Book::check()
+{
+    return checkInvariants(m_db, LedgerWindow::whole());
+}
+
 } // namespace flashstock

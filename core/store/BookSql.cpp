@@ -35,11 +35,16 @@ QString insertOrderLine()
     return u"INSERT INTO order_lines (order_id, sku, bucket, qty, token) VALUES (?, ?, ?, ?, ?)"_s;
 }
 
-QString insertLedger(const QString &now)
+QString insertLedgerHead()
 {
     return u"INSERT INTO ledger (order_id, operation, sku, bucket, token, delta_available, delta_locked, delta_sold, "
            u"available_before, locked_before, sold_before, available_after, locked_after, sold_after, at, operator, "
-           u"source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1, ?, ?)"_s.arg(now);
+           u"source) "_s;
+}
+
+QString insertLedger(const QString &now)
+{
+    return insertLedgerHead() + u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1, ?, ?)"_s.arg(now);
 }
 
 } // namespace flashstock::sql

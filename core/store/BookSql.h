@@ -23,6 +23,10 @@ QString insertOrderLine();
 /// INSERT a ledger row. Binds: order, operation, sku, bucket, token, three deltas, the
 /// levels before (3) and after (3), operator, source.
 QString insertLedger(const QString &now);
+/// The head of insertLedger(): the table and its columns without the VALUES, for a bulk
+/// INSERT ... SELECT of test data. Columns in the order of insertLedger()'s binds, with
+/// `at` (ms, database clock) between the levels after and the operator.
+QString insertLedgerHead();
 
 } // namespace flashstock::sql
 

@@ -223,12 +223,6 @@ Error Database::classify(const QSqlError &error, const QString &sql)
 Result<SqlRows> Database::exec(const QString &sql, const QVariantList &binds)
 {
     m_lastUnique = false;
-    if (m_writeStatements >= 0 && m_injectFailure && m_writeStatements++ >= 1) {
-        // injectFailureOnce(): the drill's db-error fault, after the transaction's first statement.
-        m_injectFailure = false;
-        return fail(ErrorCode::Unavailable,
-                    u"injected failure (drill db-error): the book transaction failed after its first statement"_s);
-    }
     QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
     if (!db.isOpen()) {
         if (auto r = connectNow(); !r)
@@ -301,9 +295,14 @@ Result<void> Database::runWrite(const std::function<Result<void>(Transaction &)>
                 continue;
             return std::unexpected(last);
         }
-        m_writeStatements = 0;
         const Result<void> r = body(tx);
-        m_writeStatements = -1;
+        if (r && !tx.isRollbackOnly() && m_writeFaults && m_writeFaults->failBeforeCommit()) {
+            // The injected failure is the one to report; a ROLLBACK that fails commits nothing
+            // either (and a transaction it leaves open makes the next BEGIN fail, loudly).
+            (void)directExec(u"ROLLBACK"_s);
+            return fail(ErrorCode::Unavailable,
+                        u"injected failure (drill db-error): the connection dropped before COMMIT"_s);
+        }
         if (r && !tx.isRollbackOnly()) {
             if (auto c = directExec(u"COMMIT"_s); c)
                 return {};

@@ -39,6 +39,14 @@ private:
     int m_attempt = 1;
 };
 
+/// Faults a test injects into write transactions (Database::setWriteFaults).
+class WriteFaults {
+public:
+    virtual ~WriteFaults() = default;
+    /// True to fail the transaction about to commit (its thread, once per commit).
+    virtual bool failBeforeCommit() = 0;
+};
+
 /// One connection to the book of record (SQLite or PostgreSQL), with its migrations.
 ///
 /// Thread affinity: a Database belongs to the thread that opened it; open one per thread
@@ -106,14 +114,12 @@ public:
     /// Prepared statements in the cache now.
     int cachedStatements() const { return int(m_statements.size()); }
 
-    /// FAULT HOOK for the drill and tests only (never called by the engine): the next write
-    /// transaction of this connection fails with ErrorCode::Unavailable after its first
-    /// statement (the second exec() inside it fails without reaching the server) and is
-    /// rolled back, as if the connection dropped mid-transaction; the caller's compensation
-    /// path runs. The connection itself stays usable. Fires once, then disarms.
-    void injectFailureOnce() { m_injectFailure = true; }
-    /// Disarms an injected failure that has not fired yet. Returns true if one was pending.
-    bool disarmInjectedFailure() { return std::exchange(m_injectFailure, false); }
+    /// TEST SEAM for the drill's db-error fault and tests (nothing in the product sets one):
+    /// asked once per write transaction, when its body has run and would commit. True: the
+    /// transaction is rolled back and fails with ErrorCode::Unavailable instead, as if the
+    /// connection dropped before COMMIT; the caller's compensation path runs and the
+    /// connection stays usable. nullptr (the default) asks nothing. Not owned.
+    void setWriteFaults(WriteFaults *faults) { m_writeFaults = faults; }
 
 private:
     explicit Database(DbUrl url);
@@ -128,8 +134,7 @@ private:
     QString m_connectionName;
     QHash<QString, QSqlQuery *> m_statements;
     bool m_lastUnique = false;
-    bool m_injectFailure = false;  ///< injectFailureOnce() armed, not fired yet
-    int m_writeStatements = -1;    ///< statements run by the current write transaction; -1 outside one
+    WriteFaults *m_writeFaults = nullptr; ///< setWriteFaults()
 };
 
 } // namespace flashstock

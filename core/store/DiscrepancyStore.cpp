@@ -1,7 +1,8 @@
 #include "store/DiscrepancyStore.h"
 
-#include "store/BookSql.h"
+#include "store/Book.h"
 #include "store/Database.h"
+#include "store/LedgerWindow.h"
 
 using namespace Qt::StringLiterals;
 
@@ -16,12 +17,63 @@ QVariant nullableInt(const std::optional<qint64> &v)
     return v ? QVariant(*v) : QVariant(QMetaType(QMetaType::LongLong));
 }
 
-/// The ledger watermark as a scalar subquery (0 before the first pass).
-const QString kWatermark = u"(SELECT COALESCE(MAX(value), 0) FROM reconcile_state WHERE name = 'ledger_watermark')"_s;
-
 const QString kColumns = u"id, kind, sku, bucket, order_id, token, status, delta, gate_value, book_value, ledger_value, "
                          u"proposal, detail, detected_at, resolved_by, reason, correction, pauses, found_available, "
-                         u"found_locked, found_sold, target_available, target_locked, target_sold, dkey"_s;
+                         u"found_locked, found_sold, target_available, target_locked, target_sold, dkey, status_from, "
+                         u"status_to, payment_ref, breaks"_s;
+
+/// The correction's columns: correction (its word), found_* and target_* (a bucket
+/// correction's found and ledger levels), status_from and status_to, payment_ref.
+struct CorrectionColumns {
+    std::optional<Levels3> found;
+    std::optional<Levels3> target;
+    QString statusFrom, statusTo, payment;
+};
+
+CorrectionColumns columnsOf(const Correction &c)
+{
+    CorrectionColumns out;
+    if (const auto *r = std::get_if<RestoreBucket>(&c)) {
+        out.found = r->found;
+        out.target = r->ledger;
+    } else if (const auto *t = std::get_if<AcceptStocktake>(&c)) {
+        out.found = t->found;
+        out.target = t->ledger;
+    } else if (const auto *o = std::get_if<ChangeOrderStatus>(&c)) {
+        out.statusFrom = orderStatusName(o->from);
+        out.statusTo = orderStatusName(o->to);
+    } else if (const auto *f = std::get_if<RecordRefund>(&c)) {
+        out.payment = f->payment;
+    }
+    return out;
+}
+
+std::optional<Levels3> levelsAt(const QVariantList &r, int column)
+{
+    if (r.at(column).isNull())
+        return std::nullopt;
+    return Levels3{i64(r.at(column)), i64(r.at(column + 1)), i64(r.at(column + 2))};
+}
+
+/// The correction stored in row `r` (kColumns order). A row whose columns do not make a
+/// correction (a word this binary does not know) proposes none.
+Correction correctionFrom(const QVariantList &r)
+{
+    const QString word = r.at(16).toString();
+    const std::optional<Levels3> found = levelsAt(r, 18), target = levelsAt(r, 21);
+    if (word == u"restore"_s && found && target)
+        return RestoreBucket{*found, *target};
+    if (word == u"stocktake"_s && found && target)
+        return AcceptStocktake{*found, *target};
+    if (word == u"order_status"_s) {
+        const auto from = orderStatusFromName(r.at(25).toString()), to = orderStatusFromName(r.at(26).toString());
+        if (from && to)
+            return ChangeOrderStatus{*from, *to};
+    }
+    if (word == u"refund"_s && !r.at(27).toString().isEmpty())
+        return RecordRefund{r.at(27).toString()};
+    return std::monostate{};
+}
 
 DiscrepancyRow rowFrom(const QVariantList &r)
 {
@@ -43,19 +95,11 @@ DiscrepancyRow rowFrom(const QVariantList &r)
     d.detectedAtMs = i64(r.at(13));
     d.resolvedBy = r.at(14).toString();
     d.reason = r.at(15).toString();
-    d.correction = r.at(16).toString();
+    d.correction = correctionFrom(r);
+    d.breaks = Invariants::fromInt(int(i64(r.at(28))));
     row.pauses = i64(r.at(17)) != 0;
-    if (!r.at(18).isNull())
-        row.found = Levels3{i64(r.at(18)), i64(r.at(19)), i64(r.at(20))};
-    if (!r.at(21).isNull())
-        row.target = Levels3{i64(r.at(21)), i64(r.at(22)), i64(r.at(23))};
     row.key = r.at(24).toString();
     return row;
-}
-
-QString levelsText(const Levels3 &l)
-{
-    return u"%1/%2/%3"_s.arg(l.available).arg(l.locked).arg(l.sold);
 }
 
 } // namespace
@@ -68,21 +112,23 @@ DiscrepancyStore::DiscrepancyStore(Database &db)
 Result<std::optional<qint64>> DiscrepancyStore::insert(const DiscrepancyRow &row)
 {
     const Discrepancy &d = row.d;
+    const CorrectionColumns c = columnsOf(d.correction);
+    auto part = [](const std::optional<Levels3> &l, qint64 Levels3::*level) {
+        return nullableInt(l ? std::optional((*l).*level) : std::nullopt);
+    };
     auto r = m_db.exec(
         u"INSERT INTO discrepancies (dkey, kind, sku, bucket, order_id, token, status, delta, gate_value, book_value, "
         u"ledger_value, correction, found_available, found_locked, found_sold, target_available, target_locked, "
-        u"target_sold, pauses, proposal, detail, detected_at) "
-        u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1) "
+        u"target_sold, status_from, status_to, payment_ref, breaks, pauses, proposal, detail, detected_at) "
+        u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1) "
         u"ON CONFLICT (dkey) DO NOTHING RETURNING id"_s.arg(m_db.nowMsExpr()),
         {row.key, discrepancyKindName(d.kind), d.sku, d.bucket, nullable(d.order), nullable(d.token),
-         discrepancyStatusName(d.status), d.delta, d.gateValue, d.bookValue, d.ledgerValue, nullable(d.correction),
-         nullableInt(row.found ? std::optional(row.found->available) : std::nullopt),
-         nullableInt(row.found ? std::optional(row.found->locked) : std::nullopt),
-         nullableInt(row.found ? std::optional(row.found->sold) : std::nullopt),
-         nullableInt(row.target ? std::optional(row.target->available) : std::nullopt),
-         nullableInt(row.target ? std::optional(row.target->locked) : std::nullopt),
-         nullableInt(row.target ? std::optional(row.target->sold) : std::nullopt), row.pauses ? 1 : 0,
-         d.proposal.isEmpty() ? u""_s : d.proposal, d.detail.isEmpty() ? u""_s : d.detail});
+         discrepancyStatusName(d.status), d.delta, d.gateValue, d.bookValue, d.ledgerValue,
+         nullable(correctionWord(d.correction)), part(c.found, &Levels3::available), part(c.found, &Levels3::locked),
+         part(c.found, &Levels3::sold), part(c.target, &Levels3::available), part(c.target, &Levels3::locked),
+         part(c.target, &Levels3::sold), nullable(c.statusFrom), nullable(c.statusTo), nullable(c.payment),
+         qint64(d.breaks.toInt()), row.pauses ? 1 : 0, d.proposal.isEmpty() ? u""_s : d.proposal,
+         d.detail.isEmpty() ? u""_s : d.detail});
     if (!r)
         return std::unexpected(r.error());
     if (r->isEmpty())
@@ -175,318 +221,127 @@ Result<int> DiscrepancyStore::pendingCount()
     return int(i64(r->first().at(0)));
 }
 
-Result<QString> DiscrepancyStore::fenceOrder(const QString &order, const QString &user)
+namespace {
+
+/// Said when the bucket or its ledger moved since the proposal: what is applied is what the
+/// re-check found, not the proposal's figures.
+QString recheckNote(const Levels3 &proposedFound, const Levels3 &proposedLedger, const Book::BucketCorrection &now,
+                    const Levels3 &ledgerNow)
 {
-    auto ins = m_db.exec(u"INSERT INTO orders (order_id, user_id, status, version, created_at, close_reason) "
-                         u"VALUES (?, ?, 'ABANDONED', 1, %1, 'reconcile') ON CONFLICT (order_id) DO NOTHING"_s.arg(
-                             m_db.nowMsExpr()),
-                         {order, nullable(user)});
-    if (!ins)
-        return std::unexpected(ins.error());
-    auto r = m_db.exec(u"SELECT status FROM orders WHERE order_id = ?"_s, {order});
-    if (!r)
-        return std::unexpected(r.error());
-    if (r->isEmpty())
-        return fail(ErrorCode::Internal, u"order %1 is neither fenced nor present after the fence"_s.arg(order));
-    return r->first().at(0).toString();
+    const bool moved = proposedFound != now.found || proposedLedger != ledgerNow;
+    return moved ? u"re-checked (the SKU moved since the proposal): "_s : QString();
 }
 
-Result<std::optional<std::pair<QString, QString>>> DiscrepancyStore::orderOf(const QString &order, const QString &sku)
-{
-    auto r = m_db.exec(u"SELECT o.status, ol.token FROM orders o LEFT JOIN order_lines ol "
-                       u"ON ol.order_id = o.order_id AND ol.sku = ? WHERE o.order_id = ?"_s,
-                       {sku, order});
-    if (!r)
-        return std::unexpected(r.error());
-    if (r->isEmpty())
-        return std::optional<std::pair<QString, QString>>{};
-    return std::optional<std::pair<QString, QString>>{
-        std::pair{r->first().at(0).toString(), r->first().at(1).toString()}};
-}
+/// Applies a correction through the book, inside the decision's transaction, and says what
+/// it did. Re-checked first: a bucket is read again and its ledger replayed now.
+struct Apply {
+    Book &book;
+    LedgerWatermark &watermark;
+    const Discrepancy &d;
+    QString reason;       ///< for the adjustment: "discrepancy N: <approver's reason>"
+    QString refundReason; ///< for the refund record: "approved by <approver>: <reason>"
 
-Result<QHash<QString, qint64>> DiscrepancyStore::bookAvailable()
-{
-    auto r = m_db.exec(u"SELECT sku, SUM(available) FROM buckets GROUP BY sku"_s);
-    if (!r)
-        return std::unexpected(r.error());
-    QHash<QString, qint64> out;
-    for (const QVariantList &row : r->rows)
-        out.insert(row.at(0).toString(), i64(row.at(1)));
-    return out;
-}
-
-Result<qint64> DiscrepancyStore::lastLedgerId(const QString &sku)
-{
-    auto r = m_db.exec(u"SELECT COALESCE(MAX(id), 0) FROM ledger WHERE sku = ?"_s, {sku});
-    if (!r)
-        return std::unexpected(r.error());
-    return i64(r->first().at(0));
-}
-
-Result<qint64> DiscrepancyStore::watermark()
-{
-    auto r = m_db.exec(u"SELECT %1"_s.arg(kWatermark));
-    if (!r)
-        return std::unexpected(r.error());
-    return i64(r->first().at(0));
-}
-
-QString DiscrepancyStore::ledgerWindow(qint64 after) const
-{
-    // The window is a primary-key range, written as a literal so the planner sees the real
-    // bound (a prepared parameter or subquery made PostgreSQL plan for a third of the
-    // table). SQLite: NOT INDEXED keeps it on the rowid range; a secondary index would
-    // otherwise be scanned whole to save a sort. This keeps a pass at the cost of what changed.
-    const QString table = m_db.dialect() == Dialect::Sqlite ? u"ledger NOT INDEXED"_s : u"ledger"_s;
-    return u"%1 WHERE id > %2"_s.arg(table).arg(after);
-}
-
-Result<QList<BucketProblem>> DiscrepancyStore::bucketProblems()
-{
-    auto wm = watermark();
-    if (!wm)
-        return std::unexpected(wm.error());
-    // One statement, so bucket and ledger are read from one snapshot; the window subquery
-    // reads only ledger rows after the watermark (primary-key range), the rest is the
-    // catalog-sized buckets and checkpoints tables.
-    const QString a = u"COALESCE(c.available, 0) + COALESCE(w.da, 0)"_s;
-    const QString l = u"COALESCE(c.locked, 0) + COALESCE(w.dl, 0)"_s;
-    const QString s = u"COALESCE(c.sold, 0) + COALESCE(w.ds, 0)"_s;
-    auto r = m_db.exec(
-        u"SELECT b.sku, b.bucket, b.available, b.locked, b.sold, b.total, %1, %2, %3 FROM buckets b "
-        u"LEFT JOIN reconcile_checkpoints c ON c.sku = b.sku AND c.bucket = b.bucket "
-        u"LEFT JOIN (SELECT sku, bucket, SUM(delta_available) AS da, SUM(delta_locked) AS dl, SUM(delta_sold) AS ds "
-        u"FROM %4 GROUP BY sku, bucket) w ON w.sku = b.sku AND w.bucket = b.bucket "
-        u"WHERE b.available < 0 OR b.locked < 0 OR b.sold < 0 OR b.available + b.locked + b.sold <> b.total "
-        u"OR b.available <> %1 OR b.locked <> %2 OR b.sold <> %3 ORDER BY b.sku, b.bucket"_s.arg(a, l, s, ledgerWindow(*wm)));
-    if (!r)
-        return std::unexpected(r.error());
-    QList<BucketProblem> out;
-    for (const QVariantList &row : r->rows)
-        out << BucketProblem{row.at(0).toString(), int(i64(row.at(1))),
-                             Levels3{i64(row.at(2)), i64(row.at(3)), i64(row.at(4))}, i64(row.at(5)),
-                             Levels3{i64(row.at(6)), i64(row.at(7)), i64(row.at(8))}};
-    return out;
-}
-
-Result<QList<OrderProblem>> DiscrepancyStore::orderProblems()
-{
-    auto wm = watermark();
-    if (!wm)
-        return std::unexpected(wm.error());
-    auto r = m_db.exec(
-        u"SELECT ol.order_id, ol.sku, ol.bucket, ol.qty, o.status, ol.token, "
-        u"COALESCE(SUM(CASE WHEN l.operation = 'RESERVE' THEN 1 ELSE 0 END), 0), "
-        u"COALESCE(SUM(CASE WHEN l.operation = 'CONFIRM' THEN 1 ELSE 0 END), 0), "
-        u"COALESCE(SUM(CASE WHEN l.operation = 'RELEASE' THEN 1 ELSE 0 END), 0) "
-        u"FROM order_lines ol JOIN orders o ON o.order_id = ol.order_id "
-        u"LEFT JOIN ledger l ON l.order_id = ol.order_id AND l.sku = ol.sku AND l.bucket = ol.bucket "
-        u"WHERE ol.order_id IN (SELECT order_id FROM %1 AND operation <> 'ADJUST') "
-        u"GROUP BY ol.order_id, ol.sku, ol.bucket, ol.qty, o.status, ol.token ORDER BY ol.order_id, ol.sku"_s.arg(
-            ledgerWindow(*wm)));
-    if (!r)
-        return std::unexpected(r.error());
-    QList<OrderProblem> out;
-    for (const QVariantList &row : r->rows) {
-        const qint64 reserves = i64(row.at(6)), confirms = i64(row.at(7)), releases = i64(row.at(8));
-        QString explained;
-        if (reserves == 1 && confirms + releases == 0)
-            explained = u"PENDING"_s;
-        else if (reserves == 1 && confirms == 1 && releases == 0)
-            explained = u"PAID"_s;
-        else if (reserves == 1 && releases == 1 && confirms == 0)
-            explained = u"CLOSED"_s;
-        const QString status = row.at(4).toString();
-        if (explained == status)
-            continue;
-        out << OrderProblem{row.at(0).toString(), row.at(1).toString(), int(i64(row.at(2))), i64(row.at(3)), status,
-                            explained, row.at(5).toString()};
+    Result<QString> operator()(std::monostate) const
+    {
+        return fail(ErrorCode::InvalidArgument,
+                    u"id: discrepancy %1 proposes no correction to apply; reject it"_s.arg(d.id), u"id"_s);
     }
-    return out;
-}
 
-Result<QList<PaymentProblem>> DiscrepancyStore::paymentProblems()
-{
-    auto wm = watermark();
-    if (!wm)
-        return std::unexpected(wm.error());
-    auto r = m_db.exec(
-        u"SELECT o.order_id, MIN(ol.sku), o.payment_ref FROM orders o JOIN order_lines ol ON ol.order_id = o.order_id "
-        u"WHERE o.order_id IN (SELECT order_id FROM %1 AND operation <> 'ADJUST') "
-        u"AND o.status = 'CLOSED' AND o.payment_ref IS NOT NULL AND NOT EXISTS "
-        u"(SELECT 1 FROM refunds r WHERE r.order_id = o.order_id AND r.payment_ref = o.payment_ref) "
-        u"GROUP BY o.order_id, o.payment_ref ORDER BY o.order_id"_s.arg(ledgerWindow(*wm)));
-    if (!r)
-        return std::unexpected(r.error());
-    QList<PaymentProblem> out;
-    for (const QVariantList &row : r->rows)
-        out << PaymentProblem{row.at(0).toString(), row.at(1).toString(), row.at(2).toString()};
-    return out;
-}
+    Result<QString> operator()(const RestoreBucket &c) const
+    {
+        return correctBucket(c.found, c.ledger, &Book::restoreBucket,
+                             [&](const Book::BucketCorrection &, const Levels3 &ledger) {
+                                 return u"id: re-check: the ledger of %1 bucket %2 replays to %3, not a valid bucket; "
+                                        u"reject this and count the stock"_s.arg(d.sku).arg(d.bucket).arg(
+                                            levelsText(ledger));
+                             },
+                             [&](const Book::BucketCorrection &done, const Levels3 &ledger) {
+                                 return u"restored %1 bucket %2 from %3 to %4 (available/locked/sold), adjustment %5"_s
+                                     .arg(d.sku)
+                                     .arg(d.bucket)
+                                     .arg(levelsText(done.found), levelsText(ledger))
+                                     .arg(done.adjustment);
+                             });
+    }
 
-Result<qint64> DiscrepancyStore::advanceWatermark(qint64 lagMs)
-{
-    return m_db.write<qint64>([&](Transaction &) -> Result<qint64> {
-        auto wm = watermark();
-        if (!wm)
-            return wm;
-        auto top = m_db.exec(u"SELECT MAX(id) FROM ledger WHERE id > ? AND at < %1 - ?"_s.arg(m_db.nowMsExpr()),
-                             {*wm, lagMs});
-        if (!top)
-            return std::unexpected(top.error());
-        if (top->isEmpty() || top->first().at(0).isNull())
-            return *wm;
-        const qint64 next = i64(top->first().at(0));
-        auto fold = m_db.exec(
-            u"INSERT INTO reconcile_checkpoints (sku, bucket, available, locked, sold) "
-            u"SELECT sku, bucket, SUM(delta_available), SUM(delta_locked), SUM(delta_sold) FROM %1 AND id <= ? "
-            u"GROUP BY sku, bucket "
-            u"ON CONFLICT (sku, bucket) DO UPDATE SET available = reconcile_checkpoints.available + excluded.available, "
-            u"locked = reconcile_checkpoints.locked + excluded.locked, sold = reconcile_checkpoints.sold + excluded.sold"_s.arg(ledgerWindow(*wm)),
-            {next});
-        if (!fold)
-            return std::unexpected(fold.error());
-        auto set = m_db.exec(u"INSERT INTO reconcile_state (name, value) VALUES ('ledger_watermark', ?) "
-                             u"ON CONFLICT (name) DO UPDATE SET value = excluded.value"_s,
-                             {next});
-        if (!set)
-            return std::unexpected(set.error());
-        return next;
-    });
-}
+    Result<QString> operator()(const AcceptStocktake &c) const
+    {
+        return correctBucket(c.found, c.ledger, &Book::acceptStocktake,
+                             [&](const Book::BucketCorrection &done, const Levels3 &) {
+                                 return u"id: re-check: %1 bucket %2 is %3 of total %4, not a figure to accept; "
+                                        u"reject this"_s.arg(d.sku).arg(d.bucket).arg(levelsText(done.found)).arg(
+                                            done.total);
+                             },
+                             [&](const Book::BucketCorrection &done, const Levels3 &ledger) {
+                                 return u"accepted the counted %1 bucket %2 of %3 (the ledger explained %4), "
+                                        u"adjustment %5"_s.arg(d.sku)
+                                     .arg(d.bucket)
+                                     .arg(levelsText(done.found), levelsText(ledger))
+                                     .arg(done.adjustment);
+                             });
+    }
 
-Result<Levels3> DiscrepancyStore::replay(const QString &sku, int bucket)
-{
-    auto r = m_db.exec(
-        u"SELECT COALESCE((SELECT available FROM reconcile_checkpoints WHERE sku = ? AND bucket = ?), 0) + "
-        u"COALESCE(SUM(delta_available), 0), "
-        u"COALESCE((SELECT locked FROM reconcile_checkpoints WHERE sku = ? AND bucket = ?), 0) + "
-        u"COALESCE(SUM(delta_locked), 0), "
-        u"COALESCE((SELECT sold FROM reconcile_checkpoints WHERE sku = ? AND bucket = ?), 0) + "
-        u"COALESCE(SUM(delta_sold), 0) "
-        u"FROM ledger WHERE sku = ? AND bucket = ? AND id > %1"_s.arg(kWatermark),
-        {sku, bucket, sku, bucket, sku, bucket, sku, bucket});
-    if (!r)
-        return std::unexpected(r.error());
-    const QVariantList &row = r->first();
-    return Levels3{i64(row.at(0)), i64(row.at(1)), i64(row.at(2))};
-}
+    Result<QString> operator()(const ChangeOrderStatus &c) const
+    {
+        auto done = book.changeOrderStatus(d.order, d.sku, c.from, c.to, reason);
+        if (!done)
+            return std::unexpected(done.error());
+        if (!*done)
+            return u"re-checked: order %1 is no longer %2; nothing applied"_s.arg(d.order, orderStatusName(c.from));
+        return u"order %1 set from %2 to %3 as its ledger explains, adjustment %4"_s
+            .arg(d.order, orderStatusName(c.from), orderStatusName(c.to))
+            .arg(**done);
+    }
 
-Result<QString> DiscrepancyStore::applyCorrection(const DiscrepancyRow &row, const QString &approver,
-                                                  const QString &reason, const QString &source)
-{
-    const Discrepancy &d = row.d;
-    const QString now = m_db.nowMsExpr();
-    auto adjustment = [&](const QString &kind, qint64 units) -> Result<qint64> {
-        auto ins = m_db.exec(u"INSERT INTO adjustments (sku, kind, units, reason, operator, at) "
-                             u"VALUES (?, ?, ?, ?, ?, %1) RETURNING id"_s.arg(now),
-                             {d.sku, kind, units, u"discrepancy %1: %2"_s.arg(d.id).arg(reason), approver});
-        if (!ins)
-            return std::unexpected(ins.error());
-        return i64(ins->first().at(0));
-    };
-    auto ledgerRow = [&](qint64 adjId, const Levels3 &before, const Levels3 &after) -> Result<void> {
-        auto r = m_db.exec(sql::insertLedger(now),
-                           {u"adj:%1"_s.arg(adjId), u"ADJUST"_s, d.sku, d.bucket, QVariant(QMetaType(QMetaType::QString)),
-                            after.available - before.available, after.locked - before.locked, after.sold - before.sold,
-                            before.available, before.locked, before.sold, after.available, after.locked, after.sold,
-                            approver, source});
-        if (!r)
-            return std::unexpected(r.error());
-        return {};
-    };
+    Result<QString> operator()(const RecordRefund &c) const
+    {
+        if (auto done = book.recordRefund(d.order, c.payment, refundReason); !done)
+            return std::unexpected(done.error());
+        return u"refund of payment %1 on order %2 recorded"_s.arg(c.payment, d.order);
+    }
 
-    if (d.correction == u"restore"_s || d.correction == u"stocktake"_s) {
-        auto cur = m_db.exec(u"SELECT available, locked, sold, total FROM buckets WHERE sku = ? AND bucket = ?"_s,
-                             {d.sku, d.bucket});
-        if (!cur)
-            return std::unexpected(cur.error());
-        if (cur->isEmpty())
-            return fail(ErrorCode::InvalidArgument, u"id: bucket %1 of %2 no longer exists"_s.arg(d.bucket).arg(d.sku),
-                        u"id"_s);
-        const Levels3 found{i64(cur->first().at(0)), i64(cur->first().at(1)), i64(cur->first().at(2))};
-        const qint64 total = i64(cur->first().at(3));
-        auto ledger = replay(d.sku, d.bucket);
+    /// A bucket correction: `primitive` with the ledger replayed now; `notApplicable` and
+    /// `applied` word the outcome.
+    template <typename NotApplicable, typename Applied>
+    Result<QString> correctBucket(const Levels3 &proposedFound, const Levels3 &proposedLedger,
+                                  Result<Book::BucketCorrection> (Book::*primitive)(const QString &, int,
+                                                                                    const Levels3 &, const QString &),
+                                  NotApplicable notApplicable, Applied applied) const
+    {
+        auto ledger = watermark.replay(d.sku, d.bucket);
         if (!ledger)
             return std::unexpected(ledger.error());
-        const bool moved = (row.found && *row.found != found) || (row.target && *row.target != *ledger);
-        const QString recheck = moved ? u"re-checked (the SKU moved since the proposal): "_s : QString();
-        if (found == *ledger && total == found.total())
+        auto done = (book.*primitive)(d.sku, d.bucket, *ledger, reason);
+        if (!done)
+            return std::unexpected(done.error());
+        const QString recheck = recheckNote(proposedFound, proposedLedger, *done, *ledger);
+        switch (done->outcome) {
+        case Book::BucketCorrection::Outcome::AlreadyAgrees:
             return recheck + u"nothing to apply: the bucket agrees with its ledger now"_s;
-        if (d.correction == u"restore"_s) {
-            if (!ledger->valid())
-                return fail(ErrorCode::InvalidArgument,
-                            u"id: re-check: the ledger of %1 bucket %2 replays to %3, not a valid bucket; reject this "
-                            u"and count the stock"_s.arg(d.sku).arg(d.bucket).arg(levelsText(*ledger)),
-                            u"id"_s);
-            auto upd = m_db.exec(u"UPDATE buckets SET available = ?, locked = ?, sold = ?, total = ? "
-                                 u"WHERE sku = ? AND bucket = ? AND available = ? AND locked = ? AND sold = ?"_s,
-                                 {ledger->available, ledger->locked, ledger->sold, ledger->total(), d.sku, d.bucket,
-                                  found.available, found.locked, found.sold});
-            if (!upd)
-                return std::unexpected(upd.error());
-            if (upd->affected != 1)
-                return fail(ErrorCode::Conflict, u"bucket moved during the correction"_s);
-            auto adj = adjustment(u"correction"_s, ledger->available - found.available);
-            if (!adj)
-                return std::unexpected(adj.error());
-            // The ledger already explains the restored levels: the row records the approval
-            // and the levels before and after, with zero deltas, so the replay stays exact.
-            auto r = m_db.exec(sql::insertLedger(now),
-                               {u"adj:%1"_s.arg(*adj), u"ADJUST"_s, d.sku, d.bucket,
-                                QVariant(QMetaType(QMetaType::QString)), 0, 0, 0, found.available, found.locked,
-                                found.sold, ledger->available, ledger->locked, ledger->sold, approver, source});
-            if (!r)
-                return std::unexpected(r.error());
-            return recheck + u"restored %1 bucket %2 from %3 to %4 (available/locked/sold), adjustment %5"_s.arg(d.sku)
-                                 .arg(d.bucket).arg(levelsText(found), levelsText(*ledger)).arg(*adj);
+        case Book::BucketCorrection::Outcome::NotApplicable:
+            return fail(ErrorCode::InvalidArgument, notApplicable(*done, *ledger), u"id"_s);
+        case Book::BucketCorrection::Outcome::Applied: break;
         }
-        if (!found.valid() || total != found.total())
-            return fail(ErrorCode::InvalidArgument,
-                        u"id: re-check: %1 bucket %2 is %3 of total %4, not a figure to accept; reject this"_s
-                            .arg(d.sku).arg(d.bucket).arg(levelsText(found)).arg(total),
-                        u"id"_s);
-        auto adj = adjustment(u"stocktake"_s, found.available - ledger->available);
-        if (!adj)
-            return std::unexpected(adj.error());
-        if (auto r = ledgerRow(*adj, *ledger, found); !r)
-            return std::unexpected(r.error());
-        return recheck + u"accepted the counted %1 bucket %2 of %3 (the ledger explained %4), adjustment %5"_s
-                             .arg(d.sku).arg(d.bucket).arg(levelsText(found), levelsText(*ledger)).arg(*adj);
+        return recheck + applied(*done, *ledger);
     }
-    if (d.correction.startsWith(u"order_status:"_s)) {
-        const QStringList fromTo = d.correction.mid(13).split(u"->"_s);
-        if (fromTo.size() != 2)
-            return fail(ErrorCode::Internal, u"malformed correction %1"_s.arg(d.correction));
-        auto upd = m_db.exec(u"UPDATE orders SET status = ?, version = version + 1 WHERE order_id = ? AND status = ?"_s,
-                             {fromTo.at(1), d.order, fromTo.at(0)});
-        if (!upd)
-            return std::unexpected(upd.error());
-        if (upd->affected != 1)
-            return u"re-checked: order %1 is no longer %2; nothing applied"_s.arg(d.order, fromTo.at(0));
-        auto adj = adjustment(u"correction"_s, 0);
-        if (!adj)
-            return std::unexpected(adj.error());
-        return u"order %1 set from %2 to %3 as its ledger explains, adjustment %4"_s.arg(d.order, fromTo.at(0),
-                                                                                       fromTo.at(1))
-            .arg(*adj);
-    }
-    if (d.correction.startsWith(u"refund:"_s)) {
-        const QString payment = d.correction.mid(7);
-        auto ins = m_db.exec(u"INSERT INTO refunds (order_id, payment_ref, reason, created_at) VALUES (?, ?, ?, %1) "
-                             u"ON CONFLICT (order_id, payment_ref) DO NOTHING"_s.arg(now),
-                             {d.order, payment, u"approved by %1: %2"_s.arg(approver, reason)});
-        if (!ins)
-            return std::unexpected(ins.error());
-        return u"refund of payment %1 on order %2 recorded"_s.arg(payment, d.order);
-    }
-    return fail(ErrorCode::InvalidArgument, u"id: discrepancy %1 proposes no correction to apply; reject it"_s.arg(d.id),
-                u"id"_s);
+};
+
+} // namespace
+
+Result<QString> DiscrepancyStore::apply(const DiscrepancyRow &row, const QString &approver, const QString &reason,
+                                        const QString &source)
+{
+    Book book(m_db, Actor{approver, source});
+    LedgerWatermark watermark(m_db);
+    return std::visit(Apply{book, watermark, row.d, u"discrepancy %1: %2"_s.arg(row.d.id).arg(reason),
+                            u"approved by %1: %2"_s.arg(approver, reason)},
+                      row.d.correction);
 }
 
-Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, bool approve, const QString &approver, const QString &reason,
-                                              const QString &source)
+Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, const QString &approver,
+                                              const QString &reason, const QString &source)
 {
+    const bool approve = decision == Decision::Approve;
     bool claimed = false;
     auto resolved = m_db.write<std::optional<Discrepancy>>(
         [&](Transaction &tx) -> Result<std::optional<Discrepancy>> {
@@ -495,7 +350,9 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, bool approve, const QSt
             // it resolved, so the correction is applied once.
             auto claim = m_db.exec(u"UPDATE discrepancies SET status = ?, resolved_at = %1, resolved_by = ?, reason = ? "
                                    u"WHERE id = ? AND status = 'pending_approval'"_s.arg(m_db.nowMsExpr()),
-                                   {approve ? u"approved"_s : u"rejected"_s, approver, reason, id});
+                                   {discrepancyStatusName(approve ? DiscrepancyStatus::Approved
+                                                                  : DiscrepancyStatus::Rejected),
+                                    approver, reason, id});
             if (!claim)
                 return std::unexpected(claim.error());
             if (claim->affected != 1) {
@@ -508,7 +365,7 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, bool approve, const QSt
                 return std::unexpected(row.error());
             QString done = u"rejected: stock untouched"_s;
             if (approve) {
-                auto applied = applyCorrection(**row, approver, reason, source);
+                auto applied = apply(**row, approver, reason, source);
                 if (!applied)
                     return std::unexpected(applied.error());
                 done = u"approved: "_s + *applied;

@@ -25,7 +25,7 @@ bool bookHolds(Engine &engine)
         qWarning("check failed: %s", qPrintable(check.error().message));
         return false;
     }
-    for (const QString &p : check->problems)
+    for (const QString &p : check->problems())
         qWarning("%s", qPrintable(p));
     return check->ok();
 }

@@ -23,6 +23,7 @@ QString DiscrepancyModel::kindWord(DiscrepancyKind kind)
     case DiscrepancyKind::BrokenBucket: return u"broken_bucket"_s;
     case DiscrepancyKind::LedgerMismatch: return u"ledger_mismatch"_s;
     case DiscrepancyKind::OrderLedgerMismatch: return u"order_ledger_mismatch"_s;
+    case DiscrepancyKind::StrayRefund: return u"stray_refund"_s;
     case DiscrepancyKind::UnrefundedPayment: return u"unrefunded_payment"_s;
     }
     return {};

@@ -142,7 +142,7 @@ QJsonObject discrepancyJson(const Discrepancy &d)
             {u"gate"_s, opt(d.gateValue)},
             {u"book"_s, opt(d.bookValue)},
             {u"ledger"_s, opt(d.ledgerValue)},
-            {u"correction"_s, str(d.correction)},
+            {u"correction"_s, str(correctionText(d.correction))},
             {u"proposal"_s, str(d.proposal)},
             {u"detail"_s, d.detail},
             {u"detected_at"_s, isoTime(d.detectedAtMs)},

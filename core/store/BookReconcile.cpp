@@ -1,0 +1,166 @@
+// Book: its side of reconciliation. The reconciler's fence and reads of orders, and the
+// statements an approved correction runs inside the approval's transaction.
+
+#include "store/Book.h"
+
+#include "store/BookRows.h"
+#include "store/Database.h"
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+QVariant nullable(const QString &s) { return s.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(s); }
+
+Levels3 levels3(const BucketLevels &b) { return {b.available, b.locked, b.sold}; }
+
+} // namespace
+
+Result<OrderStatus> Book::fenceOrder(const QString &order, const QString &user)
+{
+    auto ins = m_db.exec(u"INSERT INTO orders (order_id, user_id, status, version, created_at, close_reason) "
+                         u"VALUES (?, ?, 'ABANDONED', 1, %1, 'reconcile') ON CONFLICT (order_id) DO NOTHING"_s.arg(
+                             m_db.nowMsExpr()),
+                         {order, nullable(user)});
+    if (!ins)
+        return std::unexpected(ins.error());
+    auto status = orderStatus(order);
+    if (!status)
+        return std::unexpected(status.error());
+    if (!*status)
+        return fail(ErrorCode::Internal, u"order %1 is neither fenced nor present after the fence"_s.arg(order));
+    return **status;
+}
+
+Result<std::optional<Book::OrderOnSku>> Book::orderOnSku(const QString &order, const QString &sku)
+{
+    auto r = m_db.exec(u"SELECT o.status, ol.token FROM orders o LEFT JOIN order_lines ol "
+                       u"ON ol.order_id = o.order_id AND ol.sku = ? WHERE o.order_id = ?"_s,
+                       {sku, order});
+    if (!r)
+        return std::unexpected(r.error());
+    if (r->isEmpty())
+        return std::optional<OrderOnSku>{};
+    const QString status = r->first().at(0).toString();
+    const auto known = orderStatusFromName(status);
+    if (!known)
+        return fail(ErrorCode::Internal, u"order %1 has status %2, which the book never writes"_s.arg(order, status));
+    return std::optional<OrderOnSku>{OrderOnSku{*known, r->first().at(1).toString()}};
+}
+
+Result<qint64> Book::lastLedgerId(const QString &sku)
+{
+    auto r = m_db.exec(u"SELECT COALESCE(MAX(id), 0) FROM ledger WHERE sku = ?"_s, {sku});
+    if (!r)
+        return std::unexpected(r.error());
+    return r->first().at(0).toLongLong();
+}
+
+// --- inside a caller's transaction ----------------------------------------------------------
+
+Result<std::optional<BucketLevels>> Book::lockBucket(const QString &sku, int bucket)
+{
+    // PostgreSQL: the row stays as read until the caller commits. SQLite: BEGIN IMMEDIATE
+    // already made the caller's transaction the only writer.
+    const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
+    auto cur = m_db.exec(u"SELECT available, locked, sold, total FROM buckets WHERE sku = ? AND bucket = ?"_s + lock,
+                         {sku, bucket});
+    if (!cur)
+        return std::unexpected(cur.error());
+    if (cur->isEmpty())
+        return std::optional<BucketLevels>{};
+    return std::optional<BucketLevels>{levelsFrom(cur->first(), bucket)};
+}
+
+Result<Book::BucketCorrection> Book::readForCorrection(const QString &sku, int bucket, const Levels3 &explained)
+{
+    auto cur = lockBucket(sku, bucket);
+    if (!cur)
+        return std::unexpected(cur.error());
+    if (!*cur)
+        return fail(ErrorCode::InvalidArgument, u"bucket %1 of %2 does not exist"_s.arg(bucket).arg(sku), u"bucket"_s);
+    BucketCorrection out{BucketCorrection::Outcome::NotApplicable, levels3(**cur), (*cur)->total, 0};
+    if (out.found == explained && out.total == out.found.total())
+        out.outcome = BucketCorrection::Outcome::AlreadyAgrees;
+    return out;
+}
+
+Result<Book::BucketCorrection> Book::restoreBucket(const QString &sku, int bucket, const Levels3 &explained,
+                                                   const QString &reason)
+{
+    auto read = readForCorrection(sku, bucket, explained);
+    if (!read || read->outcome == BucketCorrection::Outcome::AlreadyAgrees)
+        return read;
+    BucketCorrection out = *read;
+    if (!explained.valid())
+        return out;
+    auto upd = m_db.exec(u"UPDATE buckets SET available = ?, locked = ?, sold = ?, total = ? "
+                         u"WHERE sku = ? AND bucket = ? AND available = ? AND locked = ? AND sold = ?"_s,
+                         {explained.available, explained.locked, explained.sold, explained.total(), sku, bucket,
+                          out.found.available, out.found.locked, out.found.sold});
+    if (!upd)
+        return std::unexpected(upd.error());
+    if (upd->affected != 1)
+        return fail(ErrorCode::Conflict, u"bucket %1 of %2 moved during the correction"_s.arg(bucket).arg(sku));
+    auto id = recordAdjustment(sku, u"correction"_s, explained.available - out.found.available, reason);
+    if (!id)
+        return std::unexpected(id.error());
+    // The ledger already explains the restored levels: the row records the approval and the
+    // levels before and after, with zero deltas, so the replay stays exact.
+    if (auto r = appendLedgerRow(u"adj:%1"_s.arg(*id), u"ADJUST"_s, sku, bucket, {}, Levels3{}, out.found, explained);
+        !r)
+        return std::unexpected(r.error());
+    out.outcome = BucketCorrection::Outcome::Applied;
+    out.adjustment = *id;
+    return out;
+}
+
+Result<Book::BucketCorrection> Book::acceptStocktake(const QString &sku, int bucket, const Levels3 &explained,
+                                                     const QString &reason)
+{
+    auto read = readForCorrection(sku, bucket, explained);
+    if (!read || read->outcome == BucketCorrection::Outcome::AlreadyAgrees)
+        return read;
+    BucketCorrection out = *read;
+    if (!out.found.valid() || out.total != out.found.total())
+        return out;
+    auto id = recordAdjustment(sku, u"stocktake"_s, out.found.available - explained.available, reason);
+    if (!id)
+        return std::unexpected(id.error());
+    const Levels3 delta{out.found.available - explained.available, out.found.locked - explained.locked,
+                        out.found.sold - explained.sold};
+    if (auto r = appendLedgerRow(u"adj:%1"_s.arg(*id), u"ADJUST"_s, sku, bucket, {}, delta, explained, out.found); !r)
+        return std::unexpected(r.error());
+    out.outcome = BucketCorrection::Outcome::Applied;
+    out.adjustment = *id;
+    return out;
+}
+
+Result<std::optional<qint64>> Book::changeOrderStatus(const QString &order, const QString &sku, OrderStatus from,
+                                                      OrderStatus to, const QString &reason)
+{
+    auto upd = m_db.exec(u"UPDATE orders SET status = ?, version = version + 1 WHERE order_id = ? AND status = ?"_s,
+                         {orderStatusName(to), order, orderStatusName(from)});
+    if (!upd)
+        return std::unexpected(upd.error());
+    if (upd->affected != 1)
+        return std::optional<qint64>{};
+    auto id = recordAdjustment(sku, u"correction"_s, 0, reason);
+    if (!id)
+        return std::unexpected(id.error());
+    return std::optional<qint64>{*id};
+}
+
+Result<void> Book::recordRefund(const QString &order, const QString &payment, const QString &reason)
+{
+    auto r = m_db.exec(u"INSERT INTO refunds (order_id, payment_ref, reason, created_at) VALUES (?, ?, ?, %1) "
+                       u"ON CONFLICT (order_id, payment_ref) DO NOTHING"_s.arg(m_db.nowMsExpr()),
+                       {order, payment, reason});
+    if (!r)
+        return std::unexpected(r.error());
+    return {};
+}
+
+} // namespace flashstock
