@@ -122,13 +122,12 @@ private slots:
     {
         QCOMPARE(crc16("123456789"), quint16(0x31C3)); // the reference check value
         for (const char *sku : {"A", "SKU-1", "hot.item_42", "x"}) {
-            for (const char *suffix : {"stock", "orders", "tokens", "held", "users", "sale",
-                                       "paused", "counts", "settled", "done"}) {
+            for (const char *suffix : {"gate", "open", "done", "restoring"}) {
                 const QByteArray key = GateKeys::key(QString::fromLatin1(sku), suffix);
                 auto server = m_nodes[0]->command({"CLUSTER", "KEYSLOT", key});
                 FS_VERIFY_OK(server);
                 QCOMPARE(server->integer, qint64(keySlot(key)));
-                QCOMPARE(keySlot(key), keySlot(GateKeys::key(QString::fromLatin1(sku), "stock")));
+                QCOMPARE(keySlot(key), keySlot(GateKeys::key(QString::fromLatin1(sku), "gate")));
             }
         }
     }
@@ -138,7 +137,7 @@ private slots:
         QSet<int> nodesUsed;
         for (int n = 0; n < 8; ++n) {
             const QString sku = u"SKU-%1"_s.arg(n);
-            const int slot = keySlot(GateKeys::key(sku, "stock"));
+            const int slot = keySlot(GateKeys::key(sku, "gate"));
             RedisFixture *node = owner(slot);
             QVERIFY(node);
             nodesUsed.insert(node->port());
@@ -171,7 +170,7 @@ private slots:
 
             // Every key the scripts wrote sits in the SKU's one slot.
             auto keys = node->command({"KEYS", "fs:{" + sku.toUtf8() + "}:*"});
-            QVERIFY(keys && keys->elements.size() >= 8);
+            QVERIFY(keys && keys->elements.size() >= 3);
             for (const RedisValue &k : keys->elements)
                 QCOMPARE(keySlot(k.str), slot);
 

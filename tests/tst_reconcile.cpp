@@ -181,7 +181,7 @@ void TestReconcile::staleHoldAfterRedisRestart()
     const QString token = r->lines.first().token;
     // The fixture has no persistence: save the SKU's gate keys, as an AOF would keep them.
     QList<QList<QByteArray>> restore;
-    for (const char *key : {"stock", "orders", "tokens", "settled", "counts"}) {
+    for (const char *key : {"gate", "open"}) {
         auto dump = redis.command({"DUMP", GateKeys::key(u"A"_s, key)});
         QVERIFY(dump && dump->type == RedisValue::Type::String);
         restore << QList<QByteArray>{"RESTORE", GateKeys::key(u"A"_s, key), "0", dump->str, "REPLACE"};
@@ -212,7 +212,7 @@ void TestReconcile::gateShortfallAndExcess()
     FS_GATED_ENGINE(backend);
     FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     Reconciler rec(*engine);
-    FS_VERIFY_OK(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "7"}));
+    FS_VERIFY_OK(redis.command({"HSET", GateKeys::key(u"A"_s, "gate"), "available", "7"}));
     ReconcileReport report = passTwice(rec);
     QCOMPARE(report.discrepancies.size(), 1);
     QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::GateShortfall);
@@ -220,7 +220,7 @@ void TestReconcile::gateShortfallAndExcess()
     QCOMPARE(report.discrepancies.first().gateValue, 7);
     QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
 
-    FS_VERIFY_OK(redis.command({"SET", GateKeys::key(u"A"_s, "stock"), "13"}));
+    FS_VERIFY_OK(redis.command({"HSET", GateKeys::key(u"A"_s, "gate"), "available", "13"}));
     report = passTwice(rec);
     QCOMPARE(report.discrepancies.size(), 1);
     QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::GateExcess);

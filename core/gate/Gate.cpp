@@ -18,23 +18,31 @@ namespace {
 
 QByteArray num(qint64 v) { return QByteArray::number(v); }
 
-/// KEYS of reserve-8.lua, in its order.
-QList<QByteArray> reserveKeys(const QString &sku)
-{
-    return GateKeys::keys(sku, {"stock", "orders", "tokens", "held", "users", "sale", "paused", "counts"});
-}
+/// KEYS of reserve-2.lua and settle-2.lua, in their order.
+QList<QByteArray> reserveKeys(const QString &sku) { return GateKeys::keys(sku, {"gate", "open"}); }
+/// KEYS of release-3.lua and mark-sold-3.lua.
+QList<QByteArray> finishKeys(const QString &sku) { return GateKeys::keys(sku, {"gate", "open", "done"}); }
 
-/// The counter field of `fs:{sku}:counts` that reserve-8.lua increments for a refusal.
+/// The counter fields of `fs:{sku}:gate` (see reserve-2.lua) and where GateCounts keeps them.
+constexpr std::pair<const char *, qint64 GateCounts::*> kCounterFields[] = {
+    {"n:reserved", &GateCounts::reserved},         {"n:out_of_stock", &GateCounts::outOfStock},
+    {"n:limit_exceeded", &GateCounts::limitExceeded}, {"n:sale_closed", &GateCounts::saleClosed},
+    {"n:paused", &GateCounts::paused}};
+
+/// The counter field that reserve-2.lua increments for a refusal.
 const char *refusalCounter(Outcome outcome)
 {
     switch (outcome) {
-    case Outcome::OutOfStock: return "out_of_stock";
-    case Outcome::LimitExceeded: return "limit_exceeded";
-    case Outcome::SaleClosed: return "sale_closed";
-    case Outcome::Paused: return "paused";
+    case Outcome::OutOfStock: return "n:out_of_stock";
+    case Outcome::LimitExceeded: return "n:limit_exceeded";
+    case Outcome::SaleClosed: return "n:sale_closed";
+    case Outcome::Paused: return "n:paused";
     default: return nullptr;
     }
 }
+
+/// The file name of script `id`, for messages.
+QString scriptName(ScriptId id) { return ScriptRegistry::instance().script(id).fileName; }
 
 TokenState parseState(const QByteArray &s)
 {
@@ -99,7 +107,7 @@ Result<GateReservation> parseReservation(const RedisValue &r, const QString &sku
         out.code = *refusal;
         return out;
     }
-    return scriptFailure(code, u"reserve-8.lua"_s, sku);
+    return scriptFailure(code, scriptName(ScriptId::Reserve), sku);
 }
 
 } // namespace
@@ -149,7 +157,7 @@ struct Gate::Private {
         auto r = run(id, keys, args);
         if (!r)
             return std::unexpected(r.error());
-        const QString name = ScriptRegistry::instance().script(id).fileName;
+        const QString name = scriptName(id);
         if (r->type != RedisValue::Type::Integer)
             return unexpectedReply(*r, u"%1 for %2"_s.arg(name, sku));
         if (r->integer < 0)
@@ -233,8 +241,7 @@ Result<void> Gate::settle(const QString &sku, const QString &token)
 {
     if (auto v = checkSkuId(sku); !v) return v;
     if (auto v = checkToken(token); !v) return v;
-    auto r = d->runCode(ScriptId::Settle, sku, token, GateKeys::keys(sku, {"tokens", "held", "settled"}),
-                        {token.toUtf8()});
+    auto r = d->runCode(ScriptId::Settle, sku, token, reserveKeys(sku), {token.toUtf8()});
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -244,8 +251,7 @@ Result<void> Gate::markSold(const QString &sku, const QString &token)
 {
     if (auto v = checkSkuId(sku); !v) return v;
     if (auto v = checkToken(token); !v) return v;
-    auto r = d->runCode(ScriptId::MarkSold, sku, token,
-                        GateKeys::keys(sku, {"tokens", "held", "settled", "done", "orders"}),
+    auto r = d->runCode(ScriptId::MarkSold, sku, token, finishKeys(sku),
                         {token.toUtf8(), num(d->retentionSeconds)});
     if (!r)
         return std::unexpected(r.error());
@@ -256,9 +262,7 @@ Result<bool> Gate::release(const QString &sku, const QString &token)
 {
     if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
     if (auto v = checkToken(token); !v) return std::unexpected(v.error());
-    auto r = d->runCode(ScriptId::Release, sku, token,
-                        GateKeys::keys(sku, {"stock", "tokens", "held", "settled", "done", "users",
-                                             "orders"}),
+    auto r = d->runCode(ScriptId::Release, sku, token, finishKeys(sku),
                         {token.toUtf8(), num(d->retentionSeconds)});
     if (!r)
         return std::unexpected(r.error());
@@ -281,7 +285,7 @@ Result<void> Gate::settleBatch(const QString &sku, const QList<QString> &tokens)
     if (auto p = d->prepare(); !p)
         return p;
     auto replies = ScriptRegistry::instance().runBatch(
-        d->conn, ScriptId::Settle, GateKeys::keys(sku, {"tokens", "held", "settled"}), argsList);
+        d->conn, ScriptId::Settle, reserveKeys(sku), argsList);
     if (!replies)
         return std::unexpected(replies.error());
     for (qsizetype i = 0; i < replies->size(); ++i) {
@@ -289,7 +293,7 @@ Result<void> Gate::settleBatch(const QString &sku, const QList<QString> &tokens)
         if (r.type != RedisValue::Type::Integer)
             return unexpectedReply(r, u"settle of %1"_s.arg(tokens[i]));
         if (r.integer < 0)
-            return scriptFailure(int(r.integer), u"settle-3.lua"_s, tokens[i]);
+            return scriptFailure(int(r.integer), scriptName(ScriptId::Settle), tokens[i]);
     }
     return {};
 }
@@ -300,7 +304,7 @@ Result<qint64> Gate::load(const QString &sku, qint64 bookAvailable, bool force)
     if (bookAvailable < 0)
         return fail(ErrorCode::InvalidArgument,
                     u"book available must be >= 0, got %1"_s.arg(bookAvailable), u"available"_s);
-    auto r = d->run(ScriptId::Load, GateKeys::keys(sku, {"stock", "held", "tokens"}),
+    auto r = d->run(ScriptId::Load, reserveKeys(sku),
                     {num(bookAvailable), force ? QByteArrayLiteral("1") : QByteArrayLiteral("0")});
     if (!r)
         return std::unexpected(r.error());
@@ -308,27 +312,27 @@ Result<qint64> Gate::load(const QString &sku, qint64 bookAvailable, bool force)
         return unexpectedReply(*r, u"load of %1"_s.arg(sku));
     const qint64 code = r->elements[0].integer;
     if (code < 0)
-        return scriptFailure(int(code), u"load-3.lua"_s, sku);
+        return scriptFailure(int(code), scriptName(ScriptId::Load), sku);
     return r->elements[1].integer;
 }
 
 Result<bool> Gate::adjust(const QString &sku, qint64 units)
 {
     if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    auto r = d->run(ScriptId::Adjust, GateKeys::keys(sku, {"stock"}), {num(units)});
+    auto r = d->run(ScriptId::Adjust, GateKeys::keys(sku, {"gate"}), {num(units)});
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.size() != 2)
         return unexpectedReply(*r, u"adjust of %1"_s.arg(sku));
     const qint64 code = r->elements[0].integer;
     if (code < 0)
-        return scriptFailure(int(code), u"adjust-1.lua"_s, sku);
+        return scriptFailure(int(code), scriptName(ScriptId::Adjust), sku);
     return code == int(AdjustAnswer::Adjusted);
 }
 
 Result<qint64> Gate::available(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("GET"), GateKeys::key(sku, "stock")});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGET"), GateKeys::key(sku, "gate"), QByteArrayLiteral("available")});
     if (!r)
         return std::unexpected(r.error());
     if (r->type == RedisValue::Type::Nil)
@@ -336,47 +340,54 @@ Result<qint64> Gate::available(const QString &sku)
     bool ok = false;
     const qint64 v = r->str.toLongLong(&ok);
     if (r->type != RedisValue::Type::String || !ok)
-        return unexpectedReply(*r, u"GET stock of %1"_s.arg(sku));
+        return unexpectedReply(*r, u"HGET available of %1"_s.arg(sku));
     return v;
 }
 
 Result<GateCounts> Gate::counts(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGETALL"), GateKeys::key(sku, "counts")});
+    QList<QByteArray> argv{QByteArrayLiteral("HMGET"), GateKeys::key(sku, "gate")};
+    for (const auto &[name, member] : kCounterFields)
+        argv.append(name);
+    auto r = d->keyCommand(sku, argv);
     if (!r)
         return std::unexpected(r.error());
-    if (r->type != RedisValue::Type::Array || r->elements.size() % 2 != 0)
-        return unexpectedReply(*r, u"HGETALL counts of %1"_s.arg(sku));
+    if (r->type != RedisValue::Type::Array || r->elements.size() != qsizetype(std::size(kCounterFields)))
+        return unexpectedReply(*r, u"HMGET counters of %1"_s.arg(sku));
     GateCounts out;
-    const std::pair<const char *, qint64 GateCounts::*> fields[] = {
-        {"reserved", &GateCounts::reserved},     {"out_of_stock", &GateCounts::outOfStock},
-        {"limit_exceeded", &GateCounts::limitExceeded}, {"sale_closed", &GateCounts::saleClosed},
-        {"paused", &GateCounts::paused}};
-    for (qsizetype i = 0; i < r->elements.size(); i += 2) {
-        for (const auto &[name, member] : fields) {
-            if (r->elements[i].str != name)
-                continue;
-            bool ok = false;
-            out.*member = r->elements[i + 1].str.toLongLong(&ok);
-            if (!ok)
-                return fail(ErrorCode::Internal, u"gate counter %1 of %2 is not a number"_s.arg(
-                                                     QString::fromLatin1(name), sku));
-        }
+    for (qsizetype i = 0; i < r->elements.size(); ++i) {
+        const RedisValue &v = r->elements[i];
+        if (v.type == RedisValue::Type::Nil)
+            continue;
+        bool ok = false;
+        out.*kCounterFields[i].second = v.str.toLongLong(&ok);
+        if (!ok)
+            return fail(ErrorCode::Internal, u"gate counter %1 of %2 is not a number"_s.arg(
+                                                 QString::fromLatin1(kCounterFields[i].first), sku));
     }
     return out;
 }
 
 Result<qint64> Gate::heldCount(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("ZCARD"), GateKeys::key(sku, "held")}, "ZCARD held");
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGET"), GateKeys::key(sku, "open"), QByteArrayLiteral("#held")});
     if (!r)
         return std::unexpected(r.error());
-    return r->integer;
+    if (r->type == RedisValue::Type::Nil)
+        return 0;
+    bool ok = false;
+    const qint64 held = r->str.toLongLong(&ok);
+    if (r->type != RedisValue::Type::String || !ok)
+        return unexpectedReply(*r, u"HGET #held of %1"_s.arg(sku));
+    return held;
 }
 
 Result<void> Gate::clearCounts(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("DEL"), GateKeys::key(sku, "counts")}, "DEL counts");
+    QList<QByteArray> argv{QByteArrayLiteral("HDEL"), GateKeys::key(sku, "gate")};
+    for (const auto &[name, member] : kCounterFields)
+        argv.append(name);
+    auto r = d->keyCommand(sku, argv, "HDEL counters");
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -389,9 +400,9 @@ Result<void> Gate::countRefusal(const QString &sku, Outcome outcome)
     if (!counter)
         return fail(ErrorCode::InvalidArgument,
                     u"outcome: %1 is not a reserve refusal"_s.arg(outcomeWord(outcome)), u"outcome"_s);
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("HINCRBY"), GateKeys::key(sku, "counts"), counter,
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("HINCRBY"), GateKeys::key(sku, "gate"), counter,
                                  QByteArrayLiteral("1")},
-                           "HINCRBY counts");
+                           "HINCRBY counter");
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -404,7 +415,7 @@ Result<void> Gate::setSale(const QString &sku, const GateSale &sale)
         || (sale.endMs > 0 && sale.startMs > sale.endMs))
         return fail(ErrorCode::InvalidArgument,
                     u"sale window and limit must be >= 0 and start <= end"_s, u"sale"_s);
-    auto r = d->runCode(ScriptId::SetSale, sku, sku, GateKeys::keys(sku, {"sale"}),
+    auto r = d->runCode(ScriptId::SetSale, sku, sku, GateKeys::keys(sku, {"gate"}),
                         {sale.open ? QByteArrayLiteral("1") : QByteArrayLiteral("0"),
                          num(sale.startMs), num(sale.endMs), num(sale.perUserLimit)});
     if (!r)
@@ -415,7 +426,7 @@ Result<void> Gate::setSale(const QString &sku, const GateSale &sale)
 Result<void> Gate::clearSale(const QString &sku)
 {
     if (auto v = checkSkuId(sku); !v) return v;
-    auto r = d->runCode(ScriptId::ClearSale, sku, sku, GateKeys::keys(sku, {"sale"}), {});
+    auto r = d->runCode(ScriptId::ClearSale, sku, sku, GateKeys::keys(sku, {"gate"}), {});
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -431,13 +442,13 @@ Result<qint64> Gate::setUserUnits(const QString &sku, const QHash<QString, qint6
         if (auto v = checkQuantity(it.value(), u"units"_s); !v) return std::unexpected(v.error());
         args << it.key().toUtf8() << num(it.value());
     }
-    auto r = d->run(ScriptId::SetUsers, GateKeys::keys(sku, {"users"}), args);
+    auto r = d->run(ScriptId::SetUsers, GateKeys::keys(sku, {"gate"}), args);
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.size() != 2)
         return unexpectedReply(*r, u"set-users of %1"_s.arg(sku));
     if (r->elements[0].integer < 0)
-        return scriptFailure(int(r->elements[0].integer), u"set-users-1.lua"_s, sku);
+        return scriptFailure(int(r->elements[0].integer), scriptName(ScriptId::SetUsers), sku);
     return r->elements[1].integer;
 }
 
@@ -465,7 +476,7 @@ Result<void> Gate::endRestore(const QString &sku)
 Result<void> Gate::setPaused(const QString &sku, bool paused)
 {
     if (auto v = checkSkuId(sku); !v) return v;
-    auto r = d->runCode(ScriptId::SetPaused, sku, sku, GateKeys::keys(sku, {"paused"}),
+    auto r = d->runCode(ScriptId::SetPaused, sku, sku, GateKeys::keys(sku, {"gate"}),
                         {paused ? QByteArrayLiteral("1") : QByteArrayLiteral("0")});
     if (!r)
         return std::unexpected(r.error());
@@ -475,7 +486,7 @@ Result<void> Gate::setPaused(const QString &sku, bool paused)
 Result<QList<GateToken>> Gate::openTokens(const QString &sku)
 {
     if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    auto r = d->run(ScriptId::OpenTokens, GateKeys::keys(sku, {"held", "settled", "tokens"}), {});
+    auto r = d->run(ScriptId::OpenTokens, reserveKeys(sku), {});
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.isEmpty() || r->elements.size() % 2 != 1)

@@ -28,7 +28,8 @@ enum class GateCode {
     LimitExceeded, ///< the user's units on this SKU would pass the per-user limit; nothing changed
     SaleClosed,    ///< a sale is defined for the SKU and is not open at Redis TIME; nothing changed
     Paused,        ///< the SKU is paused (a discrepancy or a rebuild holds it); nothing changed
-    NoStockKey,    ///< the SKU's stock key is missing (never loaded, flushed, evicted); nothing changed
+    NoStockKey,    ///< the SKU's stock key (field `available` of `fs:{sku}:gate`) is missing (never
+                   ///< loaded, flushed, evicted); nothing changed
 };
 
 /// One pre-deduct as the gate answered it.
@@ -64,7 +65,7 @@ struct GateSale {
     qint64 perUserLimit = 0;  ///< units per user; 0 = no limit
 };
 
-/// The reserve counters of one SKU since its gate keys were created (`fs:{sku}:counts`):
+/// The reserve counters of one SKU since its gate keys were created (`n:` fields of `fs:{sku}:gate`):
 /// calls, not units. They only grow (a Redis restart without persistence or a flush starts
 /// them again at 0), so a rate is the difference of two readings over their interval.
 struct GateCounts {

@@ -20,13 +20,39 @@ struct ScriptFile {
 };
 
 constexpr ScriptFile kFiles[] = {
-    {ScriptId::Reserve, u"reserve-8.lua"},       {ScriptId::Settle, u"settle-3.lua"},
-    {ScriptId::MarkSold, u"mark-sold-5.lua"},    {ScriptId::Release, u"release-7.lua"},
-    {ScriptId::Load, u"load-3.lua"},             {ScriptId::Adjust, u"adjust-1.lua"},
+    {ScriptId::Reserve, u"reserve-2.lua"},       {ScriptId::Settle, u"settle-2.lua"},
+    {ScriptId::MarkSold, u"mark-sold-3.lua"},    {ScriptId::Release, u"release-3.lua"},
+    {ScriptId::Load, u"load-2.lua"},             {ScriptId::Adjust, u"adjust-1.lua"},
     {ScriptId::SetSale, u"set-sale-1.lua"},      {ScriptId::ClearSale, u"clear-sale-1.lua"},
-    {ScriptId::SetPaused, u"set-paused-1.lua"},  {ScriptId::OpenTokens, u"open-tokens-3.lua"},
+    {ScriptId::SetPaused, u"set-paused-1.lua"},  {ScriptId::OpenTokens, u"open-tokens-2.lua"},
     {ScriptId::SetUsers, u"set-users-1.lua"},
 };
+
+/// The embedded file :/lua/`name`; a missing one is a build error, so it aborts.
+QByteArray readEmbedded(const QString &name)
+{
+    QFile file(u":/lua/"_s + name);
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("flashstock: Lua script :/lua/%s is not embedded (resources/lua.qrc)", qPrintable(name));
+    return file.readAll();
+}
+
+/// `body` with every line `--- @include NAME` replaced by lua/include/NAME (one level: an
+/// include holds functions only), so shared snippets are written once and the SHA1 covers
+/// what Redis runs.
+QByteArray expandIncludes(const QByteArray &body)
+{
+    static constexpr QByteArrayView kDirective = "--- @include ";
+    QByteArray out;
+    for (const QByteArray &line : body.split('\n')) {
+        if (line.startsWith(kDirective))
+            out += readEmbedded(u"include/"_s + QString::fromUtf8(line.mid(kDirective.size()).trimmed()));
+        else
+            out += line + '\n';
+    }
+    out.chop(1); // split() gave one more piece than there were newlines
+    return out;
+}
 
 } // namespace
 
@@ -38,11 +64,7 @@ ScriptRegistry::ScriptRegistry()
         LuaScript s;
         s.id = f.id;
         s.fileName = QString::fromUtf16(f.fileName);
-        QFile file(u":/lua/"_s + s.fileName);
-        if (!file.open(QIODevice::ReadOnly))
-            qFatal("flashstock: Lua script :/lua/%s is not embedded (resources/lua.qrc)",
-                   qPrintable(s.fileName));
-        s.body = file.readAll();
+        s.body = expandIncludes(readEmbedded(s.fileName));
         s.numKeys = numKeysRe.match(s.fileName).captured(1).toInt();
         s.sha1 = QCryptographicHash::hash(s.body, QCryptographicHash::Sha1).toHex();
         m_scripts.append(s);

@@ -11,16 +11,16 @@ namespace flashstock {
 
 /// The gate's Lua scripts (lua/*.lua, embedded as Qt resources under `:/lua/`).
 enum class ScriptId {
-    Reserve,    ///< reserve-8.lua
-    Settle,     ///< settle-3.lua
-    MarkSold,   ///< mark-sold-5.lua
-    Release,    ///< release-7.lua
-    Load,       ///< load-3.lua
+    Reserve,    ///< reserve-2.lua
+    Settle,     ///< settle-2.lua
+    MarkSold,   ///< mark-sold-3.lua
+    Release,    ///< release-3.lua
+    Load,       ///< load-2.lua
     Adjust,     ///< adjust-1.lua
     SetSale,    ///< set-sale-1.lua
     ClearSale,  ///< clear-sale-1.lua
     SetPaused,  ///< set-paused-1.lua
-    OpenTokens, ///< open-tokens-3.lua
+    OpenTokens, ///< open-tokens-2.lua
     SetUsers,   ///< set-users-1.lua
 };
 
@@ -28,9 +28,9 @@ enum class ScriptId {
 /// body, and SHA1 computed locally (what SCRIPT LOAD answers).
 struct LuaScript {
     ScriptId id = ScriptId::Reserve;
-    QString fileName;  ///< e.g. "reserve-8.lua"
+    QString fileName;  ///< e.g. "reserve-2.lua"
     int numKeys = 0;   ///< KEYS the script expects
-    QByteArray body;   ///< the Lua source
+    QByteArray body;   ///< the Lua source, `--- @include NAME` lines expanded (lua/include/)
     QByteArray sha1;   ///< lower-case hex SHA1 of `body`
 };
 
