@@ -506,6 +506,34 @@ private slots:
         QCOMPARE(reserve(u"A"_s, u"oc"_s, 3).state, TokenState::Sold);
     }
 
+    void pipelineAnswersEachLineOnItsOwn()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 2, false).has_value());
+        QVERIFY(m_gate->load(u"B"_s, 1, false).has_value());
+        QVERIFY(m_gate->setPaused(u"C"_s, true).has_value());
+        const QList<GateReserveLine> lines{{u"A"_s, u"p1"_s, {}, 2}, {u"B"_s, u"p2"_s, {}, 1}, {u"B"_s, u"p3"_s, {}, 1},
+                                           {u"A{"_s, u"p4"_s, {}, 1},  {u"C"_s, u"p5"_s, {}, 1}, {u"D"_s, u"p6"_s, {}, 1},
+                                           {u"A"_s, u"p1"_s, {}, 2},   {u"B"_s, u"p7"_s, {}, 0}};
+        const auto r = m_gate->reservePipeline(lines);
+        QCOMPARE(r.size(), lines.size());
+        QCOMPARE(r[0]->code, GateCode::Reserved);
+        QCOMPARE(r[1]->code, GateCode::Reserved);
+        QCOMPARE(r[2]->code, GateCode::OutOfStock);
+        QCOMPARE(r[3].error().field, u"sku"_s);
+        QCOMPARE(r[4]->code, GateCode::Paused);
+        QCOMPARE(r[5]->code, GateCode::NoStockKey);
+        QCOMPARE(r[6]->code, GateCode::Existing); // the same order again in one pipeline
+        QCOMPARE(r[6]->token, r[0]->token);
+        QCOMPARE(r[7].error().field, u"qty"_s);
+        QCOMPARE(available(u"A"_s), 0);
+        QCOMPARE(available(u"B"_s), 0);
+        QVERIFY(m_gate->reservePipeline({}).isEmpty());
+        const GateHealth h = m_gate->health();
+        QCOMPARE(h.nodes.size(), 1);
+        QCOMPARE(h.nodes.first().role, GateNodeHealth::Role::Single);
+        QVERIFY(h.nodes.first().reachable && h.nodes.first().scriptsLoaded);
+    }
+
     void settleBatchPipelines()
     {
         FS_VERIFY_OK(m_gate->load(u"A"_s, 100, false));

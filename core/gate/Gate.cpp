@@ -2,11 +2,12 @@
 
 #include "Identifiers.h"
 #include "gate/GateKeys.h"
+#include "gate/GateRouter.h"
+#include "gate/HashSlot.h"
 #include "gate/RedisConnection.h"
 #include "gate/ScriptError.h"
 #include "gate/ScriptRegistry.h"
 
-#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -69,6 +70,15 @@ Result<void> checkUser(const QString &user)
     return checkName(user, u"user"_s, 128);
 }
 
+/// The input checks of one reserve.
+Result<void> checkLine(const GateReserveLine &l)
+{
+    if (auto v = checkSkuId(l.sku); !v) return v;
+    if (auto v = checkOrderId(l.order); !v) return v;
+    if (auto v = checkUser(l.user); !v) return v;
+    return checkQuantity(l.qty);
+}
+
 /// Server error replies that say "try again later" are Unavailable; the rest are Internal.
 std::unexpected<Error> serverError(const RedisValue &reply, const QString &what)
 {
@@ -125,29 +135,18 @@ QString tokenStateName(TokenState state)
 }
 
 struct Gate::Private {
-    explicit Private(RedisUrl u) : url(u), conn(std::move(u)) {}
+    explicit Private(RedisUrl u) : router(std::move(u)) {}
 
-    /// Connects if needed and, on a new connection, loads every script by SHA.
-    Result<void> prepare()
+    /// The command that runs script `id` on the node that owns its keys' slot.
+    static GateCommand scriptCommand(ScriptId id, const QList<QByteArray> &keys, const QList<QByteArray> &args)
     {
-        if (auto c = conn.ensureConnected(); !c)
-            return c;
-        if (scriptsLoadedFor != conn.connectCount()) {
-            auto loaded = ScriptRegistry::instance().loadAll(conn);
-            if (!loaded && loaded.error().code == ErrorCode::Unavailable)
-                return loaded;
-            // Any other failure (e.g. LOADING) is retried on the call's NOSCRIPT path.
-            if (loaded)
-                scriptsLoadedFor = conn.connectCount();
-        }
-        return {};
+        return GateCommand{HashSlot::ofKey(keys.first()), ScriptRegistry::instance().evalshaArgv(id, keys, args),
+                           id != ScriptId::OpenTokens, id};
     }
 
     Result<RedisValue> run(ScriptId id, const QList<QByteArray> &keys, const QList<QByteArray> &args)
     {
-        if (auto p = prepare(); !p)
-            return std::unexpected(p.error());
-        return ScriptRegistry::instance().run(conn, id, keys, args);
+        return router.execute(scriptCommand(id, keys, args));
     }
 
     /// Runs a script that answers one integer; negative codes become errors.
@@ -165,21 +164,19 @@ struct Gate::Private {
         return r->integer;
     }
 
-    /// One plain command on a key of `sku` (the SKU checked, connected first); `integer`
-    /// also requires an integer reply, naming `what` otherwise.
-    Result<RedisValue> keyCommand(const QString &sku, const QList<QByteArray> &argv, const char *what = nullptr)
+    /// One plain command on a key of `sku` (argv[1]; the SKU checked first); `what` also
+    /// requires an integer reply, naming `what` otherwise. `writes`: see GateCommand.
+    Result<RedisValue> keyCommand(const QString &sku, const QList<QByteArray> &argv, bool writes,
+                                  const char *what = nullptr)
     {
         if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-        if (auto p = prepare(); !p) return std::unexpected(p.error());
-        auto r = conn.command(argv);
+        auto r = router.execute(GateCommand{HashSlot::ofKey(argv.at(1)), argv, writes, std::nullopt});
         if (r && what && r->type != RedisValue::Type::Integer)
             return unexpectedReply(*r, u"%1 of %2"_s.arg(QString::fromLatin1(what), sku));
         return r;
     }
 
-    RedisUrl url;
-    RedisConnection conn;
-    int scriptsLoadedFor = -1; ///< connectCount() at which loadAll last succeeded
+    GateRouter router;
     int retentionSeconds = kDefaultTokenRetentionSeconds;
 };
 
@@ -190,46 +187,56 @@ Gate::Gate(RedisUrl url)
 
 Gate::~Gate() = default;
 
-const RedisUrl &Gate::url() const { return d->url; }
-int Gate::connectCount() const { return d->conn.connectCount(); }
+const RedisUrl &Gate::url() const { return d->router.url(); }
+int Gate::connectCount() const { return d->router.connectCount(); }
 void Gate::setTokenRetentionSeconds(int seconds) { d->retentionSeconds = qMax(0, seconds); }
 
-Result<void> Gate::connect() { return d->prepare(); }
+Result<void> Gate::connect() { return d->router.connect(); }
 
 Result<GateReservation> Gate::reserve(const QString &sku, const QString &order,
                                       const QString &user, qint64 qty)
 {
-    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    if (auto v = checkOrderId(order); !v) return std::unexpected(v.error());
-    if (auto v = checkUser(user); !v) return std::unexpected(v.error());
-    if (auto v = checkQuantity(qty); !v) return std::unexpected(v.error());
-    auto r = d->run(ScriptId::Reserve, reserveKeys(sku), {order.toUtf8(), user.toUtf8(), num(qty), sku.toUtf8()});
-    if (!r)
-        return std::unexpected(r.error());
-    return parseReservation(*r, sku);
+    return reservePipeline({GateReserveLine{sku, order, user, qty}}).first();
+}
+
+QList<Result<GateReservation>> Gate::reservePipeline(const QList<GateReserveLine> &lines)
+{
+    QList<Result<GateReservation>> out(lines.size(), fail(ErrorCode::Internal, u"not sent"_s));
+    QList<GateCommand> commands;
+    QList<qsizetype> sent; // index into `lines` of each command
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        const GateReserveLine &l = lines[i];
+        if (auto valid = checkLine(l); !valid) {
+            out[i] = std::unexpected(valid.error());
+            continue;
+        }
+        commands.append(Private::scriptCommand(ScriptId::Reserve, reserveKeys(l.sku),
+                                               {l.order.toUtf8(), l.user.toUtf8(), num(l.qty), l.sku.toUtf8()}));
+        sent.append(i);
+    }
+    const QList<Result<RedisValue>> replies = d->router.execute(commands);
+    for (qsizetype k = 0; k < replies.size(); ++k) {
+        const qsizetype i = sent[k];
+        out[i] = replies[k] ? parseReservation(*replies[k], lines[i].sku) : std::unexpected(replies[k].error());
+    }
+    return out;
 }
 
 Result<QList<GateReservation>> Gate::reserveBatch(const QString &sku,
                                                   const QList<GateReserveRequest> &requests)
 {
-    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    QList<QList<QByteArray>> argsList;
-    argsList.reserve(requests.size());
+    QList<GateReserveLine> lines;
+    lines.reserve(requests.size());
     for (const GateReserveRequest &req : requests) {
-        if (auto v = checkOrderId(req.order); !v) return std::unexpected(v.error());
-        if (auto v = checkUser(req.user); !v) return std::unexpected(v.error());
-        if (auto v = checkQuantity(req.qty); !v) return std::unexpected(v.error());
-        argsList.append({req.order.toUtf8(), req.user.toUtf8(), num(req.qty), sku.toUtf8()});
+        const GateReserveLine line{sku, req.order, req.user, req.qty};
+        // A malformed request fails the whole batch before anything is sent.
+        if (auto valid = checkLine(line); !valid)
+            return std::unexpected(valid.error());
+        lines.append(line);
     }
-    if (auto p = d->prepare(); !p)
-        return std::unexpected(p.error());
-    auto replies = ScriptRegistry::instance().runBatch(d->conn, ScriptId::Reserve, reserveKeys(sku), argsList);
-    if (!replies)
-        return std::unexpected(replies.error());
     QList<GateReservation> out;
-    out.reserve(replies->size());
-    for (const RedisValue &r : *replies) {
-        auto one = parseReservation(r, sku);
+    out.reserve(lines.size());
+    for (const Result<GateReservation> &one : reservePipeline(lines)) {
         if (!one)
             return std::unexpected(one.error());
         out.append(*one);
@@ -274,22 +281,17 @@ Result<bool> Gate::release(const QString &sku, const QString &token)
 Result<void> Gate::settleBatch(const QString &sku, const QList<QString> &tokens)
 {
     if (auto v = checkSkuId(sku); !v) return v;
-    QList<QList<QByteArray>> argsList;
-    argsList.reserve(tokens.size());
+    QList<GateCommand> commands;
+    commands.reserve(tokens.size());
     for (const QString &t : tokens) {
         if (auto v = checkToken(t); !v) return v;
-        argsList.append({t.toUtf8()});
+        commands.append(Private::scriptCommand(ScriptId::Settle, reserveKeys(sku), {t.toUtf8()}));
     }
-    if (argsList.isEmpty())
-        return {};
-    if (auto p = d->prepare(); !p)
-        return p;
-    auto replies = ScriptRegistry::instance().runBatch(
-        d->conn, ScriptId::Settle, reserveKeys(sku), argsList);
-    if (!replies)
-        return std::unexpected(replies.error());
-    for (qsizetype i = 0; i < replies->size(); ++i) {
-        const RedisValue &r = replies->at(i);
+    const QList<Result<RedisValue>> replies = d->router.execute(commands);
+    for (qsizetype i = 0; i < replies.size(); ++i) {
+        if (!replies[i])
+            return std::unexpected(replies[i].error());
+        const RedisValue &r = *replies[i];
         if (r.type != RedisValue::Type::Integer)
             return unexpectedReply(r, u"settle of %1"_s.arg(tokens[i]));
         if (r.integer < 0)
@@ -332,7 +334,8 @@ Result<bool> Gate::adjust(const QString &sku, qint64 units)
 
 Result<qint64> Gate::available(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGET"), GateKeys::key(sku, "gate"), QByteArrayLiteral("available")});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGET"), GateKeys::key(sku, "gate"), QByteArrayLiteral("available")},
+                           false);
     if (!r)
         return std::unexpected(r.error());
     if (r->type == RedisValue::Type::Nil)
@@ -349,7 +352,7 @@ Result<GateCounts> Gate::counts(const QString &sku)
     QList<QByteArray> argv{QByteArrayLiteral("HMGET"), GateKeys::key(sku, "gate")};
     for (const auto &[name, member] : kCounterFields)
         argv.append(name);
-    auto r = d->keyCommand(sku, argv);
+    auto r = d->keyCommand(sku, argv, false);
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.size() != qsizetype(std::size(kCounterFields)))
@@ -370,7 +373,8 @@ Result<GateCounts> Gate::counts(const QString &sku)
 
 Result<qint64> Gate::heldCount(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGET"), GateKeys::key(sku, "open"), QByteArrayLiteral("#held")});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGET"), GateKeys::key(sku, "open"), QByteArrayLiteral("#held")},
+                           false);
     if (!r)
         return std::unexpected(r.error());
     if (r->type == RedisValue::Type::Nil)
@@ -387,7 +391,7 @@ Result<void> Gate::clearCounts(const QString &sku)
     QList<QByteArray> argv{QByteArrayLiteral("HDEL"), GateKeys::key(sku, "gate")};
     for (const auto &[name, member] : kCounterFields)
         argv.append(name);
-    auto r = d->keyCommand(sku, argv, "HDEL counters");
+    auto r = d->keyCommand(sku, argv, true, "HDEL counters");
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -402,7 +406,7 @@ Result<void> Gate::countRefusal(const QString &sku, Outcome outcome)
                     u"outcome: %1 is not a reserve refusal"_s.arg(outcomeWord(outcome)), u"outcome"_s);
     auto r = d->keyCommand(sku, {QByteArrayLiteral("HINCRBY"), GateKeys::key(sku, "gate"), counter,
                                  QByteArrayLiteral("1")},
-                           "HINCRBY counter");
+                           true, "HINCRBY counter");
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -455,7 +459,8 @@ Result<qint64> Gate::setUserUnits(const QString &sku, const QHash<QString, qint6
 Result<bool> Gate::claimRestore(const QString &sku, qint64 ttlMs)
 {
     auto r = d->keyCommand(sku, {QByteArrayLiteral("SET"), GateKeys::key(sku, "restoring"), QByteArrayLiteral("1"),
-                                 QByteArrayLiteral("NX"), QByteArrayLiteral("PX"), num(qMax<qint64>(1, ttlMs))});
+                                 QByteArrayLiteral("NX"), QByteArrayLiteral("PX"), num(qMax<qint64>(1, ttlMs))},
+                           true);
     if (!r)
         return std::unexpected(r.error());
     if (r->type == RedisValue::Type::Nil)
@@ -467,7 +472,7 @@ Result<bool> Gate::claimRestore(const QString &sku, qint64 ttlMs)
 
 Result<void> Gate::endRestore(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("DEL"), GateKeys::key(sku, "restoring")}, "DEL restoring");
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("DEL"), GateKeys::key(sku, "restoring")}, true, "DEL restoring");
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -509,8 +514,7 @@ Result<QList<GateToken>> Gate::openTokens(const QString &sku)
 
 Result<qint64> Gate::nowMs()
 {
-    if (auto p = d->prepare(); !p) return std::unexpected(p.error());
-    auto r = d->conn.command({QByteArrayLiteral("TIME")});
+    auto r = d->router.execute(GateCommand{-1, {QByteArrayLiteral("TIME")}, false, std::nullopt});
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.size() != 2)
@@ -521,30 +525,18 @@ Result<qint64> Gate::nowMs()
 GateHealth Gate::health()
 {
     GateHealth h;
-    // A new connection loads the scripts (as every call does); an existing one is only
-    // inspected, so a flushed cache shows as scriptsLoaded == false.
-    if (auto p = d->prepare(); !p) {
-        h.detail = p.error().message;
-        return h;
+    h.nodes = d->router.health();
+    h.reachable = !h.nodes.isEmpty();
+    h.scriptsLoaded = h.reachable;
+    for (const GateNodeHealth &n : std::as_const(h.nodes)) {
+        if (n.role == GateNodeHealth::Role::Replica)
+            continue; // serves no SKU until it is promoted
+        h.reachable = h.reachable && n.reachable;
+        h.scriptsLoaded = h.scriptsLoaded && n.scriptsLoaded;
+        h.roundTripUs = std::max(h.roundTripUs, n.roundTripUs);
+        if (h.detail.isEmpty() && !n.detail.isEmpty())
+            h.detail = h.nodes.size() == 1 ? n.detail : u"%1: %2"_s.arg(n.address, n.detail);
     }
-    QElapsedTimer timer;
-    timer.start();
-    auto pong = d->conn.command({QByteArrayLiteral("PING")});
-    h.roundTripUs = timer.nsecsElapsed() / 1000;
-    if (!pong || pong->isError()) {
-        h.detail = pong ? QString::fromUtf8(pong->str) : pong.error().message;
-        return h;
-    }
-    h.reachable = true;
-    auto loaded = ScriptRegistry::instance().allLoaded(d->conn);
-    if (!loaded) {
-        h.detail = loaded.error().message;
-        return h;
-    }
-    h.scriptsLoaded = *loaded;
-    if (!h.scriptsLoaded)
-        h.detail = u"gate scripts are not in the server's script cache (flushed or restarted); "
-                   "the next call loads them"_s;
     return h;
 }
 
