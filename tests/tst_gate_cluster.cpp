@@ -2,6 +2,7 @@
 // ClusterFixture): routing by hash slot, redirections during a slot migration, a bounded
 // wait on CLUSTERDOWN, WAIT for replicas, a master failover, and one reconcile pass
 // bringing every SKU's gate back to its book.
+#include "Cli.h"
 #include "Engine.h"
 #include "gate/Gate.h"
 #include "gate/GateKeys.h"
@@ -13,6 +14,9 @@
 #include "support/EngineHelpers.h"
 
 #include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSet>
 #include <QTest>
 #include <QThread>
@@ -335,6 +339,31 @@ private slots:
                 QCOMPARE(keysOn(m, sku) > 0, m == owner);
         }
         QVERIFY(test::bookHolds(*engine));
+    }
+
+    void cliOnTheCluster()
+    {
+        FS_FRESH_BOOK(fresh, u"sqlite"_s);
+        const QStringList global{u"--db"_s, fresh.urlText(), u"--redis"_s, m_cluster->url().toString(), u"--json"_s};
+        const auto cli = [&](const QStringList &args) {
+            QString out, err;
+            QTextStream o(&out), e(&err);
+            const int code = Cli().run(args + global, o, e);
+            o.flush();
+            return std::pair{code, QJsonDocument::fromJson(out.toUtf8()).object()};
+        };
+        QCOMPARE(cli({u"sku"_s, u"add"_s, m_skus[5], u"--stock"_s, u"7"_s}).first, 0);
+        const auto reserved = cli({u"reserve"_s, u"--order"_s, u"c1"_s, u"--sku"_s, m_skus[5], u"--qty"_s, u"2"_s});
+        QCOMPARE(reserved.first, 0);
+        QCOMPARE(reserved.second.value(u"result"_s).toString(), u"reserved"_s);
+        const auto shown = cli({u"sku"_s, u"show"_s, m_skus[5]});
+        QCOMPARE(shown.first, 0);
+        QCOMPARE(shown.second.value(u"gate"_s).toObject().value(u"available"_s).toInt(), 5);
+        QCOMPARE(cli({u"gate"_s, u"rebuild"_s, m_skus[5]}).first, 0);
+        QCOMPARE(cli({u"release"_s, u"--order"_s, u"c1"_s, u"--reason"_s, u"cancel"_s}).first, 0);
+        QCOMPARE(cli({u"sku"_s, u"show"_s, m_skus[5]}).second.value(u"gate"_s).toObject().value(u"available"_s).toInt(), 7);
+        QCOMPARE(cli({u"reconcile"_s}).first, 0);
+        QVERIFY(keysOn(m_cluster->masterOf(HashSlot::ofSku(m_skus[5])), m_skus[5]) >= 2);
     }
 
     void pipelineGoesToEveryNodeAtOnce()
