@@ -77,6 +77,20 @@ bool ClusterFixture::start()
         m_error = u"the cluster did not become ok with every node agreeing on the slots"_s;
         return false;
     }
+    // Replicas in sync with their masters (a failover or WAIT needs them).
+    const QDeadlineTimer synced(30000);
+    for (const auto &n : m_nodes) {
+        while (true) {
+            auto info = n->command({"INFO", "replication"});
+            if (info && (info->str.contains("role:master") || info->str.contains("master_link_status:up")))
+                break;
+            if (synced.hasExpired()) {
+                m_error = u"replica on port %1 did not sync with its master"_s.arg(n->port());
+                return false;
+            }
+            QThread::msleep(50);
+        }
+    }
     return true;
 }
 
