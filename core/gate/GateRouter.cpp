@@ -225,7 +225,7 @@ QList<Result<RedisValue>> GateRouter::execute(const QList<GateCommand> &commands
         }
         // Every node gets its pipeline before any reply is read, so the nodes work at once.
         for (Batch &b : batches)
-            send(commands, b, results);
+            send(commands, b, results, again);
         const bool retryExpired = retryUntil.hasExpired();
         for (Batch &b : batches)
             receive(commands, b, results, again, backoff, retryExpired);
@@ -242,15 +242,33 @@ QList<Result<RedisValue>> GateRouter::execute(const QList<GateCommand> &commands
     return out;
 }
 
-void GateRouter::send(const QList<GateCommand> &commands, Batch &b, QList<std::optional<Result<RedisValue>>> &results)
+void GateRouter::send(const QList<GateCommand> &commands, Batch &b, QList<std::optional<Result<RedisValue>>> &results,
+                      QList<Pending> &again)
 {
     auto failAll = [&](const Error &e) {
         for (const Pending &p : std::as_const(b.pending))
             results[p.index] = std::unexpected(e);
     };
     if (auto ready = b.node->prepare(); !ready) {
-        m_refreshWanted = m_url.isCluster();
-        failAll(ready.error());
+        if (!m_url.isCluster()) {
+            failAll(ready.error());
+            return;
+        }
+        // Nothing was sent, so a resend is safe: a master that does not answer may have been
+        // replaced by its replica (or, for TIME, any other master will do).
+        m_refreshWanted = true;
+        refreshIfDue();
+        for (Pending p : std::as_const(b.pending)) {
+            QString why;
+            bool unowned = false;
+            GateNode *now = p.redirects < kMaxRedirects ? route(commands[p.index], p, why, unowned) : nullptr;
+            if (now && now != b.node) {
+                ++p.redirects;
+                again.append(p);
+            } else {
+                results[p.index] = std::unexpected(ready.error());
+            }
+        }
         return;
     }
     QList<QList<QByteArray>> argvs;

@@ -36,7 +36,8 @@ struct GateCommand {
 /// are resent with backoff (2 ms doubling to 50 ms) until the URL's command timeout has
 /// passed since the call began, then answered as they are. The map is read again every kRefreshMs and, after trouble (a redirection,
 /// a node that did not answer), at most every kTroubleRefreshMs. A node that cannot be
-/// reached answers Unavailable for its commands only. On every node a NOSCRIPT loads all
+/// reached answers Unavailable for its commands only, unless the map read at once then
+/// names another node for them (a promoted replica): nothing was sent, so they go there. On every node a NOSCRIPT loads all
 /// scripts and resends once, then as EVAL. Under `?wait=N` each node's pipeline of writes
 /// ends with WAIT; fewer confirmations than N make those writes Unavailable (their effect
 /// stands on the master; the reconciler heals it like any unknown outcome).
@@ -82,7 +83,8 @@ private:
     /// The node `p` goes to now, or nullptr with the reason in `why` (`unowned`: the map has
     /// no master for its slot).
     GateNode *route(const GateCommand &command, const Pending &p, QString &why, bool &unowned);
-    void send(const QList<GateCommand> &commands, Batch &batch, QList<std::optional<Result<RedisValue>>> &results);
+    void send(const QList<GateCommand> &commands, Batch &batch, QList<std::optional<Result<RedisValue>>> &results,
+              QList<Pending> &again);
     void receive(const QList<GateCommand> &commands, Batch &batch, QList<std::optional<Result<RedisValue>>> &results,
                  QList<Pending> &again, bool &backoff, bool retryExpired);
     void refreshIfDue();
