@@ -318,7 +318,8 @@ void GateRouter::receive(const QList<GateCommand> &commands, Batch &b, QList<std
             if (const auto redirect = parseRedirect(r.str)) {
                 ++p.redirects;
                 if (moved) {
-                    m_map->assign(redirect->slot, redirect->to);
+                    if (m_map)
+                        m_map->assign(redirect->slot, redirect->to);
                     m_refreshWanted = true; // more slots may have moved with it
                     p.askTo.reset();
                 } else {
