@@ -1,7 +1,8 @@
 // Cluster benchmark, printed (never a timed test): the crowd on 12 hot SKUs at once through
-// our gate, one redis-server against a 3-master Redis Cluster (3 replicas) on the same
-// machine in one run, plain and pipelined, as answers/s and their ratio; and what `?wait=1`
-// costs a reserve that takes stock (latency p50/p99 and answers/s, wait=0 against wait=1).
+// our gate, one redis-server against a 3-master Redis Cluster without and with 3 replicas,
+// all on the same machine in one run, plain and pipelined, as answers/s and their ratio;
+// and what `?wait=1` costs a reserve that takes stock (latency p50/p99 and answers/s,
+// wait=0 against wait=1, on the cluster with replicas).
 //
 //   bench_cluster [--quick] [--threads N] [--seconds S]
 //
@@ -146,13 +147,15 @@ int main(int argc, char **argv)
         out << "redis-server or redis-cli is not on PATH" << Qt::endl;
         return qEnvironmentVariableIsSet("CI") ? 1 : 0;
     }
+    // The cluster without replicas shows what routing costs; with them, what a cluster that
+    // survives a dead master costs (every write, a refusal's counter too, is replicated).
     RedisFixture single;
-    ClusterFixture cluster(3, 1, 2000);
-    if (!single.start() || !cluster.start()) {
-        out << single.errorString() << cluster.errorString() << Qt::endl;
+    ClusterFixture bare(3, 0, 2000), cluster(3, 1, 2000);
+    if (!single.start() || !bare.start() || !cluster.start()) {
+        out << single.errorString() << bare.errorString() << cluster.errorString() << Qt::endl;
         return 1;
     }
-    const RedisUrl singleUrl = single.url(5000), clusterUrl = cluster.url(5000);
+    const RedisUrl singleUrl = single.url(5000), bareUrl = bare.url(5000), clusterUrl = cluster.url(5000);
     qint64 failures = 0;
     const auto report = [&](const Run &r) {
         failures += r.failures;
@@ -162,22 +165,33 @@ int main(int argc, char **argv)
 
     out << "the crowd on " << kHotSkus << " hot SKUs (sold out: every answer out_of_stock), " << threads
         << " threads, each its own Gate; " << QThread::idealThreadCount() << " cores for everything" << Qt::endl;
-    out << QString(u"%1 %2 %3 %4"_s).arg(u"case"_s, -28).arg(u"single/s"_s, 10).arg(u"cluster/s"_s, 10).arg(u"ratio"_s, 7)
+    out << QString(u"%1 %2 %3 %4 %5 %6"_s)
+               .arg(u"case"_s, -24)
+               .arg(u"single/s"_s, 10)
+               .arg(u"3 masters/s"_s, 12)
+               .arg(u"ratio"_s, 6)
+               .arg(u"+3 replicas/s"_s, 14)
+               .arg(u"ratio"_s, 6)
         << Qt::endl;
     for (const int depth : {1, kDepth}) {
-        if (!load(singleUrl, 0) || !load(clusterUrl, 0)) {
+        if (!load(singleUrl, 0) || !load(bareUrl, 0) || !load(clusterUrl, 0)) {
             out << "cannot load the hot SKUs" << Qt::endl;
             return 1;
         }
         const Run s = crowd(singleUrl, threads, depth, seconds, u"s%1"_s.arg(depth));
+        const Run b = crowd(bareUrl, threads, depth, seconds, u"b%1"_s.arg(depth));
         const Run c = crowd(clusterUrl, threads, depth, seconds, u"c%1"_s.arg(depth));
-        out << QString(u"%1 %2 %3 %4"_s)
-                   .arg(depth == 1 ? u"plain reserve"_s : u"pipeline of %1 lines"_s.arg(depth), -28)
+        const auto ratio = [&](const Run &r) { return s.perSecond > 0 ? r.perSecond / s.perSecond : 0; };
+        out << QString(u"%1 %2 %3 %4 %5 %6"_s)
+                   .arg(depth == 1 ? u"plain reserve"_s : u"pipeline of %1 lines"_s.arg(depth), -24)
                    .arg(s.perSecond, 10, 'f', 0)
-                   .arg(c.perSecond, 10, 'f', 0)
-                   .arg(s.perSecond > 0 ? c.perSecond / s.perSecond : 0, 7, 'f', 2)
+                   .arg(b.perSecond, 12, 'f', 0)
+                   .arg(ratio(b), 6, 'f', 2)
+                   .arg(c.perSecond, 14, 'f', 0)
+                   .arg(ratio(c), 6, 'f', 2)
             << Qt::endl;
         report(s);
+        report(b);
         report(c);
     }
 
