@@ -240,14 +240,6 @@ RedisUrl RedisUrl::node(const RedisNodeAddress &address) const
     return out;
 }
 
-RedisUrl RedisUrl::withEnvironmentPassword() const
-{
-    RedisUrl out = *this;
-    if (!isNone() && out.password.isEmpty())
-        out.password = qEnvironmentVariable("FLASHSTOCK_REDIS_PASSWORD");
-    return out;
-}
-
 static QString render(const RedisUrl &u, bool maskPassword)
 {
     using Kind = RedisUrl::Kind;

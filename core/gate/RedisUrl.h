@@ -34,8 +34,8 @@ struct RedisNodeAddress {
 /// Every URL form takes `?connect_timeout_ms=N&timeout_ms=N` (defaults 500 and 1000 ms,
 /// each 1..600000) and `?wait=N` (0..16, default 0): each gate write then waits until N
 /// replicas confirmed it (WAIT, for at most half the command timeout) or answers
-/// Unavailable. A password is never shown by toDisplayString() or in a parse error; one
-/// that is not in the URL may come from FLASHSTOCK_REDIS_PASSWORD (withEnvironmentPassword).
+/// Unavailable. A password is never shown by toDisplayString() or in a parse error (one that
+/// is not in the URL comes from FLASHSTOCK_REDIS_PASSWORD: EngineOpener).
 /// A plain value type; any thread.
 struct RedisUrl {
     enum class Kind {
@@ -70,10 +70,6 @@ struct RedisUrl {
     /// The TCP URL of one node of this URL's cluster (or server): the same credentials,
     /// timeouts and wait, database 0.
     RedisUrl node(const RedisNodeAddress &address) const;
-    /// This URL with the password from the environment variable FLASHSTOCK_REDIS_PASSWORD
-    /// when it has none of its own (and the variable is set and not empty). `none` stays
-    /// `none`.
-    RedisUrl withEnvironmentPassword() const;
     /// Milliseconds a WAIT may block: half the command timeout, so its answer arrives
     /// before the connection gives up.
     int waitTimeoutMs() const { return qMax(1, timeoutMs / 2); }
