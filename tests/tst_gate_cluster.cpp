@@ -133,19 +133,6 @@ private:
     qint64 m_slowestMs = 0;
 };
 
-/// The error message of `r`, empty when it holds a value (QVERIFY2 evaluates its message).
-template <typename T>
-QByteArray why(const Result<T> &r)
-{
-    return r ? QByteArray() : r.error().message.toLocal8Bit();
-}
-
-/// The code of a reserve's answer, -1 for an error (compared, never read from an error).
-int codeOf(const Result<GateReservation> &r)
-{
-    return r ? int(r->code) : -1;
-}
-
 /// The errors of `node` counted since its last CONFIG RESETSTAT (INFO errorstats), by prefix.
 qint64 errorCount(RedisFixture &node, const QByteArray &prefix)
 {
@@ -178,7 +165,7 @@ private:
     {
         bool same = true;
         for (const QString &sku : skus) {
-            const qint64 book = engine.book().levels(sku)->available;
+            const qint64 book = FS_OK(engine.book().levels(sku)).available;
             const GateSide gate = engine.gateLevels(sku);
             if (gate.available != book) {
                 qWarning("%s: gate %lld, book %lld (%s)", qPrintable(sku), gate.available, book, qPrintable(gate.error));
@@ -204,7 +191,7 @@ private slots:
     {
         QVERIFY(m_cluster->waitUntilStable());
         for (RedisFixture *m : m_cluster->masters())
-            QVERIFY(m->command({"FLUSHALL"}).has_value());
+            FS_VERIFY_OK(m->command({"FLUSHALL"}));
     }
 
     void hashSlotIsTheClusterKeySlot()
@@ -215,7 +202,7 @@ private slots:
                                     "foo{}{bar}", "{user1000}.following", "no-tag", "{", "}{x}"};
         for (const QByteArray &key : keys) {
             auto server = any->command({"CLUSTER", "KEYSLOT", key});
-            QVERIFY(server.has_value());
+            FS_VERIFY_OK(server);
             QCOMPARE(qint64(HashSlot::ofKey(key)), server->integer);
         }
         for (const QString &sku : std::as_const(m_skus))
@@ -226,7 +213,7 @@ private slots:
     void healthShowsEveryNode()
     {
         Gate gate(m_cluster->url());
-        QVERIFY(gate.connect().has_value());
+        FS_VERIFY_OK(gate.connect());
         const GateHealth h = gate.health();
         QVERIFY2(h.reachable && h.scriptsLoaded, qPrintable(h.detail));
         QCOMPARE(h.nodes.size(), 6);
@@ -248,10 +235,10 @@ private slots:
     {
         RedisFixture *any = m_cluster->masters().first();
         const RedisNodeAddress address{u"127.0.0.1"_s, any->port()};
-        auto shards = SlotMap::fromClusterShards(*any->command({"CLUSTER", "SHARDS"}), address);
-        auto fromSlots = SlotMap::fromClusterSlots(*any->command({"CLUSTER", "SLOTS"}), address);
-        QVERIFY2(shards.has_value(), why(shards));
-        QVERIFY2(fromSlots.has_value(), why(fromSlots));
+        auto shards = SlotMap::fromClusterShards(FS_OK(any->command({"CLUSTER", "SHARDS"})), address);
+        auto fromSlots = SlotMap::fromClusterSlots(FS_OK(any->command({"CLUSTER", "SLOTS"})), address);
+        FS_VERIFY_OK(shards);
+        FS_VERIFY_OK(fromSlots);
         QCOMPARE(shards->assignedSlots(), HashSlot::kCount);
         QCOMPARE(shards->masters().size(), 3);
         for (int slot = 0; slot < HashSlot::kCount; ++slot)
@@ -268,31 +255,31 @@ private slots:
         const QString sku = m_skus.first();
         RedisFixture *owner = m_cluster->masterOf(HashSlot::ofSku(sku));
         QVERIFY(owner);
-        QCOMPARE(*gate.load(sku, 100, false), 100);
-        QVERIFY(gate.setSale(sku, GateSale{true, 0, 0, 5}).has_value());
+        QCOMPARE(FS_OK(gate.load(sku, 100, false)), 100);
+        FS_VERIFY_OK(gate.setSale(sku, GateSale{true, 0, 0, 5}));
         auto a = gate.reserve(sku, u"o1"_s, u"u1"_s, 2);
-        QVERIFY2(a.has_value(), why(a));
+        FS_VERIFY_OK(a);
         QCOMPARE(a->code, GateCode::Reserved);
-        QCOMPARE(codeOf(gate.reserve(sku, u"o1"_s, u"u1"_s, 2)), int(GateCode::Existing));
-        QCOMPARE(codeOf(gate.reserve(sku, u"o2"_s, u"u1"_s, 4)), int(GateCode::LimitExceeded));
+        QCOMPARE(FS_OK(gate.reserve(sku, u"o1"_s, u"u1"_s, 2)).code, GateCode::Existing);
+        QCOMPARE(FS_OK(gate.reserve(sku, u"o2"_s, u"u1"_s, 4)).code, GateCode::LimitExceeded);
         auto batch = gate.reserveBatch(sku, {{u"b1"_s, u"u2"_s, 1}, {u"b2"_s, u"u3"_s, 1}});
-        QVERIFY2(batch.has_value(), why(batch));
-        QVERIFY(gate.settle(sku, a->token).has_value());
-        QVERIFY(gate.settleBatch(sku, {batch->at(0).token, batch->at(1).token}).has_value());
-        QVERIFY(gate.markSold(sku, a->token).has_value());
-        QCOMPARE(*gate.release(sku, batch->at(0).token), true);
-        QCOMPARE(gate.openTokens(sku)->size(), 1);
-        QCOMPARE(*gate.adjust(sku, 10), true);
-        QCOMPARE(*gate.available(sku), 100 - 2 - 1 + 10);
-        QCOMPARE(*gate.heldCount(sku), 0);
-        QVERIFY(gate.setPaused(sku, true).has_value());
-        QCOMPARE(codeOf(gate.reserve(sku, u"o3"_s, u"u4"_s, 1)), int(GateCode::Paused));
-        QVERIFY(gate.setPaused(sku, false).has_value());
-        QVERIFY(gate.clearSale(sku).has_value());
-        QCOMPARE(*gate.claimRestore(sku, 1000), true);
-        QVERIFY(gate.countRefusal(sku, Outcome::OutOfStock).has_value());
-        QCOMPARE(gate.counts(sku)->outOfStock, 1);
-        QVERIFY(gate.nowMs().has_value());
+        FS_VERIFY_OK(batch);
+        FS_VERIFY_OK(gate.settle(sku, a->token));
+        FS_VERIFY_OK(gate.settleBatch(sku, {batch->at(0).token, batch->at(1).token}));
+        FS_VERIFY_OK(gate.markSold(sku, a->token));
+        QCOMPARE(FS_OK(gate.release(sku, batch->at(0).token)), true);
+        QCOMPARE(FS_OK(gate.openTokens(sku)).size(), 1);
+        QCOMPARE(FS_OK(gate.adjust(sku, 10)), true);
+        QCOMPARE(FS_OK(gate.available(sku)), 100 - 2 - 1 + 10);
+        QCOMPARE(FS_OK(gate.heldCount(sku)), 0);
+        FS_VERIFY_OK(gate.setPaused(sku, true));
+        QCOMPARE(FS_OK(gate.reserve(sku, u"o3"_s, u"u4"_s, 1)).code, GateCode::Paused);
+        FS_VERIFY_OK(gate.setPaused(sku, false));
+        FS_VERIFY_OK(gate.clearSale(sku));
+        QCOMPARE(FS_OK(gate.claimRestore(sku, 1000)), true);
+        FS_VERIFY_OK(gate.countRefusal(sku, Outcome::OutOfStock));
+        QCOMPARE(FS_OK(gate.counts(sku)).outOfStock, 1);
+        FS_VERIFY_OK(gate.nowMs());
         // Gate, open, done and restoring keys, all in the SKU's slot on its master only.
         QCOMPARE(keysOn(owner, sku), 4);
         for (RedisFixture *m : m_cluster->masters())
@@ -320,7 +307,7 @@ private slots:
         constexpr int kStock = 40, kAttemptsPerSku = 60;
         QHash<RedisFixture *, int> skusPerMaster;
         for (const QString &sku : std::as_const(m_skus)) {
-            QVERIFY(engine->addSku(sku, kStock).has_value());
+            FS_VERIFY_OK(engine->addSku(sku, kStock));
             ++skusPerMaster[m_cluster->masterOf(HashSlot::ofSku(sku))];
         }
         QCOMPARE(skusPerMaster.size(), 3);
@@ -338,7 +325,7 @@ private slots:
             QCOMPARE(t.reserved, kStock);
             QCOMPARE(t.outOfStock, kAttemptsPerSku - kStock);
             QCOMPARE(t.unavailable, 0);
-            QCOMPARE(engine->book().levels(sku)->locked, kStock);
+            QCOMPARE(FS_OK(engine->book().levels(sku)).locked, kStock);
             QCOMPARE(engine->gateLevels(sku).available, 0);
             RedisFixture *owner = m_cluster->masterOf(HashSlot::ofSku(sku));
             for (RedisFixture *m : m_cluster->masters())
@@ -377,7 +364,7 @@ private slots:
         Gate gate(m_cluster->url());
         QList<GateReserveLine> lines;
         for (const QString &sku : std::as_const(m_skus)) {
-            QCOMPARE(*gate.load(sku, 1, false), 1);
+            QCOMPARE(FS_OK(gate.load(sku, 1, false)), 1);
             lines.append({sku, u"p-"_s + sku, {}, 1});
         }
         lines.insert(7, {m_skus[3], u"bad order id!"_s, {}, 1});
@@ -389,16 +376,16 @@ private slots:
                 QCOMPARE(results[i].error().code, ErrorCode::InvalidArgument);
                 QCOMPARE(results[i].error().field, u"order"_s);
             } else if (i == lines.size() - 1) {
-                QCOMPARE(codeOf(results[i]), int(GateCode::OutOfStock)); // its one unit went earlier in the pipeline
+                QCOMPARE(FS_OK(results[i]).code, GateCode::OutOfStock); // its one unit went earlier in the pipeline
             } else {
-                QVERIFY2(results[i].has_value(), why(results[i]));
+                FS_VERIFY_OK(results[i]);
                 QCOMPARE(results[i]->code, GateCode::Reserved);
                 QVERIFY(results[i]->token.startsWith(lines[i].sku + u'.'));
             }
         }
         // The masters once each, and the seed that gave the slot map if it is a replica.
         auto seedRole = m_cluster->nodes().front()->command({"ROLE"});
-        QVERIFY(seedRole.has_value());
+        FS_VERIFY_OK(seedRole);
         QCOMPARE(gate.connectCount(), seedRole->elements.value(0).str == "master" ? 3 : 4);
     }
 
@@ -408,11 +395,11 @@ private slots:
         const QByteArray slot = QByteArray::number(HashSlot::ofSku(sku));
         RedisFixture *owner = m_cluster->masterOf(HashSlot::ofSku(sku));
         Gate gate(m_cluster->url(600));
-        QCOMPARE(*gate.load(sku, 10, false), 10);
+        QCOMPARE(FS_OK(gate.load(sku, 10, false)), 10);
 
         // The owner stops serving the slot and nobody takes it over: CLUSTERDOWN until the
         // command timeout, then Unavailable.
-        QVERIFY(owner->command({"CLUSTER", "DELSLOTS", slot}).has_value());
+        FS_VERIFY_OK(owner->command({"CLUSTER", "DELSLOTS", slot}));
         QElapsedTimer timer;
         timer.start();
         auto down = gate.reserve(sku, u"d1"_s, {}, 1);
@@ -434,11 +421,11 @@ private slots:
             code = r ? int(r->code) : -2;
         });
         QThread::msleep(300);
-        QVERIFY(owner->command({"CLUSTER", "ADDSLOTS", slot}).has_value());
+        FS_VERIFY_OK(owner->command({"CLUSTER", "ADDSLOTS", slot}));
         waiter.join();
         QCOMPARE(code.load(), int(GateCode::Reserved));
         QVERIFY2(tookMs >= 250, qPrintable(QString::number(tookMs.load())));
-        QCOMPARE(*gate.available(sku), 9);
+        QCOMPARE(FS_OK(gate.available(sku)), 9);
     }
 
     void migrationDuringARun_data()
@@ -476,9 +463,9 @@ private slots:
         }
         QVERIFY(from && to);
         for (const QString &sku : std::as_const(skus))
-            QVERIFY(engine->addSku(sku, 100000).has_value());
+            FS_VERIFY_OK(engine->addSku(sku, 100000));
         for (RedisFixture *m : {from, to})
-            QVERIFY(m->command({"CONFIG", "RESETSTAT"}).has_value());
+            FS_VERIFY_OK(m->command({"CONFIG", "RESETSTAT"}));
 
         Crowd crowd(fresh.url(), url, skus, 4, 0, u"m"_s);
         crowd.start();
@@ -497,7 +484,7 @@ private slots:
                 // Keys on the target, the slot still MIGRATING: ASK.
                 auto r = probe.reserve(moving, u"probe-target"_s, {}, 1);
                 onTargetAfterMove = r && r->code == GateCode::Reserved
-                                    && to->command({"CLUSTER", "COUNTKEYSINSLOT", QByteArray::number(slot)})->integer >= 2;
+                                    && keysOn(to, moving) >= 2;
                 QThread::msleep(200);
             },
             keyByKey, [&] { QThread::msleep(ulong(splitMs)); });
@@ -526,19 +513,19 @@ private slots:
         QVERIFY(std::any_of(t.reservedAtMs.cbegin(), t.reservedAtMs.cend(), [&](qint64 at) { return at > movedAtMs; }));
         QCOMPARE(keysOn(from, moving), 0);
         QVERIFY(keysOn(to, moving) >= 2);
-        QCOMPARE(engine->reserve(u"after-move"_s, {}, {{moving, 1, {}}})->outcome, Outcome::Reserved);
+        QCOMPARE(FS_OK(engine->reserve(u"after-move"_s, {}, {{moving, 1, {}}})).outcome, Outcome::Reserved);
 
         // Nothing lost or counted twice: each SKU's book holds exactly the reserves answered
         // reserved; after one reconcile pass the gate equals the book.
         for (const QString &sku : std::as_const(skus)) {
             const Tally s = crowd.tallies().value(sku);
-            QCOMPARE(engine->book().levels(sku)->locked, qint64(s.reserved) + (sku == moving ? 1 : 0));
+            QCOMPARE(FS_OK(engine->book().levels(sku)).locked, qint64(s.reserved) + (sku == moving ? 1 : 0));
         }
         // The pass finds the two probes (gate only, no order in the book) and nothing else: no
         // reserve was half done by a redirection, not even one answered gate_unavailable.
         Reconciler rec(*engine);
         auto pass = rec.runPass(0);
-        QVERIFY2(pass.has_value(), why(pass));
+        FS_VERIFY_OK(pass);
         QCOMPARE(pass->discrepancies.size(), 2);
         for (const Discrepancy &d : std::as_const(pass->discrepancies))
             QCOMPARE(d.kind, DiscrepancyKind::OrphanPreDeduct);
@@ -555,9 +542,9 @@ private slots:
         RedisUrl url = m_cluster->url(600);
         url.waitReplicas = 1;
         Gate gate(url);
-        QCOMPARE(*gate.load(sku, 10, false), 10);
+        QCOMPARE(FS_OK(gate.load(sku, 10, false)), 10);
         auto r = gate.reserve(sku, u"w1"_s, {}, 1);
-        QVERIFY2(r.has_value(), why(r));
+        FS_VERIFY_OK(r);
         QCOMPARE(r->code, GateCode::Reserved);
         // WAIT returned only after the replica had the write.
         auto onReplica = replicas.first()->command({"DBSIZE"});
@@ -573,8 +560,8 @@ private slots:
         QVERIFY2(unconfirmed.error().message.contains(u"confirmed by 0 of 1 replicas"_s),
                  qPrintable(unconfirmed.error().message));
         QVERIFY(timer.elapsed() >= url.waitTimeoutMs() - 50 && timer.elapsed() < 1500);
-        QCOMPARE(*gate.available(sku), 8);
-        QCOMPARE(*Gate(m_cluster->url()).heldCount(sku), 2);
+        QCOMPARE(FS_OK(gate.available(sku)), 8);
+        QCOMPARE(FS_OK(Gate(m_cluster->url()).heldCount(sku)), 2);
 
         QVERIFY(replicas.first()->restart());
         // Back in sync once the master counts it among the replicas that acknowledge.
@@ -586,7 +573,7 @@ private slots:
             QThread::msleep(50);
         }
         auto again = gate.reserve(sku, u"w3"_s, {}, 1);
-        QVERIFY2(again.has_value(), why(again));
+        FS_VERIFY_OK(again);
         QCOMPARE(again->code, GateCode::Reserved);
     }
 
@@ -596,7 +583,7 @@ private slots:
         auto engine = test::openEngine(fresh.url(), m_cluster->url());
         QVERIFY(engine);
         for (const QString &sku : std::as_const(m_skus))
-            QVERIFY(engine->addSku(sku, 100000).has_value());
+            FS_VERIFY_OK(engine->addSku(sku, 100000));
         RedisFixture *victim = m_cluster->masterOf(HashSlot::ofSku(m_skus.first()));
         QStringList victims, others;
         for (const QString &sku : std::as_const(m_skus))
@@ -612,7 +599,7 @@ private slots:
         // The replica hangs and loses its link: what the master acknowledges meanwhile never
         // reaches it, and is lost when the master dies and the replica takes over.
         replicas.first()->freeze();
-        QVERIFY(victim->command({"CLIENT", "KILL", "TYPE", "replica"}).has_value());
+        FS_VERIFY_OK(victim->command({"CLIENT", "KILL", "TYPE", "replica"}));
         QThread::msleep(300);
         const qint64 killedAtMs = crowd.elapsedMs();
         victim->kill();
@@ -628,13 +615,13 @@ private slots:
                 QVERIFY(!results[i]);
                 QCOMPARE(results[i].error().code, ErrorCode::Unavailable);
             } else {
-                QVERIFY2(results[i].has_value(), why(results[i]));
+                FS_VERIFY_OK(results[i]);
                 QCOMPARE(results[i]->code, GateCode::Reserved);
             }
         }
         // The clock of any master will do: one that is down is passed over.
         auto now = engine->gate()->nowMs();
-        QVERIFY2(now.has_value(), why(now));
+        FS_VERIFY_OK(now);
         // Redis Cluster promotes the replica; the engines find it by themselves.
         QVERIFY(m_cluster->waitUntilStable(20000, HashSlot::ofSku(victims.first())));
         const qint64 promotedAtMs = crowd.elapsedMs();
@@ -663,7 +650,7 @@ private slots:
         // book); one pass heals every gate.
         Reconciler rec(*engine);
         auto pass = rec.runPass(0);
-        QVERIFY2(pass.has_value(), why(pass));
+        FS_VERIFY_OK(pass);
         QVERIFY2(pass->warnings.isEmpty(), qPrintable(pass->warnings.join(u'\n')));
         QMap<QString, int> kinds;
         for (const Discrepancy &d : std::as_const(pass->discrepancies))
