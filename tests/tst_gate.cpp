@@ -144,11 +144,11 @@ private slots:
             const char *name;
         };
         const Named answers[] = {
-            {"reserve-8.lua", int(ReserveAnswer::Reserved), "RESERVED"},
-            {"reserve-8.lua", int(ReserveAnswer::Existing), "EXISTING"},
-            {"release-7.lua", int(ReleaseAnswer::Unchanged), "UNCHANGED"},
-            {"release-7.lua", int(ReleaseAnswer::Released), "RELEASED"},
-            {"release-7.lua", int(ReleaseAnswer::ReleasedNoKey), "RELEASED_NO_KEY"},
+            {"reserve-2.lua", int(ReserveAnswer::Reserved), "RESERVED"},
+            {"reserve-2.lua", int(ReserveAnswer::Existing), "EXISTING"},
+            {"release-3.lua", int(ReleaseAnswer::Unchanged), "UNCHANGED"},
+            {"release-3.lua", int(ReleaseAnswer::Released), "RELEASED"},
+            {"release-3.lua", int(ReleaseAnswer::ReleasedNoKey), "RELEASED_NO_KEY"},
             {"adjust-1.lua", int(AdjustAnswer::NoStockKey), "NO_STOCK_KEY"},
             {"adjust-1.lua", int(AdjustAnswer::Adjusted), "ADJUSTED"},
         };
