@@ -112,30 +112,9 @@ Result<void> GateRouter::refreshMap()
             lastError = ready.error().message;
             continue;
         }
-        // CLUSTER SHARDS (7.0) also names replicas that have no data yet; CLUSTER SLOTS
-        // serves older servers.
-        const QByteArray subcommand = m_shardsUnknown ? QByteArrayLiteral("SLOTS") : QByteArrayLiteral("SHARDS");
-        auto reply = n.connection().command({QByteArrayLiteral("CLUSTER"), subcommand});
-        if (reply && reply->isErrorWith("ERR unknown subcommand") && !m_shardsUnknown) {
-            m_shardsUnknown = true;
-            reply = n.connection().command({QByteArrayLiteral("CLUSTER"), QByteArrayLiteral("SLOTS")});
-        }
-        if (!reply) {
-            lastError = reply.error().message;
-            continue;
-        }
-        if (reply->isError()) {
-            if (reply->str.contains("cluster support disabled"))
-                return fail(ErrorCode::InvalidArgument,
-                            u"%1 is not a Redis Cluster node (cluster support disabled): use redis:// for a single "
-                            u"server"_s.arg(address.toString()),
-                            u"redis"_s);
-            lastError = u"%1 answered CLUSTER %2 with %3"_s.arg(address.toString(), QString::fromLatin1(subcommand),
-                                                              QString::fromUtf8(reply->str));
-            continue;
-        }
-        auto map = m_shardsUnknown ? SlotMap::fromClusterSlots(*reply, address)
-                                   : SlotMap::fromClusterShards(*reply, address);
+        auto map = SlotMap::read(n.connection(), address, m_shardsUnknown);
+        if (!map && map.error().code == ErrorCode::InvalidArgument)
+            return std::unexpected(map.error());
         if (!map) {
             lastError = map.error().message;
             continue;

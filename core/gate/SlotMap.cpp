@@ -35,6 +35,31 @@ const RedisValue *field(const RedisValue &pairs, const char *key)
 
 } // namespace
 
+Result<SlotMap> SlotMap::read(RedisConnection &connection, const RedisNodeAddress &address, bool &shardsUnknown)
+{
+    // CLUSTER SHARDS (7.0) also names replicas that have no data yet; CLUSTER SLOTS serves
+    // older servers.
+    const QByteArray subcommand = shardsUnknown ? QByteArrayLiteral("SLOTS") : QByteArrayLiteral("SHARDS");
+    auto reply = connection.command({QByteArrayLiteral("CLUSTER"), subcommand});
+    if (reply && reply->isErrorWith("ERR unknown subcommand") && !shardsUnknown) {
+        shardsUnknown = true;
+        reply = connection.command({QByteArrayLiteral("CLUSTER"), QByteArrayLiteral("SLOTS")});
+    }
+    if (!reply)
+        return std::unexpected(reply.error());
+    if (reply->isError()) {
+        if (reply->str.contains("cluster support disabled"))
+            return fail(ErrorCode::InvalidArgument,
+                        u"%1 is not a Redis Cluster node (cluster support disabled): use redis:// for a single "
+                        u"server"_s.arg(address.toString()),
+                        u"redis"_s);
+        return fail(ErrorCode::Internal,
+                    u"%1 answered CLUSTER %2 with %3"_s.arg(address.toString(), QString::fromLatin1(subcommand),
+                                                          QString::fromUtf8(reply->str)));
+    }
+    return shardsUnknown ? fromClusterSlots(*reply, address) : fromClusterShards(*reply, address);
+}
+
 SlotMap::SlotMap()
     : m_owner(HashSlot::kCount, -1)
 {

@@ -30,6 +30,14 @@ public:
     [[nodiscard]] static Result<SlotMap> fromClusterSlots(const RedisValue &reply,
                                                           const RedisNodeAddress &answeredBy);
 
+    /// Reads the map from the node `connection` talks to (`address`): CLUSTER SHARDS, or
+    /// CLUSTER SLOTS when the server predates it (then `shardsUnknown` is set, and a caller
+    /// that keeps it goes straight to SLOTS next time). Unavailable on a transport failure;
+    /// InvalidArgument (field `redis`) if the node has cluster support disabled; Internal for
+    /// another refusal or a reply that is not a slot table. Blocking, the connection's thread.
+    [[nodiscard]] static Result<SlotMap> read(RedisConnection &connection, const RedisNodeAddress &address,
+                                              bool &shardsUnknown);
+
     /// The master that owns `slot` (0..16383), std::nullopt if no master serves it.
     std::optional<RedisNodeAddress> masterOf(int slot) const;
     /// Records that `master` owns `slot` now (a MOVED redirection).
