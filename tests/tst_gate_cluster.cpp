@@ -334,8 +334,12 @@ private slots:
         QVERIFY(test::bookHolds(*engine));
     }
 
-    void cliOnTheCluster()
+    void everyCommandOnTheCluster()
     {
+        // The CLI's commands that use the gate, on two SKUs whose gates live on different
+        // masters: a sale with a per-user limit, one order over both masters, payment,
+        // expiry, restock, sale stop, gate rebuild, and reconcile healing each SKU's gate on
+        // its own node.
         FS_FRESH_BOOK(fresh, u"sqlite"_s);
         const QStringList global{u"--db"_s, fresh.urlText(), u"--redis"_s, m_cluster->url().toString(), u"--json"_s};
         const auto cli = [&](const QStringList &args) {
@@ -345,18 +349,79 @@ private slots:
             o.flush();
             return std::pair{code, QJsonDocument::fromJson(out.toUtf8()).object()};
         };
-        QCOMPARE(cli({u"sku"_s, u"add"_s, m_skus[5], u"--stock"_s, u"7"_s}).first, 0);
-        const auto reserved = cli({u"reserve"_s, u"--order"_s, u"c1"_s, u"--sku"_s, m_skus[5], u"--qty"_s, u"2"_s});
-        QCOMPARE(reserved.first, 0);
-        QCOMPARE(reserved.second.value(u"result"_s).toString(), u"reserved"_s);
-        const auto shown = cli({u"sku"_s, u"show"_s, m_skus[5]});
-        QCOMPARE(shown.first, 0);
-        QCOMPARE(shown.second.value(u"gate"_s).toObject().value(u"available"_s).toInt(), 5);
-        QCOMPARE(cli({u"gate"_s, u"rebuild"_s, m_skus[5]}).first, 0);
-        QCOMPARE(cli({u"release"_s, u"--order"_s, u"c1"_s, u"--reason"_s, u"cancel"_s}).first, 0);
-        QCOMPARE(cli({u"sku"_s, u"show"_s, m_skus[5]}).second.value(u"gate"_s).toObject().value(u"available"_s).toInt(), 7);
-        QCOMPARE(cli({u"reconcile"_s}).first, 0);
-        QVERIFY(keysOn(m_cluster->masterOf(HashSlot::ofSku(m_skus[5])), m_skus[5]) >= 2);
+        const QString a = m_skus[5];
+        RedisFixture *ownerA = m_cluster->masterOf(HashSlot::ofSku(a));
+        QString b;
+        for (const QString &sku : std::as_const(m_skus))
+            if (b.isEmpty() && m_cluster->masterOf(HashSlot::ofSku(sku)) != ownerA)
+                b = sku;
+        RedisFixture *ownerB = m_cluster->masterOf(HashSlot::ofSku(b));
+        QVERIFY(ownerA && ownerB && ownerA != ownerB);
+        const auto gateOn = [](RedisFixture *node, const QString &sku) {
+            auto v = node->command({"HGET", GateKeys::key(sku, "gate"), "available"});
+            return v && v->type == RedisValue::Type::String ? v->str.toLongLong() : -1;
+        };
+        const auto gateShown = [&](const QString &sku) {
+            return cli({u"sku"_s, u"show"_s, sku}).second.value(u"gate"_s).toObject().value(u"available"_s).toInt(-1);
+        };
+
+        QCOMPARE(cli({u"sku"_s, u"add"_s, a, u"--stock"_s, u"7"_s}).first, 0);
+        QCOMPARE(cli({u"sku"_s, u"add"_s, b, u"--stock"_s, u"5"_s}).first, 0);
+        const auto created = cli({u"sale"_s, u"create"_s, u"--sku"_s, a, u"--hold-seconds"_s, u"1"_s,
+                                  u"--per-user-limit"_s, u"2"_s});
+        QCOMPARE(created.first, 0);
+        const QString sale = QString::number(created.second.value(u"sale"_s).toInteger());
+        QCOMPARE(cli({u"sale"_s, u"start"_s, sale}).first, 0);
+        const auto word = [&](const QStringList &args) {
+            const auto r = cli(args);
+            return u"%1 %2"_s.arg(r.first).arg(r.second.value(u"result"_s).toString());
+        };
+        QCOMPARE(word({u"reserve"_s, u"--order"_s, u"c1"_s, u"--sku"_s, a, u"--qty"_s, u"2"_s, u"--user"_s, u"u1"_s}),
+                 u"0 reserved"_s);
+        QCOMPARE(word({u"reserve"_s, u"--order"_s, u"c2"_s, u"--sku"_s, a, u"--qty"_s, u"1"_s, u"--user"_s, u"u1"_s}),
+                 u"0 limit_exceeded"_s);
+        // One order, one line on each master.
+        QCOMPARE(word({u"reserve"_s, u"--order"_s, u"c3"_s, u"--line"_s, a + u":1"_s, u"--line"_s, b + u":2"_s,
+                       u"--user"_s, u"u2"_s}),
+                 u"0 reserved"_s);
+        QCOMPARE(word({u"confirm"_s, u"--order"_s, u"c3"_s, u"--payment"_s, u"p3"_s}), u"0 paid"_s);
+        QCOMPARE(gateShown(a), 4);
+        QCOMPARE(gateShown(b), 3);
+        QCOMPARE(gateOn(ownerA, a), 4);
+        QCOMPARE(gateOn(ownerB, b), 3);
+
+        // The hold of c1 runs out: expire gives its units back to the gate on a's master.
+        QThread::msleep(1100);
+        QCOMPARE(cli({u"expire"_s}).first, 0);
+        QCOMPARE(gateOn(ownerA, a), 6);
+        QCOMPARE(cli({u"sku"_s, u"restock"_s, b, u"--qty"_s, u"3"_s}).first, 0);
+        QCOMPARE(gateOn(ownerB, b), 6);
+        QCOMPARE(cli({u"sale"_s, u"stop"_s, sale}).first, 0);
+        QCOMPARE(word({u"reserve"_s, u"--order"_s, u"c4"_s, u"--sku"_s, a, u"--qty"_s, u"1"_s, u"--user"_s, u"u3"_s}),
+                 u"0 sale_closed"_s);
+
+        // Each gate drifts on its own node; one reconcile pass heals both there.
+        FS_VERIFY_OK(ownerA->command({"HSET", GateKeys::key(a, "gate"), "available", "99"}));
+        FS_VERIFY_OK(ownerB->command({"HSET", GateKeys::key(b, "gate"), "available", "1"}));
+        const auto pass = cli({u"reconcile"_s});
+        QCOMPARE(pass.first, 0);
+        QMap<QString, QString> kindBySku;
+        for (const QJsonValue &d : pass.second.value(u"discrepancies"_s).toArray())
+            kindBySku.insert(d[u"sku"_s].toString(), d[u"kind"_s].toString());
+        QCOMPARE(kindBySku.value(a), u"gate_excess"_s);
+        QCOMPARE(kindBySku.value(b), u"gate_shortfall"_s);
+        QCOMPARE(gateOn(ownerA, a), 6);
+        QCOMPARE(gateOn(ownerB, b), 6);
+
+        // gate rebuild reloads a SKU on its master from the book.
+        FS_VERIFY_OK(ownerB->command({"HDEL", GateKeys::key(b, "gate"), "available"}));
+        QCOMPARE(cli({u"gate"_s, u"rebuild"_s, b}).first, 0);
+        QCOMPARE(gateOn(ownerB, b), 6);
+        QCOMPARE(cli({u"ledger"_s, u"--order"_s, u"c3"_s}).second.value(u"rows"_s).toArray().size(), 4);
+        for (RedisFixture *m : m_cluster->masters()) {
+            QCOMPARE(keysOn(m, a) > 0, m == ownerA);
+            QCOMPARE(keysOn(m, b) > 0, m == ownerB);
+        }
     }
 
     void pipelineGoesToEveryNodeAtOnce()
