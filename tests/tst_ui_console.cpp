@@ -329,7 +329,7 @@ void TestUiConsole::engineWarningShowsInTheStatusBar()
     FS_VERIFY_OK(engine->addSku(u"W"_s, 10));
     const qint64 saleId = FS_OK(engine->createSale(u"W"_s, 0, 0, 60, 0)).id;
     engine.reset();
-    QVERIFY(redis.command({"DEL", GateKeys::key(u"W"_s, "stock")}).has_value());
+    QVERIFY(redis.command({"HDEL", GateKeys::key(u"W"_s, "gate"), "available"}).has_value());
 
     QTemporaryDir dataDir;
     MainWindow window(EngineProfile{dataDir.path(), fresh.urlText(), redis.url().toString(), u"tester"_s});
