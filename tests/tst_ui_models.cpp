@@ -1,6 +1,8 @@
 // The console's table models (QAbstractItemModelTester) and the live chart's point cap.
 
+#include "ConsoleText.h"
 #include "LiveView.h"
+#include "models/BucketLevelsModel.h"
 #include "models/DiscrepancyModel.h"
 #include "models/LedgerModel.h"
 #include "models/ModelRoles.h"
@@ -29,6 +31,8 @@ class TestUiModels : public QObject {
     Q_OBJECT
 private slots:
     void skuLevelsModel();
+    void skuLevelsShowSaleStatePauseAndNa();
+    void bucketLevelsModel();
     void salesModel();
     void discrepancyModel();
     void ledgerModel();
@@ -55,6 +59,51 @@ void TestUiModels::skuLevelsModel()
     QCOMPARE(reset.count(), 0);
     QCOMPARE(model.index(0, SkuLevelsModel::Available).data(RawRole).toLongLong(), 80);
     model.setSamples({});
+    QCOMPARE(model.rowCount(), 0);
+}
+
+void TestUiModels::skuLevelsShowSaleStatePauseAndNa()
+{
+    SkuLevelsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const qint64 now = 1'800'000'000'000;
+    QList<SkuSample> rows = samples(1234);
+    rows[0].sale = Sale{3, u"A"_s, SaleStatus::Open, 0, 0, 120, 1, true, 100, 0};
+    rows[0].pausedBy = {12};
+    rows[0].overdue = OverdueHolds{u"A"_s, 2, 5, now - 65000};
+    rows[1].sale = Sale{4, u"B"_s, SaleStatus::Scheduled, now + 3600000, 0, 120, 1, false, 50, 0};
+    model.setSamples(rows, {}, now);
+    QCOMPARE(model.index(0, SkuLevelsModel::SaleState).data().toString(), u"⏸ paused by #12 · open · book-only"_s);
+    QCOMPARE(model.index(0, SkuLevelsModel::SaleState).data(RawRole).toString(), u"open"_s);
+    QVERIFY(model.index(0, SkuLevelsModel::SaleState).data(Qt::ToolTipRole).toString().contains(u"#12 waits"_s));
+    QCOMPARE(model.index(1, SkuLevelsModel::SaleState).data().toString(),
+             u"scheduled · starts %1"_s.arg(ConsoleText::utcTime(now + 3600000, false)));
+    QCOMPARE(model.index(0, SkuLevelsModel::PastExpiry).data(RawRole).toLongLong(), 2);
+    QCOMPARE(model.index(0, SkuLevelsModel::PastExpiry).data().toString(), u"2 (5 units)"_s);
+    QVERIFY(model.index(0, SkuLevelsModel::PastExpiry).data(Qt::ToolTipRole).toString().contains(u"1 min 5 s"_s));
+    // No gate figure: n/a, not a number; exported empty; numbers exported plain.
+    QCOMPARE(model.index(1, SkuLevelsModel::GateAvailable).data().toString(), u"n/a"_s);
+    QCOMPARE(model.index(1, SkuLevelsModel::Drift).data().toString(), u"n/a"_s);
+    QCOMPARE(model.index(1, SkuLevelsModel::Drift).data(ExportRole).toString(), QString());
+    QCOMPARE(model.index(0, SkuLevelsModel::Available).data(ExportRole).toLongLong(), 1234);
+    QCOMPARE(model.index(0, SkuLevelsModel::Buckets).data(RawRole).toInt(), 1);
+    QCOMPARE(model.rowOf(u"B"_s), 1);
+    QCOMPARE(model.rowOf(u"nope"_s), -1);
+}
+
+void TestUiModels::bucketLevelsModel()
+{
+    BucketLevelsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setBuckets({{0, 10, 1, 2, 13}, {1, 7, 0, 0, 7}});
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.index(1, BucketLevelsModel::Available).data(RawRole).toLongLong(), 7);
+    QCOMPARE(model.index(0, BucketLevelsModel::Total).data().toString(), u"13"_s);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    model.setBuckets({{0, 9, 2, 2, 13}, {1, 7, 0, 0, 7}}); // same buckets: in place
+    QCOMPARE(reset.count(), 0);
+    QCOMPARE(model.index(0, BucketLevelsModel::Locked).data(RawRole).toLongLong(), 2);
+    model.setBuckets({});
     QCOMPARE(model.rowCount(), 0);
 }
 

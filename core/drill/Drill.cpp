@@ -6,6 +6,7 @@
 #include "drill/DrillShared.h"
 #include "gate/Gate.h"
 #include "store/Database.h"
+#include "store/SaleStore.h"
 
 #include <QElapsedTimer>
 #include <QSet>
@@ -129,6 +130,8 @@ Result<void> Rehearsal::setUp()
         if (auto c = m_control->gate()->connect(); !c)
             return std::unexpected(c.error());
     }
+    if (auto safe = checkDrillTarget(*m_control); !safe)
+        return safe;
     if (auto added = m_control->addSku(m_o.sku, m_o.stock); !added) {
         Error e = added.error();
         if (e.message.contains(u"already exists"_s))
@@ -395,6 +398,33 @@ void Rehearsal::judgeFaults()
 }
 
 } // namespace
+
+Result<void> checkDrillTarget(Engine &engine)
+{
+    const QString instead = u"a drill injects faults into the book and gate it runs on: run it on a scratch book and "
+                            u"gate (the console's default), or stop the sale first"_s;
+    auto sales = engine.sales().list();
+    if (!sales)
+        return std::unexpected(sales.error());
+    for (const Sale &s : std::as_const(*sales)) {
+        if (s.status == SaleStatus::Open || s.status == SaleStatus::Paused)
+            return fail(ErrorCode::InvalidArgument,
+                        u"db: refused: sale %1 of %2 is %3 in the book %4; %5"_s.arg(s.id).arg(
+                            s.sku, saleStatusName(s.status), engine.database().url().display(), instead),
+                        u"db"_s);
+    }
+    if (Gate *gate = engine.gate()) {
+        auto open = gate->openSaleSkus();
+        if (!open)
+            return std::unexpected(open.error());
+        if (!open->isEmpty())
+            return fail(ErrorCode::InvalidArgument,
+                        u"redis: refused: the gate %1 has an open sale of %2; %3"_s.arg(
+                            gate->url().toDisplayString(), open->join(u", "_s), instead),
+                        u"redis"_s);
+    }
+    return {};
+}
 
 GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku)
 {

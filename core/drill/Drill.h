@@ -20,6 +20,13 @@ struct GateAgreement {
 /// the engine's thread.
 GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku);
 
+/// The rule that a rehearsal never disturbs a live sale (DESIGN.md, drill line), for the CLI
+/// and the console alike: InvalidArgument naming `db` (a sale of the engine's book is open or
+/// paused) or `redis` (the engine's gate has an open sale, of any book), naming the sale, and
+/// what to do instead. Drill::run applies it before it creates anything. Blocking; the
+/// engine's thread. Errors reading the book or the gate are returned as they are.
+[[nodiscard]] Result<void> checkDrillTarget(Engine &engine);
+
 /// The rehearsal drill (issue 5, DESIGN.md drill line): M buyers, one unit each, race for N
 /// units through the real gate and book from C worker threads, each with its own Engine;
 /// a share pays, the rest abandon and their holds expire; faults fire on a schedule fixed

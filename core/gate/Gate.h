@@ -8,6 +8,7 @@
 #include <QHash>
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 
@@ -165,6 +166,9 @@ public:
     /// Defines or updates the sale of `sku`; removing it (`clearSale`) lets the SKU sell normally.
     [[nodiscard]] Result<void> setSale(const QString &sku, const GateSale &sale);
     [[nodiscard]] Result<void> clearSale(const QString &sku);
+    /// The SKUs whose sale is open in this gate (any book's), sorted: SCAN over the sale
+    /// keys, so it costs one pass over the key space (the drill's safety check, not a hot path).
+    [[nodiscard]] Result<QStringList> openSaleSkus();
     /// Replaces the users' units of `sku` (the per-user limit's count) with `units` (user ->
     /// units, >= 1) in one script call (set-users-1.lua); call it while no reserve can pass
     /// the gate (see Engine). Returns how many users now have units. InvalidArgument for a
