@@ -12,7 +12,9 @@
 #include "support/BookFixture.h"
 #include "support/ClusterFixture.h"
 #include "support/EngineHelpers.h"
+#include "support/ServerProcess.h"
 
+#include <QDeadlineTimer>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -422,6 +424,73 @@ private slots:
             QCOMPARE(keysOn(m, a) > 0, m == ownerA);
             QCOMPARE(keysOn(m, b) > 0, m == ownerB);
         }
+    }
+
+    void serverOnTheCluster()
+    {
+        // flashstock-server on --redis redis-cluster://: reserves over HTTP go to each SKU's
+        // master (one order over two masters too); a dead master makes only its SKUs 503
+        // gate_unavailable, and once its replica is promoted they sell again, without a
+        // restart of the server.
+        FS_FRESH_BOOK(fresh, u"sqlite"_s);
+        auto engine = test::openEngine(fresh.url(), m_cluster->url());
+        QVERIFY(engine);
+        QMap<RedisFixture *, QString> skuOn;
+        for (const QString &sku : std::as_const(m_skus))
+            if (RedisFixture *m = m_cluster->masterOf(HashSlot::ofSku(sku)); !skuOn.contains(m))
+                skuOn.insert(m, sku);
+        QCOMPARE(skuOn.size(), 3);
+        for (const QString &sku : std::as_const(skuOn))
+            FS_VERIFY_OK(engine->addSku(sku, 10));
+        const QString token = test::addAccessToken(*engine, u"all"_s,
+                                                   AccessScope::Reserve | AccessScope::Pay | AccessScope::Read);
+        test::ServerProcess server(fresh.url(), m_cluster->url());
+        QVERIFY2(server.start(), qPrintable(server.errorString()));
+        const auto reserve = [&](const QString &order, const QList<QPair<QString, int>> &lines) {
+            QJsonArray array;
+            for (const auto &[sku, qty] : lines)
+                array.append(QJsonObject{{u"sku"_s, sku}, {u"qty"_s, qty}});
+            const QJsonObject body{{u"order"_s, order}, {u"lines"_s, array}};
+            return test::http("POST", server.baseUrl() + u"/v1/reservations"_s,
+                              QJsonDocument(body).toJson(QJsonDocument::Compact), token);
+        };
+        int n = 0;
+        for (const QString &sku : std::as_const(skuOn)) {
+            const auto r = reserve(u"h%1"_s.arg(++n), {{sku, 2}});
+            QCOMPARE(r.status, 200);
+            QCOMPARE(r.json.value(u"result"_s).toString(), u"reserved"_s);
+        }
+        const QList<QString> skus = skuOn.values();
+        const auto both = reserve(u"h-both"_s, {{skus[0], 1}, {skus[1], 1}});
+        QCOMPARE(both.json.value(u"result"_s).toString(), u"reserved"_s);
+        QCOMPARE(test::http("POST", server.baseUrl() + u"/v1/orders/h-both/confirm"_s, R"({"payment":"p-both"})", token)
+                     .json.value(u"result"_s).toString(),
+                 u"paid"_s);
+        for (RedisFixture *m : skuOn.keys()) {
+            auto gate = m->command({"HGET", GateKeys::key(skuOn.value(m), "gate"), "available"});
+            QCOMPARE(gate->str.toLongLong(), skuOn.value(m) == skus[2] ? 8 : 7);
+        }
+
+        RedisFixture *victim = skuOn.firstKey();
+        const QString lost = skuOn.value(victim);
+        const QString alive = skuOn.last();
+        victim->kill();
+        const auto down = reserve(u"h-down"_s, {{lost, 1}});
+        QCOMPARE(down.status, 503);
+        QCOMPARE(down.json.value(u"result"_s).toString(), u"gate_unavailable"_s);
+        QCOMPARE(reserve(u"h-alive"_s, {{alive, 1}}).json.value(u"result"_s).toString(), u"reserved"_s);
+        QVERIFY(m_cluster->waitUntilStable(20000, HashSlot::ofSku(lost)));
+        test::HttpAnswer back;
+        for (QDeadlineTimer t(10000); !t.hasExpired(); QThread::msleep(200)) {
+            back = reserve(u"h-down"_s, {{lost, 1}});
+            if (back.status == 200)
+                break;
+        }
+        QCOMPARE(back.json.value(u"result"_s).toString(), u"reserved"_s);
+        QVERIFY(server.isRunning());
+        QCOMPARE(FS_OK(engine->book().levels(lost)).locked, 3);
+        QVERIFY(victim->restart());
+        QVERIFY(m_cluster->waitUntilStable());
     }
 
     void pipelineGoesToEveryNodeAtOnce()
