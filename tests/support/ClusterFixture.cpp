@@ -55,7 +55,9 @@ bool ClusterFixture::start()
         auto node = std::make_unique<RedisFixture>(
             QStringList{u"--cluster-enabled"_s, u"yes"_s, u"--cluster-config-file"_s, u"nodes.conf"_s,
                         u"--cluster-node-timeout"_s, QString::number(m_nodeTimeoutMs),
-                        u"--cluster-require-full-coverage"_s, u"no"_s},
+                        u"--cluster-require-full-coverage"_s, u"no"_s,
+                        // A master starts a replica's sync at once instead of waiting 5 s for more.
+                        u"--repl-diskless-sync-delay"_s, u"0"_s},
             /*clusterPort=*/true);
         if (!node->start()) {
             m_error = node->errorString();

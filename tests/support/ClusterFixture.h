@@ -19,7 +19,8 @@ namespace flashstock {
 /// in their own dir, so a killed node restarted rejoins. `cluster-node-timeout` is small
 /// for a quick failover, and `cluster-require-full-coverage no` lets the masters that are
 /// up keep serving their slots while one is down (what the gate expects of a production
-/// cluster too). Stopped in the destructor. Use from the thread that made it.
+/// cluster too); `repl-diskless-sync-delay 0` syncs a replica at once (the start, and a
+/// master that rejoins as a replica after a failover). Stopped in the destructor. Use from the thread that made it.
 class ClusterFixture {
 public:
     ClusterFixture(int masters = 3, int replicasPerMaster = 1, int nodeTimeoutMs = 1000);
