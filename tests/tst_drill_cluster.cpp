@@ -15,6 +15,7 @@
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSet>
 #include <QTest>
 
 using namespace Qt::StringLiterals;
@@ -102,6 +103,44 @@ private slots:
         QCOMPARE(levels.locked, 0);
         QCOMPARE(levels.total, o.stock);
         QCOMPARE((*engine)->gateLevels(o.sku).available, levels.available);
+    }
+
+    void refusedWhileAnyMasterHasAnOpenSale()
+    {
+        // A sale open in the cluster refuses a drill on another book in front of it: every
+        // master's gates are looked at, whichever holds the SKU's slot.
+        FS_FRESH_BOOK(live, u"sqlite"_s);
+        auto engine = Engine::open(EngineOptions{live.url(), m_cluster->url(), Actor{u"tester"_s, u"test"_s}});
+        FS_VERIFY_OK(engine);
+        QStringList onSale;
+        QSet<RedisFixture *> owners;
+        for (int i = 0; owners.size() < 3 && i < 100; ++i) {
+            const QString sku = u"LIVE-%1"_s.arg(i);
+            if (owners.contains(m_cluster->masterOf(HashSlot::ofSku(sku))))
+                continue;
+            owners.insert(m_cluster->masterOf(HashSlot::ofSku(sku)));
+            FS_VERIFY_OK((*engine)->addSku(sku, 10));
+            const qint64 sale = FS_OK((*engine)->createSale(sku, 0, 0, 60, 0)).id;
+            FS_VERIFY_OK((*engine)->setSaleStatus(sale, SaleStatus::Open));
+            onSale << sku;
+        }
+        QCOMPARE(onSale.size(), 3);
+        onSale.sort(); // as the refusal names them
+        FS_FRESH_BOOK(scratch, u"sqlite"_s);
+        DrillOptions o;
+        o.sku = u"drill-refused"_s;
+        o.stock = 5;
+        o.buyers = 10;
+        o.db = scratch.url();
+        o.redis = m_cluster->url();
+        auto refused = Drill(o).run();
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().field, u"redis"_s);
+        QVERIFY2(refused.error().message.contains(u"open sale of %1"_s.arg(onSale.join(u", "_s))),
+                 qPrintable(refused.error().message));
+        for (const Sale &sale : FS_OK((*engine)->sales().list()))
+            FS_VERIFY_OK((*engine)->setSaleStatus(sale.id, SaleStatus::Stopped));
+        FS_VERIFY_OK(Drill(o).run());
     }
 
     void cliDrillNamesNodeFailover()

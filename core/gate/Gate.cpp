@@ -438,35 +438,39 @@ Result<void> Gate::clearSale(const QString &sku)
 
 Result<QStringList> Gate::openSaleSkus()
 {
-    if (auto p = d->prepare(); !p)
-        return std::unexpected(p.error());
-    const QByteArray pattern = GateKeys::key(u"*"_s, "sale");
-    const QByteArray prefix = QByteArrayLiteral("fs:{"), suffix = QByteArrayLiteral("}:sale");
+    const QByteArray pattern = GateKeys::key(u"*"_s, "gate");
+    const QByteArray prefix = QByteArrayLiteral("fs:{"), suffix = QByteArrayLiteral("}:gate");
     QStringList open;
-    QByteArray cursor = "0";
-    do {
-        auto page = d->conn.command({QByteArrayLiteral("SCAN"), cursor, QByteArrayLiteral("MATCH"), pattern,
-                                     QByteArrayLiteral("COUNT"), QByteArrayLiteral("1000")});
-        if (!page)
-            return std::unexpected(page.error());
-        if (page->type != RedisValue::Type::Array || page->elements.size() != 2
-            || page->elements[1].type != RedisValue::Type::Array)
-            return unexpectedReply(*page, u"SCAN of the sales"_s);
-        cursor = page->elements[0].str;
-        QList<QList<QByteArray>> reads;
-        for (const RedisValue &key : std::as_const(page->elements[1].elements))
-            reads.append({QByteArrayLiteral("HGET"), key.str, QByteArrayLiteral("open")});
-        if (reads.isEmpty())
-            continue;
-        auto flags = d->conn.pipeline(reads);
-        if (!flags)
-            return std::unexpected(flags.error());
-        for (qsizetype i = 0; i < flags->size(); ++i) {
-            const QByteArray &key = reads[i][1];
-            if ((*flags)[i].str == "1" && key.startsWith(prefix) && key.endsWith(suffix))
-                open << QString::fromUtf8(key.mid(prefix.size(), key.size() - prefix.size() - suffix.size()));
-        }
-    } while (cursor != "0");
+    // Each master holds the gates of its own slots: every one is walked.
+    auto walked = d->router.forEachServingNode([&](RedisConnection &conn) -> Result<void> {
+        QByteArray cursor = "0";
+        do {
+            auto page = conn.command({QByteArrayLiteral("SCAN"), cursor, QByteArrayLiteral("MATCH"), pattern,
+                                      QByteArrayLiteral("COUNT"), QByteArrayLiteral("1000")});
+            if (!page)
+                return std::unexpected(page.error());
+            if (page->type != RedisValue::Type::Array || page->elements.size() != 2
+                || page->elements[1].type != RedisValue::Type::Array)
+                return unexpectedReply(*page, u"SCAN of the sales"_s);
+            cursor = page->elements[0].str;
+            QList<QList<QByteArray>> reads;
+            for (const RedisValue &key : std::as_const(page->elements[1].elements))
+                reads.append({QByteArrayLiteral("HGET"), key.str, QByteArrayLiteral("sale_open")});
+            if (reads.isEmpty())
+                continue;
+            auto flags = conn.pipeline(reads);
+            if (!flags)
+                return std::unexpected(flags.error());
+            for (qsizetype i = 0; i < flags->size(); ++i) {
+                const QByteArray &key = reads[i][1];
+                if ((*flags)[i].str == "1" && key.startsWith(prefix) && key.endsWith(suffix))
+                    open << QString::fromUtf8(key.mid(prefix.size(), key.size() - prefix.size() - suffix.size()));
+            }
+        } while (cursor != "0");
+        return {};
+    });
+    if (!walked)
+        return std::unexpected(walked.error());
     open.sort();
     open.removeDuplicates(); // SCAN may return a key twice
     return open;

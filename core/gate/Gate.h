@@ -166,8 +166,9 @@ public:
     /// Defines or updates the sale of `sku`; removing it (`clearSale`) lets the SKU sell normally.
     [[nodiscard]] Result<void> setSale(const QString &sku, const GateSale &sale);
     [[nodiscard]] Result<void> clearSale(const QString &sku);
-    /// The SKUs whose sale is open in this gate (any book's), sorted: SCAN over the sale
-    /// keys, so it costs one pass over the key space (the drill's safety check, not a hot path).
+    /// The SKUs whose sale is open in this gate (any book's), sorted: SCAN over the SKUs'
+    /// gate keys (on every master of a cluster), so it costs one pass over the key space (the
+    /// drill's safety check, not a hot path).
     [[nodiscard]] Result<QStringList> openSaleSkus();
     /// Replaces the users' units of `sku` (the per-user limit's count) with `units` (user ->
     /// units, >= 1) in one script call (set-users-1.lua); call it while no reserve can pass

@@ -359,6 +359,26 @@ void GateRouter::receive(const QList<GateCommand> &commands, Batch &b, QList<std
     }
 }
 
+Result<void> GateRouter::forEachServingNode(const std::function<Result<void>(RedisConnection &)> &work)
+{
+    QList<GateNode *> serving;
+    if (m_single) {
+        serving.append(m_single.get());
+    } else {
+        if (auto r = refreshMap(); !r)
+            return r;
+        for (const RedisNodeAddress &m : m_map->masters())
+            serving.append(&node(m));
+    }
+    for (GateNode *n : std::as_const(serving)) {
+        if (auto ready = n->prepare(); !ready)
+            return ready;
+        if (auto done = work(n->connection()); !done)
+            return done;
+    }
+    return {};
+}
+
 QList<GateNodeHealth> GateRouter::health()
 {
     QList<GateNodeHealth> out;

@@ -10,6 +10,7 @@
 #include <QElapsedTimer>
 #include <QList>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -71,6 +72,11 @@ public:
     /// Every node's health: PING (and SCRIPT EXISTS on nodes that serve SKUs). Reads the
     /// slot map first in a cluster.
     QList<GateNodeHealth> health();
+    /// Runs `work` on the connection of each node that serves SKUs: the one server, or every
+    /// master of a slot map read now (for commands that walk one node's keys, such as SCAN).
+    /// Stops at the first error `work` returns. Unavailable when no node gives a map or a
+    /// master cannot be reached.
+    [[nodiscard]] Result<void> forEachServingNode(const std::function<Result<void>(RedisConnection &)> &work);
     /// The URL given.
     const RedisUrl &url() const { return m_url; }
     /// Successful connects so far, over all nodes.
