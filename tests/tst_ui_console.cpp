@@ -7,6 +7,7 @@
 #include "Engine.h"
 #include "EngineWorker.h"
 #include "LaunchWizard.h"
+#include "GateNodesStatus.h"
 #include "MainWindow.h"
 #include "ReconciliationView.h"
 #include "SalesView.h"
@@ -21,6 +22,7 @@
 #include "gate/Gate.h"
 #include "models/ModelRoles.h"
 #include "support/EngineHelpers.h"
+#include "support/ClusterFixture.h"
 #include "support/RedisFixture.h"
 
 #include <QComboBox>
@@ -60,6 +62,7 @@ private slots:
     void approveNegativeDriftThroughDialog();
     void staysResponsiveWhileGateHangs();
     void engineWarningShowsInTheStatusBar();
+    void statusBarShowsEachClusterNode();
     void preflightShowsTheEngineLaunchRules();
     void reconciliationFollowsMouseAndKeyboard();
 };
@@ -329,7 +332,7 @@ void TestUiConsole::engineWarningShowsInTheStatusBar()
     FS_VERIFY_OK(engine->addSku(u"W"_s, 10));
     const qint64 saleId = FS_OK(engine->createSale(u"W"_s, 0, 0, 60, 0)).id;
     engine.reset();
-    QVERIFY(redis.command({"DEL", GateKeys::key(u"W"_s, "stock")}).has_value());
+    QVERIFY(redis.command({"HDEL", GateKeys::key(u"W"_s, "gate"), "available"}).has_value());
 
     QTemporaryDir dataDir;
     MainWindow window(EngineProfile{dataDir.path(), fresh.urlText(), redis.url().toString(), u"tester"_s});
@@ -364,6 +367,33 @@ void TestUiConsole::engineWarningShowsInTheStatusBar()
     }
     window.warningModel()->clear(); // the Clear button
     QCOMPARE(window.warningStatusText(), u"No warnings"_s);
+}
+
+void TestUiConsole::statusBarShowsEachClusterNode()
+{
+    // A real Redis Cluster (3 masters, 3 replicas) as the console's gate: a dot per node in
+    // the status bar; a replica that dies shows within a sample or two, the gate stays up.
+    FLASHSTOCK_REQUIRE_REDIS_CLUSTER();
+    ClusterFixture cluster(3, 1, 1000);
+    QVERIFY2(cluster.start(), qPrintable(cluster.errorString()));
+    QTemporaryDir dataDir;
+    MainWindow window(EngineProfile{dataDir.path(), {}, cluster.url().toString(), u"tester"_s});
+    window.resize(1280, 800);
+    window.show();
+    GateNodesStatus *nodes = window.gateNodesStatus();
+    QTRY_COMPARE_WITH_TIMEOUT(nodes->summary(), u"Nodes: 3/3 masters, 3/3 replicas up"_s, 10000);
+    QVERIFY(nodes->isVisible());
+    QVERIFY(window.gateStatusText().contains(u"Gate: up"_s));
+    RedisFixture *replica = cluster.replicasOf(cluster.masters().first()).value(0);
+    QVERIFY(replica);
+    replica->kill();
+    QTRY_COMPARE_WITH_TIMEOUT(nodes->summary(), u"Nodes: 3/3 masters, 2/3 replicas up"_s, 10000);
+    QVERIFY(nodes->toolTip().contains(u"127.0.0.1:%1"_s.arg(replica->port())));
+    QVERIFY(window.gateStatusText().contains(u"Gate: up"_s)); // replicas serve no SKU
+    if (qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR")) {
+        QCoreApplication::processEvents();
+        QVERIFY(window.grab().save(QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(u"cluster-nodes.png"_s)));
+    }
 }
 
 void TestUiConsole::preflightShowsTheEngineLaunchRules()

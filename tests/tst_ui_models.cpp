@@ -1,6 +1,7 @@
 // The console's table models (QAbstractItemModelTester) and the live chart's point cap.
 
 #include "ConsoleText.h"
+#include "GateNodesStatus.h"
 #include "LiveView.h"
 #include "models/BucketLevelsModel.h"
 #include "models/DiscrepancyModel.h"
@@ -38,6 +39,7 @@ private slots:
     void ledgerModel();
     void warningModel();
     void liveChartStaysWithinCap();
+    void gateNodesStatus();
     void liveRejectRateFollowsGateCounter();
 };
 
@@ -261,6 +263,39 @@ void TestUiModels::liveRejectRateFollowsGateCounter()
     QCOMPARE(view.rates().value(u"A"_s).refused, 0.0);
     feed(22, 13);
     QCOMPARE(view.rates().value(u"A"_s).refused, 10.0);
+}
+
+void TestUiModels::gateNodesStatus()
+{
+    // A cluster's nodes as Gate::health() gives them: masters, then replicas; one master down.
+    GateNodesStatus status;
+    const auto node = [](const char *address, GateNodeHealth::Role role, bool up, int slots, const char *detail = "") {
+        GateNodeHealth n;
+        n.address = QString::fromLatin1(address);
+        n.role = role;
+        n.reachable = up;
+        n.scriptsLoaded = up;
+        n.roundTripUs = 180;
+        n.slotCount = slots;
+        n.detail = QString::fromLatin1(detail);
+        return n;
+    };
+    using Role = GateNodeHealth::Role;
+    status.setNodes({node("127.0.0.1:7000", Role::Master, true, 5461), node("127.0.0.1:7001", Role::Master, true, 5462),
+                     node("127.0.0.1:7002", Role::Master, false, 5461, "Connection refused"),
+                     node("127.0.0.1:7003", Role::Replica, true, 0), node("127.0.0.1:7004", Role::Replica, true, 0),
+                     node("127.0.0.1:7005", Role::Replica, true, 0)});
+    QVERIFY(!status.isHidden());
+    QCOMPARE(status.summary(), u"Nodes: 2/3 masters, 3/3 replicas up"_s);
+    QCOMPARE(status.text().count(u"#d9534f"_s), 1); // one red dot
+    QCOMPARE(status.text().count(u"●"_s), 6);
+    QVERIFY(status.toolTip().contains(u"127.0.0.1:7002"_s));
+    QVERIFY(status.toolTip().contains(u"DOWN — Connection refused"_s));
+    QVERIFY(status.toolTip().contains(u"master, 5462 slots"_s));
+    // A single server, or no gate: nothing beside the gate's own badge.
+    status.setNodes({node("127.0.0.1:6379", Role::Single, true, 0)});
+    QVERIFY(status.isHidden());
+    QVERIFY(status.summary().isEmpty());
 }
 
 QTEST_MAIN(TestUiModels)

@@ -387,7 +387,7 @@ void TestUiSaleDay::gateControlsInTheSalesView()
     QCOMPARE(FS_OK(Gate(c.redis.url()).available(u"PHONE"_s)), 39);
 
     // Rebuild the gate of a SKU whose stock key Redis lost; Cancel first changes nothing.
-    QVERIFY(c.redis.command({"DEL", GateKeys::key(u"PHONE"_s, "stock")}).has_value());
+    QVERIFY(c.redis.command({"HDEL", GateKeys::key(u"PHONE"_s, "gate"), "available"}).has_value());
     sales->rebuildGateAction()->trigger();
     ask = sales->pendingConfirmation();
     QVERIFY(ask);

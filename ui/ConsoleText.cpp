@@ -49,6 +49,16 @@ QString ConsoleText::duration(qint64 ms)
     return (s / 60) % 60 ? tr("%1 h %2 min").arg(s / 3600).arg((s / 60) % 60) : tr("%1 h").arg(s / 3600);
 }
 
+QString ConsoleText::roundTrip(qint64 us)
+{
+    return us < 1000 ? tr("%1 µs").arg(us) : tr("%1 ms").arg(double(us) / 1000.0, 0, 'f', 1);
+}
+
+QString ConsoleText::badge(const QString &color, const QString &text)
+{
+    return u"<span style=\"color:%1\">●</span> %2"_s.arg(color, text.toHtmlEscaped());
+}
+
 QString ConsoleText::saleState(const Sale &sale, qint64 nowMs)
 {
     QStringList parts{saleStatusName(sale.status)};

@@ -24,6 +24,16 @@ public:
     /// `open`, `paused`, `stopped`, qualified by `book-only` and by a window that has not
     /// begun or has ended (`open · book-only · starts 2026-12-01 20:00 UTC`).
     static QString saleState(const Sale &sale, qint64 nowMs);
+    /// A round trip: `180 µs`, `2.4 ms`.
+    static QString roundTrip(qint64 us);
+    /// Rich text: a dot in `color` (one of the colours below), then `text` (escaped).
+    static QString badge(const QString &color, const QString &text);
+
+    /// The status colours: up, degraded or waiting, down, not there.
+    inline static const QString kGreen = QStringLiteral("#2e9d4b");
+    inline static const QString kAmber = QStringLiteral("#d08a00");
+    inline static const QString kRed = QStringLiteral("#d9534f");
+    inline static const QString kGrey = QStringLiteral("#8a8a8a");
 };
 
 } // namespace flashstock

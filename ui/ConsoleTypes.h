@@ -4,6 +4,7 @@
 #include "EngineWarning.h"
 #include "Expiry.h"
 #include "drill/DrillOptions.h"
+#include "gate/GateHealth.h"
 #include "open/EngineProfile.h"
 #include "reconcile/Reconciler.h"
 
@@ -36,6 +37,7 @@ struct HealthSnapshot {
     bool gateScriptsLoaded = false;
     qint64 gateRoundTripUs = 0; ///< one PING, microseconds
     QString gateDetail;         ///< why down or degraded
+    QList<GateNodeHealth> gateNodes; ///< per node: the one server, or each master and replica of a cluster
 };
 
 /// One SKU at one sample: book levels and the gate's available.

@@ -90,7 +90,7 @@ DrillView::DrillView(ConsoleSession *session, QWidget *parent)
     m_faults->addItem(tr("All faults"), u"all"_s);
     m_faults->addItem(tr("None"), u"none"_s);
     m_faults->setToolTip(tr("All: every fault kind fires at least once; those that need a gate are left out "
-                            "when the console runs book-only."));
+                            "when the console runs book-only, node-failover unless the gate is a Redis Cluster."));
     form->addRow(tr("Fa&ults:"), m_faults);
     m_seed = spin(box, 0, std::numeric_limits<int>::max(), 1);
     m_seed->setGroupSeparatorShown(false);

@@ -94,6 +94,7 @@ void EngineWorker::sample()
         h.gateScriptsLoaded = gh.scriptsLoaded;
         h.gateRoundTripUs = gh.roundTripUs;
         h.gateDetail = gh.detail;
+        h.gateNodes = gh.nodes;
     }
     if (levels)
         sampleSkus(snap, *levels);

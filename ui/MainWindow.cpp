@@ -1,6 +1,8 @@
 #include "MainWindow.h"
 
 #include "ConsoleSession.h"
+#include "ConsoleText.h"
+#include "GateNodesStatus.h"
 #include "DrillView.h"
 #include "EngineWorker.h"
 #include "HelpDialogs.h"
@@ -43,15 +45,8 @@ namespace flashstock {
 
 namespace {
 
-QString latency(qint64 us)
-{
-    return us < 1000 ? QObject::tr("%1 µs").arg(us) : QObject::tr("%1 ms").arg(double(us) / 1000.0, 0, 'f', 1);
-}
-
-QString badge(const QString &color, const QString &text)
-{
-    return u"<span style=\"color:%1\">●</span> %2"_s.arg(color, text.toHtmlEscaped());
-}
+constexpr auto latency = &ConsoleText::roundTrip;
+constexpr auto badge = &ConsoleText::badge;
 
 /// The list of `model`'s warnings with the dropped count and Clear; `model` stays the caller's.
 QDialog *warningsDialog(WarningModel *model, QWidget *parent)
@@ -89,10 +84,10 @@ QDialog *warningsDialog(WarningModel *model, QWidget *parent)
     return dialog;
 }
 
-const QString kGreen = u"#2e9d4b"_s;
-const QString kAmber = u"#d08a00"_s;
-const QString kRed = u"#d9534f"_s;
-const QString kGrey = u"#8a8a8a"_s;
+const QString &kGreen = ConsoleText::kGreen;
+const QString &kAmber = ConsoleText::kAmber;
+const QString &kRed = ConsoleText::kRed;
+const QString &kGrey = ConsoleText::kGrey;
 
 /// The gate's badge for one health sample (a configured gate only).
 QString gateBadge(const HealthSnapshot &h)
@@ -146,6 +141,7 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     buildMenus();
 
     m_gateStatus = new QLabel(this);
+    m_gateNodes = new GateNodesStatus(this);
     m_bookStatus = new QLabel(this);
     m_where = new QLabel(this);
     m_warningModel = new WarningModel(WarningModel::kDefaultCapacity, this);
@@ -158,6 +154,7 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     statusBar()->addPermanentWidget(m_warningStatus);
     statusBar()->addPermanentWidget(m_where);
     statusBar()->addPermanentWidget(m_gateStatus);
+    statusBar()->addPermanentWidget(m_gateNodes);
     statusBar()->addPermanentWidget(m_bookStatus);
 
     connect(m_sales, &SalesView::message, this, &MainWindow::showStatusMessage);
@@ -275,6 +272,7 @@ void MainWindow::reopen(const EngineProfile &profile, bool saveOnSuccess)
     m_saveOnOpen = saveOnSuccess ? std::optional<EngineProfile>(profile) : std::nullopt;
     setWindowTitle(tr("FlashStock console — connecting…"));
     m_gateStatus->setText(badge(kAmber, tr("Gate: connecting…")));
+    m_gateNodes->setNodes({});
     m_gateStatus->setToolTip({});
     m_bookStatus->setText(badge(kAmber, tr("Book: opening…")));
     m_bookStatus->setToolTip({});
@@ -386,6 +384,7 @@ void MainWindow::onSampled(const LiveSnapshot &snap)
     m_bookStatus->setText(bookBadge(h));
     if (h.gateConfigured) {
         m_gateStatus->setText(gateBadge(h));
+        m_gateNodes->setNodes(h.gateNodes);
         m_gateStatus->setToolTip(h.gateDetail.isEmpty() ? m_session->connection().gateDisplay : h.gateDetail);
     }
     m_live->addSnapshot(snap);

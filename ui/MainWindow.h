@@ -19,6 +19,7 @@ namespace flashstock {
 
 class ConsoleSession;
 class DrillView;
+class GateNodesStatus;
 class LedgerView;
 class LiveView;
 class ReadmeDialog;
@@ -55,6 +56,8 @@ public:
     /// Text of the gate and book health labels (for tests).
     QString gateStatusText() const;
     QString bookStatusText() const;
+    /// The status bar's node health of a cluster gate (hidden otherwise).
+    GateNodesStatus *gateNodesStatus() const { return m_gateNodes; }
     /// The engine's recent warnings, as the status bar counts them and their list shows them.
     WarningModel *warningModel() const { return m_warningModel; }
     /// Text of the warnings indicator (for tests).
@@ -105,6 +108,7 @@ private:
     DrillView *m_drill = nullptr;
     QMenu *m_help = nullptr;
     QLabel *m_gateStatus = nullptr;
+    GateNodesStatus *m_gateNodes = nullptr; ///< a cluster gate's nodes; hidden otherwise
     QLabel *m_bookStatus = nullptr;
     QLabel *m_where = nullptr;
     WarningModel *m_warningModel = nullptr;

@@ -43,9 +43,14 @@ GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku);
 ///   ledger row, no refund.
 /// - late-payment: the buyer pays only after every hold was closed. Healed: the answer was
 ///   `refund_required` and the order has exactly one refund record.
-/// - redis-restart: the embedded server is stopped and started (external: only our own
-///   connections are killed). Healed: the gate answered a reserve sent after it, and I5 holds.
-/// - script-flush: SCRIPT FLUSH. Healed: the gate answered a reserve sent after it (the
+/// - redis-restart: the embedded server is stopped and started (external, also every node of
+///   a cluster: only our own connections are killed). Healed: the gate answered a reserve sent after it, and I5 holds.
+/// - node-failover (a Redis Cluster gate only): the master that serves the drill's SKU is
+///   stopped (SIGSTOP; it must run on this machine) while the buyers go on, until the
+///   cluster promotes its replica; then it runs again and rejoins as a replica
+///   (DrillGateFaults::failOver). Reserves lost with it are healed by the reconciler from
+///   the book. Healed: the gate answered a reserve sent after the promotion, and I5 holds.
+/// - script-flush: SCRIPT FLUSH (on every master of a cluster). Healed: the gate answered a reserve sent after it (the
 ///   scripts were reloaded).
 /// - db-error: the worker's Database fails the book transaction of its reserve before its
 ///   COMMIT (Database::setWriteFaults), as if the connection dropped; the engine gives the
