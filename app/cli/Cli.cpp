@@ -1,6 +1,7 @@
 #include "Cli.h"
 
 #include "CliContext.h"
+#include "ContractJson.h"
 #include "Identifiers.h"
 #include "commands/BenchCommand.h"
 #include "commands/DrillCommand.h"
@@ -10,6 +11,7 @@
 #include "commands/ReconcileCommands.h"
 #include "commands/SaleCommands.h"
 #include "commands/SkuCommands.h"
+#include "commands/TokenCommands.h"
 
 #include <QCommandLineParser>
 #include <QJsonDocument>
@@ -21,7 +23,8 @@ namespace flashstock {
 int exitCodeFor(const Error &error)
 {
     switch (error.code) {
-    case ErrorCode::InvalidArgument: return ExitUsage;
+    case ErrorCode::InvalidArgument:
+    case ErrorCode::NotFound: return ExitUsage; // an unknown order is bad input to the CLI
     case ErrorCode::NotPermitted: return ExitNotPermitted;
     case ErrorCode::Unavailable:
     case ErrorCode::Conflict:
@@ -34,9 +37,7 @@ CommandOutput errorOutput(const Error &error)
 {
     CommandOutput out;
     out.exitCode = exitCodeFor(error);
-    out.json = {{u"error"_s, QJsonObject{{u"code"_s, errorCodeName(error.code)},
-                                         {u"message"_s, error.message},
-                                         {u"field"_s, error.field.isEmpty() ? QJsonValue() : QJsonValue(error.field)}}}};
+    out.json = errorJson(error);
     out.text = u"error: "_s + error.message + u'\n';
     return out;
 }
@@ -56,7 +57,11 @@ QList<QCommandLineOption> globalOptions()
     return {{u"data-dir"_s, u"Where the embedded defaults live (env FLASHSTOCK_DATA_DIR)."_s, u"DIR"_s},
             {u"db"_s, u"Book of record: sqlite:///file.db, sqlite:////abs/file.db or "
                       u"postgresql://user:pass@host:port/db."_s, u"URL"_s},
-            {u"redis"_s, u"Gate: redis://[:pass@]host:port[/n], unix:///path/redis.sock, or none."_s, u"URL"_s},
+            {u"redis"_s,
+             u"Gate: redis://[:pass@]host:port[/n], unix:///path/redis.sock, "
+             u"redis-cluster://[:pass@]host:port[,host:port...], or none (?wait=N: writes wait for N replicas). "
+             u"The password may come from FLASHSTOCK_REDIS_PASSWORD."_s,
+             u"URL"_s},
             {u"json"_s, u"Print one JSON object on stdout."_s},
             {u"operator"_s, u"Who is acting (default: the OS user)."_s, u"NAME"_s},
             {{u"h"_s, u"help"_s}, u"Show help."_s}};
@@ -92,7 +97,7 @@ void print(QTextStream &out, QTextStream &err, const CommandOutput &output, bool
 Cli::Cli()
 {
     for (Commands (*area)() : {skuCommands, orderCommands, ledgerCommands, saleCommands, gateCommands, benchCommands,
-                               drillCommands, reconcileCommands})
+                               drillCommands, reconcileCommands, tokenCommands})
         for (auto &command : area())
             m_commands.push_back(std::move(command));
 }
