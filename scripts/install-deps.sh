@@ -12,6 +12,7 @@ packages=(
   xvfb xauth imagemagick fonts-dejavu-core sqlite3
   libmicrohttpd-dev prometheus-cpp-dev curl
   wrk apache2-utils redis-tools
+  spin
 )
 
 missing=()

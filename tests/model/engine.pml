@@ -95,6 +95,7 @@ restore:
 book:
 #ifdef MUTANT_SETTLE_BEFORE_COMMIT
   /* MUTANT: the token is settled before the book has committed its order. */
+  /* step: mutant.settle-before-commit  code: none (the mutant; today's code settles in reserve.settle) */
   atomic { CRASHPOINT; script_call(gf); if :: !gf -> lua_settle3(tok) :: else -> skip fi; gf = 0 }
 #endif
   /* A token past held (EXISTING): Book::orderStatus first; no order in the book means
