@@ -1,5 +1,6 @@
 #include "MainWindow.h"
 
+#include "AboutDialog.h"
 #include "ConsoleSession.h"
 #include "DrillView.h"
 #include "EngineWorker.h"
@@ -136,6 +137,8 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     find->setShortcut(Qt::CTRL | Qt::Key_L);
     // The view's own F5 only fires while it has focus; the menu's covers the other tabs.
     m_reconciliation->reconcileAction()->setShortcut({});
+    auto *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About FlashStock"), this, [this] { AboutDialog(this).exec(); });
 
     m_gateStatus = new QLabel(this);
     m_bookStatus = new QLabel(this);
