@@ -1,5 +1,5 @@
 # Debian packages by CPack, one per install component (scripts/package.sh runs cpack):
-#   flashstock-tools    flashstock-cli, (flashstock-server,) the systemd units, bash completion
+#   flashstock-tools    flashstock-cli, flashstock-server, the systemd units, bash completion
 #   flashstock-console  flashstock, the desktop entry, icons and AppStream metainfo
 # A server box installs the tools without any GUI library; a desk installs the console. Both
 # are complete on their own (the core is linked in statically, the Lua scripts and SQL
@@ -42,9 +42,10 @@ atomically in front of a SQL book of record (SQLite or PostgreSQL), and a
 reconciler heals what faults leave behind, so nothing is oversold or stuck.
 .
 This package holds the headless tools, with no GUI libraries: flashstock-cli
-(stock, orders, sales, the gate, the rehearsal drill, reconciliation), its bash
-completion, and systemd units for a periodic reconcile pass, installed
-disabled.")
+(stock, orders, sales, the gate, the rehearsal drill, reconciliation, access
+tokens) with its bash completion, flashstock-server (API v1 over HTTP for
+storefronts and payment providers, Prometheus metrics), and systemd units for
+the server and a periodic reconcile pass, installed disabled.")
 
 set(CPACK_DEBIAN_CONSOLE_PACKAGE_NAME flashstock-console)
 set(CPACK_DEBIAN_CONSOLE_PACKAGE_SECTION misc)

@@ -49,6 +49,44 @@ struct LaunchBlocker {
     QString message;  ///< for people, naming the sale or discrepancy and what to do
 };
 
+/// A reserve checked for bad input (Engine::checkReserve): what a caller can build without
+/// the book or the gate, e.g. on a server's request thread. A plain value; any thread.
+struct ReserveRequest {
+    QString order;
+    QString user;                      ///< empty: anonymous (bad input for a SKU on sale)
+    QList<OrderLine> lines;            ///< normalized: merged by SKU and sorted, the lock order
+    std::optional<qint64> holdSeconds; ///< the hold asked for SKUs without a sale, seconds
+};
+
+/// One reserve on its way through the engine's phases (DESIGN.md, flows: reserve), so that
+/// the sequential Engine::reserve and a server that pipelines the gate step of many
+/// reserves follow one set of rules:
+///  1. Engine::checkReserve: bad input (pure);
+///  2. Engine::planReserve: the sale rules (the SKUs' sales, the hold, book-only or not);
+///  3. Engine::passGate: the gate's pre-deducts of many attempts in one pipeline, each
+///     reply judged in order (refusals give back the tokens the attempt created);
+///  4. Engine::finishReserve: what the gate left open (a missing stock key restored, an
+///     existing token checked against the book), the book's transaction, the give-back of
+///     this attempt's tokens when the book refuses or fails, the book's refusals counted,
+///     and the settle of the tokens after the commit.
+/// Each phase may decide the answer; later phases then do nothing. A plain value that moves
+/// between threads with the phases; each phase runs on the thread of the Engine that runs it.
+struct ReserveAttempt {
+    ReserveRequest request;
+    qint64 holdSeconds = kDefaultHoldSeconds; ///< the hold that applies: the sales' shortest, else asked or default
+    QHash<QString, Sale> sales;  ///< the sales of its SKUs, as planReserve saw them
+    bool bookOnly = false;       ///< straight to the guarded book (no gate, or a sale switched to book-only)
+    QList<OrderLine> lines;      ///< the request's lines with the tokens the gate gave
+    QList<OrderLine> created;    ///< tokens this attempt issued: the only ones it may give back
+    /// Lines whose gate answer finishReserve completes (no stock key, a token past held),
+    /// with that answer.
+    QList<std::pair<int, GateReservation>> toResolve;
+    std::optional<Result<ReserveResult>> answer; ///< set once decided: the later phases do nothing
+
+    /// The SKU the attempt's book transaction locks first (its first line, in lock order).
+    const QString &firstSku() const { return request.lines.constFirst().sku; }
+};
+
 /// The engine API the CLI, the console and the drill call: the book of record, with the
 /// Redis gate in front when one is configured (DESIGN.md, flows).
 ///
@@ -91,6 +129,23 @@ public:
     [[nodiscard]] Result<ReserveResult> reserve(const QString &order, const QString &user,
                                                 const QList<OrderLine> &lines,
                                                 std::optional<qint64> holdSeconds = std::nullopt);
+    /// Phase 1 of a reserve (ReserveAttempt): validates the order id, the user, the lines
+    /// (Book::normalizeLines) and the hold. InvalidArgument naming the field. Pure; any thread.
+    [[nodiscard]] static Result<ReserveRequest> checkReserve(const QString &order, const QString &user,
+                                                            const QList<OrderLine> &lines,
+                                                            std::optional<qint64> holdSeconds = std::nullopt);
+    /// Phase 2: the sale rules of `request`'s SKUs (read through a one-second cache): the
+    /// hold, whether a user is required, whether the reserve skips the gate. A failure is
+    /// the attempt's answer.
+    ReserveAttempt planReserve(ReserveRequest request);
+    /// Phase 3: the gate's pre-deducts of every line of every attempt not yet decided and
+    /// not book-only, in one pipelined round trip; each attempt's replies are judged in line
+    /// order (a refusal or gate trouble decides it, giving back the tokens it created).
+    void passGate(const QList<ReserveAttempt *> &attempts);
+    /// Phase 4: completes an attempt (see ReserveAttempt) and returns its answer; an attempt
+    /// decided before returns that answer and does nothing.
+    [[nodiscard]] Result<ReserveResult> finishReserve(ReserveAttempt &attempt);
+
     /// See Book::confirm; a paid order's tokens are marked sold in the gate.
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
     /// See Book::release; the order's tokens give their units back to the gate.
@@ -135,10 +190,33 @@ private:
     Result<std::optional<Sale>> saleOf(const QString &sku);
     /// A pending discrepancy pauses the SKU (book-only reserves; the gate has its own key).
     Result<bool> pausedInBook(const QString &sku);
-    Result<ReserveResult> reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
-                                             qint64 holdSeconds, const QHash<QString, Sale> &sales);
-    Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
-                                        qint64 holdSeconds, const QHash<QString, Sale> &sales);
+    /// How a gate reply to one line leaves the attempt.
+    enum class LineStep {
+        Taken,   ///< the line holds its token
+        Resolve, ///< queued in toResolve: finishReserve completes it (no stock key, a token past held)
+        Decided, ///< the attempt's answer is set (a refusal, gate trouble, an error)
+    };
+    /// Records a token the gate issued for line `index` as the attempt's own.
+    static void recordIssued(ReserveAttempt &attempt, int index, const Result<GateReservation> &reply);
+    LineStep judgeGateReply(ReserveAttempt &attempt, int index, const Result<GateReservation> &reply);
+    /// Refuses the attempt with `outcome` for `sku`, giving back the tokens it created.
+    void refuseAttempt(ReserveAttempt &attempt, Outcome outcome, const QString &sku);
+    /// Fails the attempt with `error`, giving back the tokens it created.
+    void failAttempt(ReserveAttempt &attempt, const Error &error);
+    /// finishReserve's first step: the lines passGate left to resolve. False if that decided.
+    bool resolveGate(ReserveAttempt &attempt);
+    /// A line whose stock key was missing: the SKU's gate restored from the book (once per
+    /// crowd, with a GateRestored warning), then the reserve once more.
+    Result<GateReservation> restoreAndReserve(const QString &order, const QString &user, const OrderLine &line);
+    /// An existing token is usable if held, or if the book knows its order; else Conflict.
+    Result<void> checkExistingToken(const QString &order, const GateReservation &g);
+    Result<ReserveResult> reserveThroughGate(ReserveAttempt &attempt);
+    Result<ReserveResult> reserveInBook(const ReserveAttempt &attempt);
+    /// The sale_closed answer if a line's sale is not open in the book (counted in the gate).
+    std::optional<ReserveResult> closedInBook(const QString &order, const QList<OrderLine> &lines,
+                                              const QHash<QString, Sale> &sales);
+    /// After the book reserved: gives back the tokens it did not store, settles the others.
+    void settleBooked(const ReserveResult &booked, const QList<OrderLine> &created);
     /// Pushes `sale` to the gate (GateRestore::pushSale), with a GateRestored warning if its
     /// stock key was missing and refilled.
     Result<void> pushSaleToGate(const Sale &sale);
@@ -146,21 +224,6 @@ private:
     Result<qint64> refillMissingStock(const QString &sku);
     /// The GateRestored warning: the gate of `sku` was refilled from the book, `available` units.
     void warnRefilled(const QString &sku, qint64 available);
-    /// Pre-deducts every line in the gate, in order, setting each line's token; `created`
-    /// collects the tokens this call issued. A refusal (the answer) or a failure gives those
-    /// back first; nullopt: every line holds a token.
-    Result<std::optional<ReserveResult>> preDeduct(const QString &order, const QString &user, QList<OrderLine> &lines,
-                                                   QList<OrderLine> &created);
-    /// One line's pre-deduct; a missing stock key is restored from the book (once per
-    /// crowd, with a GateRestored warning) and the reserve tried once more.
-    Result<GateReservation> gateReserve(const QString &order, const QString &user, const OrderLine &line);
-    /// An existing token is usable if held, or if the book knows its order; else Conflict.
-    Result<void> checkExistingToken(const QString &order, const GateReservation &g);
-    /// The sale_closed answer if a line's sale is not open in the book (counted in the gate).
-    std::optional<ReserveResult> closedInBook(const QString &order, const QList<OrderLine> &lines,
-                                              const QHash<QString, Sale> &sales);
-    /// After the book reserved: gives back the tokens it did not store, settles the others.
-    void settleBooked(const ReserveResult &booked, const QList<OrderLine> &created);
     void releaseTokens(const QList<OrderLine> &lines, const QString &why);
     void warn(WarningKind kind, const QString &sku, const QString &message);
 

@@ -33,15 +33,16 @@ for name in "${names[@]}"; do dpkg-query --listfiles "$name"; done | sort -u >"$
 # From /usr/bin, started elsewhere than the source tree.
 cd "$work"
 step "--version and --help from /usr/bin"
-for bin in flashstock-cli flashstock; do
+for bin in flashstock-cli flashstock-server flashstock; do
   [ "$(command -v "$bin")" = "/usr/bin/$bin" ] || { echo "$bin is not /usr/bin/$bin" >&2; exit 1; }
   "/usr/bin/$bin" --version | tee /dev/stderr | grep -Eq "^$bin [0-9]+\.[0-9]+\.[0-9]+ \(git [0-9a-f]{7,}(-dirty)?\)$" \
     || { echo "$bin --version does not say version and git revision" >&2; exit 1; }
 done
 /usr/bin/flashstock-cli --help >/dev/null
+/usr/bin/flashstock-server --help | grep -q -- '--listen' || { echo "flashstock-server --help lacks --listen" >&2; exit 1; }
 
 step "man pages"
-for page in flashstock-cli flashstock; do
+for page in flashstock-cli flashstock-server flashstock; do
   man -w "$page"
   man "$page" 2>&1 >/dev/null | grep . && { echo "man $page warns" >&2; exit 1; }
 done
@@ -63,7 +64,7 @@ got=$(bash -c 'source "$1"; COMP_WORDS=(flashstock-cli sku add X --st); COMP_CWO
 [ "$got" = "--stock" ] || { echo "completion of 'sku add X --st': '$got'" >&2; exit 1; }
 
 step "systemd units installed, none enabled"
-for unit in flashstock-reconcile.service flashstock-reconcile.timer; do
+for unit in flashstock-server.service flashstock-reconcile.service flashstock-reconcile.timer; do
   grep -qx "/usr/lib/systemd/system/$unit" "$work/files" || { echo "$unit not installed" >&2; exit 1; }
 done
 if ls /etc/systemd/system/*.wants/flashstock-* >/dev/null 2>&1; then

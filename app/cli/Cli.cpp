@@ -2,6 +2,7 @@
 
 #include "BuildInfo.h"
 #include "CliContext.h"
+#include "ContractJson.h"
 #include "Identifiers.h"
 #include "commands/BenchCommand.h"
 #include "commands/CompletionCommand.h"
@@ -12,6 +13,7 @@
 #include "commands/ReconcileCommands.h"
 #include "commands/SaleCommands.h"
 #include "commands/SkuCommands.h"
+#include "commands/TokenCommands.h"
 
 #include <QCommandLineParser>
 #include <QJsonDocument>
@@ -23,7 +25,8 @@ namespace flashstock {
 int exitCodeFor(const Error &error)
 {
     switch (error.code) {
-    case ErrorCode::InvalidArgument: return ExitUsage;
+    case ErrorCode::InvalidArgument:
+    case ErrorCode::NotFound: return ExitUsage; // an unknown order is bad input to the CLI
     case ErrorCode::NotPermitted: return ExitNotPermitted;
     case ErrorCode::Unavailable:
     case ErrorCode::Conflict:
@@ -36,9 +39,7 @@ CommandOutput errorOutput(const Error &error)
 {
     CommandOutput out;
     out.exitCode = exitCodeFor(error);
-    out.json = {{u"error"_s, QJsonObject{{u"code"_s, errorCodeName(error.code)},
-                                         {u"message"_s, error.message},
-                                         {u"field"_s, error.field.isEmpty() ? QJsonValue() : QJsonValue(error.field)}}}};
+    out.json = errorJson(error);
     out.text = u"error: "_s + error.message + u'\n';
     return out;
 }
@@ -83,7 +84,7 @@ void print(QTextStream &out, QTextStream &err, const CommandOutput &output, bool
 Cli::Cli()
 {
     for (Commands (*area)() : {skuCommands, orderCommands, ledgerCommands, saleCommands, gateCommands, benchCommands,
-                               drillCommands, reconcileCommands})
+                               drillCommands, reconcileCommands, tokenCommands})
         for (auto &command : area())
             m_commands.push_back(std::move(command));
     m_commands.push_back(completionCommand(*this));

@@ -16,7 +16,6 @@ namespace flashstock {
 namespace {
 
 constexpr int kMaxBuckets = 1024;
-constexpr qint64 kMaxHoldSeconds = 30LL * 24 * 3600;
 
 qint64 i64(const QVariant &v) { return v.toLongLong(); }
 
@@ -28,6 +27,9 @@ Result<QList<OrderLine>> Book::normalizeLines(QList<OrderLine> lines)
 {
     if (lines.isEmpty())
         return fail(ErrorCode::InvalidArgument, u"line: an order needs at least one line"_s, u"line"_s);
+    if (lines.size() > kMaxOrderLines)
+        return fail(ErrorCode::InvalidArgument,
+                    u"line: an order has at most %1 lines, got %2"_s.arg(kMaxOrderLines).arg(lines.size()), u"line"_s);
     QMap<QString, OrderLine> bySku;
     for (const OrderLine &line : lines) {
         if (auto r = checkSkuId(line.sku); !r)
@@ -246,10 +248,8 @@ Result<QList<OrderLine>> Book::checkReserve(const QString &order, const QString 
         if (auto r = checkName(user, u"user"_s); !r)
             return std::unexpected(r.error());
     }
-    if (holdSeconds < 1 || holdSeconds > kMaxHoldSeconds)
-        return fail(ErrorCode::InvalidArgument,
-                    u"hold-seconds must be from 1 to %1, got %2"_s.arg(kMaxHoldSeconds).arg(holdSeconds),
-                    u"hold-seconds"_s);
+    if (auto r = checkHoldSeconds(holdSeconds); !r)
+        return std::unexpected(r.error());
     auto normalized = normalizeLines(std::move(lines));
     if (!normalized)
         return std::unexpected(normalized.error());
@@ -334,16 +334,7 @@ Result<ReserveResult> Book::answerExisting(const QString &order, const QList<Ord
     const bool same = heldQty == wantedQty && (status == u"PENDING"_s || status == u"PAID"_s);
     out.outcome = same ? Outcome::Reserved : Outcome::Duplicate;
     out.expiresAtMs = i64(existing->first().at(1));
-    // One line per SKU, with the token the first reserve stored.
-    QMap<QString, OrderLine> bySku;
-    for (const OrderLine &l : *held) {
-        OrderLine &m = bySku[l.sku];
-        m.sku = l.sku;
-        m.qty += l.qty;
-        if (m.token.isEmpty())
-            m.token = l.token;
-    }
-    out.lines = bySku.values();
+    out.lines = linesBySku(*held);
     return out;
 }
 
@@ -416,7 +407,7 @@ Result<OrderChange> Book::confirm(const QString &order, const QString &paymentRe
 {
     if (auto r = checkOrderId(order); !r)
         return std::unexpected(r.error());
-    if (auto r = checkName(paymentRef, u"payment"_s); !r)
+    if (auto r = checkPaymentRef(paymentRef); !r)
         return std::unexpected(r.error());
     return finishOrder(order, Finish::Pay, paymentRef);
 }
@@ -425,10 +416,8 @@ Result<OrderChange> Book::release(const QString &order, const QString &reason)
 {
     if (auto r = checkOrderId(order); !r)
         return std::unexpected(r.error());
-    static const QStringList reasons{u"timeout"_s, u"cancel"_s, u"risk"_s};
-    if (!reasons.contains(reason))
-        return fail(ErrorCode::InvalidArgument,
-                    u"reason must be timeout, cancel or risk, got %1"_s.arg(quoteForMessage(reason)), u"reason"_s);
+    if (auto r = checkReleaseReason(reason); !r)
+        return std::unexpected(r.error());
     return finishOrder(order, Finish::Release, reason);
 }
 
@@ -515,7 +504,7 @@ Result<OrderChange> Book::finishOrder(const QString &order, Finish finish, const
         return out;
     });
     if (result && unknown)
-        return fail(ErrorCode::InvalidArgument, u"order %1 is unknown"_s.arg(quoteForMessage(order)), u"order"_s);
+        return fail(ErrorCode::NotFound, u"order %1 is unknown"_s.arg(quoteForMessage(order)), u"order"_s);
     return result;
 }
 

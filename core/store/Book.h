@@ -77,10 +77,10 @@ public:
                                                 QList<OrderLine> lines, qint64 holdSeconds);
     /// Payment captured: CAS PENDING->PAID and locked -> sold. The same payment again:
     /// Duplicate. A CLOSED order (or a second, different payment): one refund record per
-    /// payment, RefundRequired. Unknown order: InvalidArgument.
+    /// payment, RefundRequired. Unknown order: NotFound.
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
     /// CAS PENDING->CLOSED and locked -> available. Closed before: AlreadyClosed; paid:
-    /// AlreadyPaid. `reason`: timeout, cancel or risk. Unknown order: InvalidArgument.
+    /// AlreadyPaid. `reason`: timeout, cancel or risk. Unknown order: NotFound.
     [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason);
     /// Releases every PENDING order whose hold expired by `nowMs` (default: the database's
     /// now, never the caller's clock), oldest first, each in its own transaction, in batches
@@ -94,6 +94,8 @@ public:
     /// Ledger rows of a SKU or of an order (or `adj:<id>`), oldest first; `limit` 0 = all.
     [[nodiscard]] Result<QList<LedgerRow>> ledgerOfSku(const QString &sku, int limit = 0);
     [[nodiscard]] Result<QList<LedgerRow>> ledgerOfOrder(const QString &order);
+    /// The order `order` with its lines; NotFound if the book does not know it.
+    [[nodiscard]] Result<OrderView> order(const QString &order);
     /// Status of an order, or std::nullopt if unknown.
     [[nodiscard]] Result<std::optional<OrderStatus>> orderStatus(const QString &order);
     /// Number of ledger rows (all SKUs).
@@ -180,8 +182,9 @@ public:
     /// its locked and sold units (and history) until its orders end, but takes no reserve.
     [[nodiscard]] Result<Adjustment> setBucketCount(const QString &sku, int count);
 
-    /// Validates lines (SKU ids, quantities 1..2^31-1), merges lines of the same SKU and sorts
-    /// them by SKU, the lock order. InvalidArgument naming `line`, `sku` or `qty`.
+    /// Validates lines (1..kMaxOrderLines of them, SKU ids, quantities 1..2^31-1), merges lines
+    /// of the same SKU and sorts them by SKU, the lock order. InvalidArgument naming `line`,
+    /// `sku` or `qty`.
     [[nodiscard]] static Result<QList<OrderLine>> normalizeLines(QList<OrderLine> lines);
 
     /// The bucket an order prefers for a SKU with `bucketCount` buckets (stable FNV-1a hash
