@@ -4,6 +4,15 @@
 # A server box installs the tools without any GUI library; a desk installs the console. Both
 # are complete on their own (the core is linked in statically, the Lua scripts and SQL
 # migrations are Qt resources), so there is no common package to share.
+# What the packages install, built without the tests (scripts/package.sh builds this target;
+# cpack and cmake --install then build nothing more).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+add_custom_target(flashstock_installed)
+add_dependencies(flashstock_installed flashstock-cli flashstock-server flashstock_docs flashstock_debian_changelog)
+if(FLASHSTOCK_GUI)
+  add_dependencies(flashstock_installed flashstock)
+endif()
+
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME flashstock)
 set(CPACK_PACKAGE_VENDOR "${FLASHSTOCK_VENDOR}")
