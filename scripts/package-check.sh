@@ -81,6 +81,7 @@ FLASHSTOCK_DATA_DIR="$work/data" /usr/bin/flashstock-cli embedded stop >/dev/nul
 step "purge ${names[*]}"
 cd /
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "${names[@]}" >/dev/null
+trap 'rm -rf "$work"' EXIT
 left=$(while read -r f; do [ "$f" != "${f#/usr/}" ] && [ -e "$f" ] && [ ! -d "$f" ] && echo "$f"; done <"$work/files"
        find /usr -name '*flashstock*' -o -name '*FlashStock*' 2>/dev/null)
 [ -z "$left" ] || { echo "left under /usr after purge:" >&2; echo "$left" >&2; exit 1; }
