@@ -34,7 +34,7 @@ if [[ "${1:-}" == --installed ]]; then
   trap cleanup EXIT
   /usr/bin/flashstock-cli sku add PHONE-X --stock 500 >/dev/null
   /usr/bin/flashstock-cli sku add EARBUDS --stock 2000 >/dev/null
-  Xvfb "$DISPLAY" -screen 0 1100x720x24 -nolisten tcp >/dev/null 2>&1 & PIDS+=($!)
+  Xvfb "$DISPLAY" -screen 0 1440x900x24 -nolisten tcp >/dev/null 2>&1 & PIDS+=($!)
   sleep 1
   openbox >/dev/null 2>&1 & PIDS+=($!)
   sleep 1
