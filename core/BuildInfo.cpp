@@ -21,19 +21,4 @@ QString versionLine()
     return u"%1 (git %2)"_s.arg(buildVersion(), buildRevision());
 }
 
-QString projectLicense()
-{
-    return QStringLiteral(FLASHSTOCK_LICENSE);
-}
-
-QString projectHomepage()
-{
-    return QStringLiteral(FLASHSTOCK_HOMEPAGE);
-}
-
-QString installedReadme()
-{
-    return QStringLiteral(FLASHSTOCK_README);
-}
-
 } // namespace flashstock

@@ -11,11 +11,5 @@ QString buildVersion();
 QString buildRevision();
 /// What `--version` prints after the program name: "0.1.0 (git 9a88c01d2e3f)".
 QString versionLine();
-/// The project's licence as an SPDX expression (FLASHSTOCK_LICENSE in CMakeLists.txt).
-QString projectLicense();
-/// The project's home page URL (HOMEPAGE_URL in CMakeLists.txt).
-QString projectHomepage();
-/// Where the package installs the README (an absolute path under the install prefix).
-QString installedReadme();
 
 } // namespace flashstock
