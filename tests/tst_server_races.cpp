@@ -1,8 +1,10 @@
 // flashstock-server under concurrent clients: a real server process on a random port, a
 // real redis-server and both book backends, several curl processes sending at once. The
-// crowd on one SKU, one order sent many times at once, and payments racing timeouts.
+// crowd on one SKU, one order sent many times at once, payments racing timeouts, a drain
+// on SIGTERM with requests in flight and a kill -9 under load.
 
 #include "Engine.h"
+#include "reconcile/Reconciler.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
@@ -11,6 +13,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
+#include <QTcpSocket>
 #include <QTest>
 
 using namespace Qt::StringLiterals;
@@ -35,6 +38,32 @@ QStringList tokensOf(const QJsonObject &answer)
     return out;
 }
 
+/// Sends `request` on `socket` and returns the answer's head and what came with it (up to
+/// `ms`): enough for its status line.
+QByteArray exchange(QTcpSocket &socket, const QByteArray &request, int ms = 5000)
+{
+    socket.write(request);
+    socket.flush();
+    QByteArray got;
+    QElapsedTimer t;
+    t.start();
+    while (!got.contains("\r\n\r\n") && t.elapsed() < ms && socket.state() == QAbstractSocket::ConnectedState) {
+        socket.waitForReadyRead(50);
+        got += socket.readAll();
+    }
+    return got;
+}
+
+/// The orders `answers` (of reserve requests for `orders`, in order) answered `reserved`.
+QSet<QString> answeredReserved(const QStringList &orders, const QList<QJsonObject> &answers)
+{
+    QSet<QString> out;
+    for (qsizetype i = 0; i < orders.size() && i < answers.size(); ++i)
+        if (answers[i].value(u"result"_s).toString() == u"reserved"_s)
+            out.insert(orders[i]);
+    return out;
+}
+
 } // namespace
 
 class TestServerRaces : public QObject {
@@ -47,6 +76,10 @@ private slots:
     void sameOrderAtOnce();
     void paymentRacesTimeout_data() { test::addBackendRows(); }
     void paymentRacesTimeout();
+    void drainAnswersWhatIsInFlight_data() { test::addBackendRows(); }
+    void drainAnswersWhatIsInFlight();
+    void killUnderLoadLosesNoAnswer_data() { test::addBackendRows(); }
+    void killUnderLoadLosesNoAnswer();
 };
 
 void TestServerRaces::crowdOnOneSku()
@@ -180,6 +213,121 @@ void TestServerRaces::paymentRacesTimeout()
     QCOMPARE(book.available, kOrders - paidCount);
     QCOMPARE(engine->gateLevels(u"RACE"_s).available, kOrders - paidCount);
     QVERIFY(test::bookHolds(*engine));
+}
+
+void TestServerRaces::drainAnswersWhatIsInFlight()
+{
+    // SIGTERM while batches of reservations are in flight: the server stops listening, a new
+    // request on a connection it already had is answered 503, every batch it took is
+    // answered whole, then it exits 0. The book holds exactly the orders answered reserved,
+    // and the gate agrees with it without a reconcile pass.
+    QFETCH(QString, backend);
+    FS_SERVED(backend);
+    FS_VERIFY_OK(engine->addSku(u"DRAIN"_s, 100000));
+    QTcpSocket open;
+    open.connectToHost(u"127.0.0.1"_s, quint16(server.port()));
+    QVERIFY(open.waitForConnected(2000));
+    const QByteArray ready = "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    QVERIFY(exchange(open, ready).startsWith("HTTP/1.1 200"));
+
+    constexpr int kBatches = 6, kPerBatch = 500;
+    QList<CurlRequest> batches;
+    QList<QStringList> orders;
+    for (int b = 0; b < kBatches; ++b) {
+        QJsonArray items;
+        orders << QStringList{};
+        for (int i = 0; i < kPerBatch; ++i) {
+            orders.last() << u"d-%1-%2"_s.arg(b).arg(i);
+            items << QJsonObject{{u"order"_s, orders.last().last()},
+                                 {u"lines"_s, QJsonArray{QJsonObject{{u"sku"_s, u"DRAIN"_s}, {u"qty"_s, 1}}}}};
+        }
+        batches << CurlRequest{"POST", u"/v1/reservations/batch"_s,
+                               QJsonDocument(QJsonObject{{u"reservations"_s, items}}).toJson(QJsonDocument::Compact)};
+    }
+    const qint64 before = FS_OK(engine->book().ledgerCount());
+    test::HttpCrowd crowd(server.baseUrl(), token, batches, 3);
+    QVERIFY2(crowd.start(), qPrintable(crowd.errorString()));
+    QTRY_VERIFY_WITH_TIMEOUT(FS_OK(engine->book().ledgerCount()) > before, 10000);
+    server.terminate();
+    QTRY_VERIFY_WITH_TIMEOUT(server.log().contains(u"draining"_s), 5000);
+    const QByteArray late = exchange(open, ready);
+    QVERIFY2(late.startsWith("HTTP/1.1 503"), qPrintable(QString::fromLatin1(late) + server.log()));
+    QCOMPARE(server.waitForExit(15000), 0);
+    QVERIFY(crowd.waitForFinished(30000));
+    QVERIFY2(server.log().contains(u"stopped after a drain"_s), qPrintable(server.log()));
+
+    const QList<QJsonObject> answers = crowd.answers();
+    int whole = 0;
+    for (int b = 0; b < kBatches; ++b) {
+        const QJsonObject &a = answers[b];
+        if (a.isEmpty() || a.value(u"error"_s).toObject().value(u"code"_s).toString() == u"unavailable"_s) {
+            // refused: never taken (the listener was closed) or answered draining
+            for (const QString &order : std::as_const(orders[b]))
+                QCOMPARE(FS_OK(engine->book().orderStatus(order)), std::nullopt);
+            continue;
+        }
+        ++whole;
+        const QJsonArray results = a.value(u"results"_s).toArray();
+        QCOMPARE(results.size(), kPerBatch);
+        for (int i = 0; i < kPerBatch; ++i) {
+            QCOMPARE(results[i].toObject().value(u"result"_s).toString(), u"reserved"_s);
+            QCOMPARE(FS_OK(engine->book().orderStatus(orders[b][i])), std::optional(OrderStatus::Pending));
+        }
+    }
+    QVERIFY(whole >= 1); // the one in flight at the signal, at least
+    qInfo("%d of %d batches answered whole before the exit", whole, kBatches);
+    const SkuLevels book = FS_OK(engine->book().levels(u"DRAIN"_s));
+    QCOMPARE(book.locked, whole * kPerBatch);
+    QCOMPARE(engine->gateLevels(u"DRAIN"_s).available, book.available);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestServerRaces::killUnderLoadLosesNoAnswer()
+{
+    // kill -9 while 4 client processes send 1600 reserves for 600 units; then a restart and
+    // one reconcile pass: every reservation answered reserved is in the book with its token,
+    // I1-I4 and I6 hold, the gate agrees with the book (I5), and the server sells again.
+    QFETCH(QString, backend);
+    FS_SERVED(backend);
+    FS_VERIFY_OK(engine->addSku(u"KILL"_s, 600));
+    FS_VERIFY_OK(engine->addSku(u"AFTER"_s, 1));
+    QStringList orders;
+    QList<CurlRequest> buyers;
+    for (int i = 0; i < 1600; ++i) {
+        orders << u"k-%1"_s.arg(i);
+        buyers << reserveRequest(orders.last(), u"buyer-%1"_s.arg(i), u"KILL"_s, 1);
+    }
+    const qint64 before = FS_OK(engine->book().ledgerCount());
+    test::HttpCrowd crowd(server.baseUrl(), token, buyers, 4);
+    QVERIFY2(crowd.start(), qPrintable(crowd.errorString()));
+    QTRY_VERIFY_WITH_TIMEOUT(FS_OK(engine->book().ledgerCount()) >= before + 100, 20000);
+    server.kill();
+    QVERIFY(crowd.waitForFinished(60000));
+    const QList<QJsonObject> answers = crowd.answers();
+    const QSet<QString> reserved = answeredReserved(orders, answers);
+    const auto unanswered = std::count_if(answers.cbegin(), answers.cend(), [](const QJsonObject &a) { return a.isEmpty(); });
+    qInfo("before the kill: %lld reserved, %lld unanswered of %lld", qlonglong(reserved.size()), qlonglong(unanswered),
+          qlonglong(answers.size()));
+    QVERIFY(!reserved.isEmpty());
+    QVERIFY(unanswered > 0); // the kill came under load
+
+    QVERIFY2(server.start(), qPrintable(server.errorString()));
+    Reconciler reconciler(*engine);
+    FS_VERIFY_OK(reconciler.runPass(0));
+    for (qsizetype i = 0; i < orders.size(); ++i) {
+        if (!reserved.contains(orders[i]))
+            continue;
+        const OrderView order = FS_OK(engine->book().order(orders[i]));
+        QCOMPARE(order.status, OrderStatus::Pending);
+        QCOMPARE(order.lines.value(0).token, tokensOf(answers[i]).value(0));
+    }
+    const SkuLevels book = FS_OK(engine->book().levels(u"KILL"_s));
+    QVERIFY(book.locked >= reserved.size());
+    QCOMPARE(engine->gateLevels(u"KILL"_s).available, book.available);
+    QVERIFY(test::bookHolds(*engine));
+    const QList<QJsonObject> after =
+        test::sendAtOnce(server.baseUrl(), token, {reserveRequest(u"k-after"_s, u"late"_s, u"AFTER"_s, 1)}, 1);
+    QCOMPARE(test::countResults(after, u"reserved"_s), 1);
 }
 
 QTEST_GUILESS_MAIN(TestServerRaces)

@@ -213,7 +213,7 @@ bool HttpCrowd::start()
         // Errors show as missing answers; curl 7.88 draws its --parallel meter despite --silent.
         curl->setStandardErrorFile(QProcess::nullDevice());
         curl->setStandardOutputFile(QProcess::nullDevice());
-        curl->start(u"curl"_s, {u"--silent"_s, u"--parallel"_s, u"--parallel-max"_s, u"300"_s, u"--max-time"_s,
+        curl->start(u"curl"_s, {u"--silent"_s, u"--parallel"_s, u"--parallel-immediate"_s, u"--parallel-max"_s, u"300"_s, u"--max-time"_s,
                                 u"60"_s, u"--config"_s, config.fileName()});
         if (!curl->waitForStarted(5000)) {
             m_error = u"curl did not start: "_s + curl->errorString();
