@@ -6,6 +6,7 @@
 #include "store/Database.h"
 #include "store/DiscrepancyStore.h"
 #include "store/SaleStore.h"
+#include "store/BookWriters.h"
 
 #include <QDateTime>
 #include <QScopeGuard>
@@ -372,21 +373,23 @@ Result<ReserveResult> Engine::reserveInBook(const QString &order, const QString 
             auto it = sales.constFind(line.sku);
             if (it == sales.cend())
                 continue;
-            ReserveResult refused{Outcome::SaleClosed, order, lines, line.sku, 0};
             if (!it->isSelling(*now))
-                return refused;
-            if (it->perUserLimit > 0) {
-                auto held = m_sales->userUnits(line.sku, user);
-                if (!held)
-                    return std::unexpected(held.error());
-                if (*held + line.qty > it->perUserLimit) {
-                    refused.outcome = Outcome::LimitExceeded;
-                    return refused;
-                }
-            }
+                return ReserveResult{Outcome::SaleClosed, order, lines, line.sku, 0};
         }
     }
-    return m_book->reserve(order, user, lines, holdSeconds);
+    // The per-user limits go to the book, which checks them inside the reserve's transaction.
+    ReserveOrder booked{order, user, lines, holdSeconds, {}};
+    for (const Sale &s : sales)
+        if (s.perUserLimit > 0)
+            booked.userLimits.insert(s.sku, s.perUserLimit);
+    return bookReserve(std::move(booked));
+}
+
+Result<ReserveResult> Engine::bookReserve(ReserveOrder order)
+{
+    if (m_writers)
+        return m_writers->reserveAndWait(std::move(order));
+    return m_book->reserveBatch({std::move(order)}).constFirst();
 }
 
 Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
@@ -402,7 +405,7 @@ Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QSt
         releaseTokens(created, u"sale not open in the book"_s);
         return *closed;
     }
-    auto booked = m_book->reserve(order, user, lines, holdSeconds);
+    auto booked = bookReserve(ReserveOrder{order, user, lines, holdSeconds, {}});
     if (!booked) {
         releaseTokens(created, u"book failed"_s);
         return booked;
@@ -539,7 +542,7 @@ void Engine::settleBooked(const ReserveResult &booked, const QList<OrderLine> &c
 
 Result<OrderChange> Engine::confirm(const QString &order, const QString &paymentRef)
 {
-    auto change = m_book->confirm(order, paymentRef);
+    auto change = m_writers ? m_writers->confirmAndWait(FinishOrder{order, paymentRef}) : m_book->confirm(order, paymentRef);
     if (!change || !m_gate)
         return change;
     if (change->outcome == Outcome::Paid || change->outcome == Outcome::Duplicate) {
@@ -556,7 +559,7 @@ Result<OrderChange> Engine::confirm(const QString &order, const QString &payment
 
 Result<OrderChange> Engine::release(const QString &order, const QString &reason)
 {
-    auto change = m_book->release(order, reason);
+    auto change = m_writers ? m_writers->releaseAndWait(FinishOrder{order, reason}) : m_book->release(order, reason);
     // Released now, or earlier while the gate was down: giving the tokens back is idempotent.
     if (change && (change->outcome == Outcome::Released || change->outcome == Outcome::AlreadyClosed))
         releaseTokens(change->lines, u"release"_s);

@@ -17,6 +17,7 @@
 
 namespace flashstock {
 
+class BookWriters;
 class Database;
 class Gate;
 class GateRestore;
@@ -82,6 +83,12 @@ public:
     /// `none` URL leaves the engine book-only.
     void attachGate(const RedisUrl &url);
 
+    /// Sends this engine's book work (the book's part of reserve, confirm and release) to
+    /// `writers` (group commit with other engines' work; this engine's thread waits for the
+    /// answer) instead of its own connection; nullptr: its own again. Not owned; it must
+    /// outlive its use.
+    void useBookWriters(BookWriters *writers) { m_writers = writers; }
+
     /// See Book::addSku; also loads the gate.
     [[nodiscard]] Result<Adjustment> addSku(const QString &sku, qint64 stock, int buckets = 1);
     /// See Book::restock; also raises the gate by the same units.
@@ -137,6 +144,8 @@ private:
     Result<bool> pausedInBook(const QString &sku);
     Result<ReserveResult> reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
                                              qint64 holdSeconds, const QHash<QString, Sale> &sales);
+    /// The book's part of a reserve: through the book writers if set, else on this engine's book.
+    Result<ReserveResult> bookReserve(ReserveOrder order);
     Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
                                         qint64 holdSeconds, const QHash<QString, Sale> &sales);
     /// Pushes `sale` to the gate (GateRestore::pushSale), with a GateRestored warning if its
@@ -169,6 +178,7 @@ private:
     std::unique_ptr<SaleStore> m_sales;
     std::unique_ptr<Gate> m_gate;
     std::unique_ptr<GateRestore> m_restore; ///< set with m_gate
+    BookWriters *m_writers = nullptr;       ///< useBookWriters(); not owned
     WarningRing m_warnings{kMaxWarnings};
     struct CachedSale {
         std::optional<Sale> sale;
