@@ -7,6 +7,7 @@ QString errorCodeName(ErrorCode code)
 {
     switch (code) {
     case ErrorCode::InvalidArgument: return QStringLiteral("invalid_argument");
+    case ErrorCode::NotFound: return QStringLiteral("not_found");
     case ErrorCode::NotPermitted: return QStringLiteral("not_permitted");
     case ErrorCode::Unavailable: return QStringLiteral("unavailable");
     case ErrorCode::Conflict: return QStringLiteral("conflict");

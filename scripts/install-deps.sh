@@ -10,6 +10,8 @@ packages=(
   libqt6sql6-sqlite libqt6sql6-psql
   libhiredis-dev redis-server postgresql-15
   xvfb xauth imagemagick fonts-dejavu-core sqlite3
+  libmicrohttpd-dev prometheus-cpp-dev curl
+  wrk apache2-utils redis-tools
 )
 
 missing=()

@@ -130,10 +130,11 @@ void TestDatabase::migrationKeepsSales()
                                       u"reconcile_checkpoints DROP COLUMN other_locked"_s,
                                       u"reconcile_checkpoints DROP COLUMN other_sold"_s})
             FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE "_s + column));
+        FS_VERIFY_OK(engine->database().exec(u"DROP TABLE access_tokens"_s));
         auto undo = engine->database().exec(u"UPDATE meta SET value = '3' WHERE key = 'schema_version'"_s);
         FS_VERIFY_OK(undo);
     }
-    auto engine = test::openEngine(fresh.url()); // migrates 3 -> 5 again, rebuilding the sales table
+    auto engine = test::openEngine(fresh.url()); // migrates 3 -> the latest again, rebuilding the sales table
     QVERIFY(engine);
     auto sale = engine->sales().get(saleId);
     FS_VERIFY_OK(sale);
@@ -176,7 +177,7 @@ void TestDatabase::migrationTypesCorrections()
         QVERIFY(statusId > 0 && refundId > 0);
     }
     {
-        // Back to schema 5: the corrections as text, the new columns gone. By hand, on a
+        // Back to schema 5: the corrections as text, the new columns and tables gone. By hand, on a
         // connection of its own: PostgreSQL cannot prepare DDL, and Database prepares all.
         QSqlDatabase db = QSqlDatabase::addDatabase(backend == u"sqlite"_s ? u"QSQLITE"_s : u"QPSQL"_s, u"schema5"_s);
         db.setDatabaseName(backend == u"sqlite"_s ? fresh.url().path : fresh.url().database);
@@ -195,6 +196,7 @@ void TestDatabase::migrationTypesCorrections()
             u"ALTER TABLE discrepancies DROP COLUMN breaks"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_locked"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_sold"_s,
+            u"DROP TABLE access_tokens"_s,
             u"UPDATE meta SET value = '5' WHERE key = 'schema_version'"_s};
         for (const QString &statement : statements)
             QVERIFY2(q.exec(statement), qPrintable(q.lastError().text()));

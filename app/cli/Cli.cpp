@@ -1,6 +1,7 @@
 #include "Cli.h"
 
 #include "CliContext.h"
+#include "ContractJson.h"
 #include "Identifiers.h"
 #include "commands/BenchCommand.h"
 #include "commands/DrillCommand.h"
@@ -10,6 +11,7 @@
 #include "commands/ReconcileCommands.h"
 #include "commands/SaleCommands.h"
 #include "commands/SkuCommands.h"
+#include "commands/TokenCommands.h"
 
 #include <QCommandLineParser>
 #include <QJsonDocument>
@@ -21,7 +23,8 @@ namespace flashstock {
 int exitCodeFor(const Error &error)
 {
     switch (error.code) {
-    case ErrorCode::InvalidArgument: return ExitUsage;
+    case ErrorCode::InvalidArgument:
+    case ErrorCode::NotFound: return ExitUsage; // an unknown order is bad input to the CLI
     case ErrorCode::NotPermitted: return ExitNotPermitted;
     case ErrorCode::Unavailable:
     case ErrorCode::Conflict:
@@ -35,9 +38,7 @@ CommandOutput errorOutput(const Error &error)
 {
     CommandOutput out;
     out.exitCode = exitCodeFor(error);
-    out.json = {{u"error"_s, QJsonObject{{u"code"_s, errorCodeName(error.code)},
-                                         {u"message"_s, error.message},
-                                         {u"field"_s, error.field.isEmpty() ? QJsonValue() : QJsonValue(error.field)}}}};
+    out.json = errorJson(error);
     out.text = u"error: "_s + error.message + u'\n';
     return out;
 }
@@ -93,7 +94,7 @@ void print(QTextStream &out, QTextStream &err, const CommandOutput &output, bool
 Cli::Cli()
 {
     for (Commands (*area)() : {skuCommands, orderCommands, ledgerCommands, saleCommands, gateCommands, benchCommands,
-                               drillCommands, reconcileCommands})
+                               drillCommands, reconcileCommands, tokenCommands})
         for (auto &command : area())
             m_commands.push_back(std::move(command));
 }

@@ -16,7 +16,6 @@ namespace flashstock {
 namespace {
 
 constexpr int kMaxBuckets = 1024;
-constexpr qint64 kMaxHoldSeconds = 30LL * 24 * 3600;
 
 qint64 i64(const QVariant &v) { return v.toLongLong(); }
 
@@ -28,6 +27,9 @@ Result<QList<OrderLine>> Book::normalizeLines(QList<OrderLine> lines)
 {
     if (lines.isEmpty())
         return fail(ErrorCode::InvalidArgument, u"line: an order needs at least one line"_s, u"line"_s);
+    if (lines.size() > kMaxOrderLines)
+        return fail(ErrorCode::InvalidArgument,
+                    u"line: an order has at most %1 lines, got %2"_s.arg(kMaxOrderLines).arg(lines.size()), u"line"_s);
     QMap<QString, OrderLine> bySku;
     for (const OrderLine &line : lines) {
         if (auto r = checkSkuId(line.sku); !r)
@@ -246,10 +248,8 @@ Result<QList<OrderLine>> Book::checkReserve(const QString &order, const QString 
         if (auto r = checkName(user, u"user"_s); !r)
             return std::unexpected(r.error());
     }
-    if (holdSeconds < 1 || holdSeconds > kMaxHoldSeconds)
-        return fail(ErrorCode::InvalidArgument,
-                    u"hold-seconds must be from 1 to %1, got %2"_s.arg(kMaxHoldSeconds).arg(holdSeconds),
-                    u"hold-seconds"_s);
+    if (auto r = checkHoldSeconds(holdSeconds); !r)
+        return std::unexpected(r.error());
     auto normalized = normalizeLines(std::move(lines));
     if (!normalized)
         return std::unexpected(normalized.error());
@@ -285,16 +285,7 @@ Result<ReserveResult> Book::answerExisting(const QString &order, const QList<Ord
     const bool same = heldQty == wantedQty && (status == u"PENDING"_s || status == u"PAID"_s);
     out.outcome = same ? Outcome::Reserved : Outcome::Duplicate;
     out.expiresAtMs = i64(existing->first().at(1));
-    // One line per SKU, with the token the first reserve stored.
-    QMap<QString, OrderLine> bySku;
-    for (const OrderLine &l : *held) {
-        OrderLine &m = bySku[l.sku];
-        m.sku = l.sku;
-        m.qty += l.qty;
-        if (m.token.isEmpty())
-            m.token = l.token;
-    }
-    out.lines = bySku.values();
+    out.lines = linesBySku(*held);
     return out;
 }
 
@@ -368,12 +359,8 @@ Result<void> Book::checkFinish(const QString &order, Finish finish, const QStrin
     if (auto r = checkOrderId(order); !r)
         return r;
     if (finish == Finish::Pay)
-        return checkName(detail, u"payment"_s);
-    static const QStringList reasons{u"timeout"_s, u"cancel"_s, u"risk"_s};
-    if (!reasons.contains(detail))
-        return fail(ErrorCode::InvalidArgument,
-                    u"reason must be timeout, cancel or risk, got %1"_s.arg(quoteForMessage(detail)), u"reason"_s);
-    return {};
+        return checkPaymentRef(detail);
+    return checkReleaseReason(detail);
 }
 
 Result<OrderChange> Book::confirm(const QString &order, const QString &paymentRef)

@@ -101,7 +101,9 @@ public:
     // Many orders in one write transaction: each order's statements run inside its own
     // savepoint, so a refusal or a failure of one order (out of stock, over a per-user limit,
     // a duplicate, bad input, a broken constraint) undoes that order alone, never its
-    // neighbours. Each order gets exactly the answer it would get alone, with the same guards
+    // neighbours. On PostgreSQL a one-line order first tries its whole reserve as one
+    // guarded statement (sql::reserveOneLine: it writes all or nothing, so it needs no
+    // savepoint); only when that does not reserve do the statements above answer. Each order gets exactly the answer it would get alone, with the same guards
     // and ledger rows. On PostgreSQL the batch first locks every bucket it is about to touch
     // in (sku, bucket) order, so two batches cannot deadlock. The answers come in the order
     // of the input. Errors that concern the whole transaction (the book unreachable, races
@@ -119,10 +121,10 @@ public:
     [[nodiscard]] QList<Result<OrderChange>> releaseBatch(const QList<FinishOrder> &orders);
     /// Payment captured: CAS PENDING->PAID and locked -> sold. The same payment again:
     /// Duplicate. A CLOSED order (or a second, different payment): one refund record per
-    /// payment, RefundRequired. Unknown order: InvalidArgument.
+    /// payment, RefundRequired. Unknown order: NotFound.
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
     /// CAS PENDING->CLOSED and locked -> available. Closed before: AlreadyClosed; paid:
-    /// AlreadyPaid. `reason`: timeout, cancel or risk. Unknown order: InvalidArgument.
+    /// AlreadyPaid. `reason`: timeout, cancel or risk. Unknown order: NotFound.
     [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason);
     /// Releases every PENDING order whose hold expired by `nowMs` (default: the database's
     /// now, never the caller's clock), oldest first, in release batches (releaseBatch) of
@@ -137,6 +139,8 @@ public:
     /// Ledger rows of a SKU or of an order (or `adj:<id>`), oldest first; `limit` 0 = all.
     [[nodiscard]] Result<QList<LedgerRow>> ledgerOfSku(const QString &sku, int limit = 0);
     [[nodiscard]] Result<QList<LedgerRow>> ledgerOfOrder(const QString &order);
+    /// The order `order` with its lines; NotFound if the book does not know it.
+    [[nodiscard]] Result<OrderView> order(const QString &order);
     /// Status of an order, or std::nullopt if unknown.
     [[nodiscard]] Result<std::optional<OrderStatus>> orderStatus(const QString &order);
     /// Number of ledger rows (all SKUs).
@@ -223,8 +227,9 @@ public:
     /// its locked and sold units (and history) until its orders end, but takes no reserve.
     [[nodiscard]] Result<Adjustment> setBucketCount(const QString &sku, int count);
 
-    /// Validates lines (SKU ids, quantities 1..2^31-1), merges lines of the same SKU and sorts
-    /// them by SKU, the lock order. InvalidArgument naming `line`, `sku` or `qty`.
+    /// Validates lines (1..kMaxOrderLines of them, SKU ids, quantities 1..2^31-1), merges lines
+    /// of the same SKU and sorts them by SKU, the lock order. InvalidArgument naming `line`,
+    /// `sku` or `qty`.
     [[nodiscard]] static Result<QList<OrderLine>> normalizeLines(QList<OrderLine> lines);
 
     /// The bucket an order prefers for a SKU with `bucketCount` buckets (stable FNV-1a hash
@@ -264,21 +269,37 @@ private:
         Keep, ///< its writes stay (an answer that moved or recorded something)
         Undo, ///< its writes are rolled back (a refusal)
     };
-    /// One order's statements inside a batch: stores its answer itself; an error of the whole
-    /// batch kind (Conflict, Unavailable, OutcomeUnknown) ends the transaction, any other
-    /// error is that order's alone.
-    using OrderBody = std::function<Result<OrderStep>(qsizetype index)>;
-    /// Runs `body` for each of `indexes` in one write transaction (a savepoint each when there
-    /// are several), after locking `locks` ((sku, bucket) pairs) in order on PostgreSQL.
-    /// `orderIds[i]` names order i for the write-fault seam. Returns the batch's error, or the
-    /// per-order errors (nullopt: the body's answer stands) in `orderErrors`.
+    /// How one order runs inside a batch.
+    struct OrderRun {
+        bool several = false;     ///< the batch has other orders: undo needs a savepoint
+        bool inSavepoint = false; ///< the order's savepoint is open (by the batch or the body)
+    };
+    /// One order's statements inside a batch: stores its answer itself. With several orders,
+    /// a body that writes before it knows its answer first opens the order's savepoint
+    /// (Database::savepoint, then run.inSavepoint = true) unless it is open already. An
+    /// error of the whole batch kind (Conflict, Unavailable, OutcomeUnknown) ends the
+    /// transaction, any other error is that order's alone.
+    using OrderBody = std::function<Result<OrderStep>(qsizetype index, OrderRun &run)>;
+    /// Runs `body` for each of `indexes` in one write transaction, after locking `locks`
+    /// ((sku, bucket) pairs) in order on PostgreSQL; with several orders each order whose
+    /// `savepointFirst` says so (always under a write-fault seam) runs in a savepoint opened
+    /// before its body. `orderIds[i]` names order i for the write-fault seam. Returns the
+    /// batch's error, or the per-order errors (nullopt: the body's answer stands) in
+    /// `orderErrors`. An order that fails outside a savepoint (PostgreSQL then refuses the
+    /// rest of the transaction) rolls the batch back with `rerunAlone` set: the caller runs
+    /// each order on its own.
     Result<void> runBatch(const QList<qsizetype> &indexes, const QStringList &orderIds,
-                          QList<std::pair<QString, int>> locks, const OrderBody &body,
-                          QList<std::optional<Error>> &orderErrors);
+                          QList<std::pair<QString, int>> locks, const std::function<bool(qsizetype)> &savepointFirst,
+                          const OrderBody &body, QList<std::optional<Error>> &orderErrors, bool &rerunAlone);
     QList<Result<ReserveResult>> reserveOrders(const QList<ReserveOrder> &orders, Replay replay);
     /// Order `order`'s part of a reserve batch (inside the batch's transaction).
-    Result<OrderStep> reserveOne(const ReserveOrder &order, const QList<OrderLine> &wanted, ReserveResult &out,
-                                 bool &fenced);
+    Result<OrderStep> reserveOne(const ReserveOrder &order, const QList<OrderLine> &wanted, OrderRun &run,
+                                 ReserveResult &out, bool &fenced);
+    /// PostgreSQL: a one-line order reserved in one statement (sql::reserveOneLine) from its
+    /// preferred bucket; false (nothing written) if the order exists or the bucket is short.
+    Result<bool> reserveInOneStatement(const ReserveOrder &order, const OrderLine &line, ReserveResult &out);
+    /// Whether reserveInOneStatement() applies to the order.
+    bool oneStatement(const ReserveOrder &order, const QList<OrderLine> &wanted) const;
     /// A confirm's or release's input (InvalidArgument naming `order`, `payment` or `reason`).
     static Result<void> checkFinish(const QString &order, Finish finish, const QString &detail);
     QList<Result<OrderChange>> finishOrders(const QList<FinishOrder> &orders, Finish finish, Replay replay);

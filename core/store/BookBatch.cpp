@@ -45,10 +45,11 @@ bool isRepeatOf(Outcome replay, Outcome first)
 } // namespace
 
 Result<void> Book::runBatch(const QList<qsizetype> &indexes, const QStringList &orderIds,
-                            QList<std::pair<QString, int>> locks, const OrderBody &body,
-                            QList<std::optional<Error>> &orderErrors)
+                            QList<std::pair<QString, int>> locks, const std::function<bool(qsizetype)> &savepointFirst,
+                            const OrderBody &body, QList<std::optional<Error>> &orderErrors, bool &rerunAlone)
 {
     const bool several = indexes.size() > 1;
+    rerunAlone = false;
     std::sort(locks.begin(), locks.end());
     locks.erase(std::unique(locks.begin(), locks.end()), locks.end());
     QStringList lockSkus, lockBuckets;
@@ -58,6 +59,7 @@ Result<void> Book::runBatch(const QList<qsizetype> &indexes, const QStringList &
     }
     WriteFaults *faults = m_db.writeFaults();
     auto done = m_db.write<bool>([&](Transaction &tx) -> Result<bool> {
+        rerunAlone = false;
         // One order alone locks its rows in (sku, bucket) order by itself (its lines are
         // sorted); several take every row they will touch first, in that order. SQLite's
         // BEGIN IMMEDIATE already made this transaction the only writer.
@@ -67,12 +69,16 @@ Result<void> Book::runBatch(const QList<qsizetype> &indexes, const QStringList &
         }
         for (qsizetype i : indexes) {
             orderErrors[i].reset();
-            if (several)
+            OrderRun run{several, false};
+            if (several && (faults || savepointFirst(i))) {
                 if (auto r = m_db.savepoint(); !r)
                     return std::unexpected(r.error());
-            Result<OrderStep> step = body(i);
-            const bool injected = step && faults && faults->failOrder(orderIds.at(i));
-            if (injected)
+                run.inSavepoint = true;
+            }
+            Result<OrderStep> step = body(i, run);
+            const bool injected = step && run.inSavepoint && faults && faults->failOrder(orderIds.at(i));
+            const bool injectedAlone = step && !several && faults && faults->failOrder(orderIds.at(i));
+            if (injected || injectedAlone)
                 step = fail(ErrorCode::Unavailable,
                             u"injected failure (drill db-error): order %1's statements failed"_s.arg(orderIds.at(i)));
             if (!several) {
@@ -84,6 +90,14 @@ Result<void> Book::runBatch(const QList<qsizetype> &indexes, const QStringList &
             }
             if (!step && endsBatch(step.error().code) && !injected)
                 return std::unexpected(step.error());
+            if (!step && !run.inSavepoint) {
+                // Nothing to roll back to, and PostgreSQL takes no statement after a failed
+                // one: undo the batch and let each order run on its own.
+                rerunAlone = true;
+                return std::unexpected(step.error());
+            }
+            if (!run.inSavepoint)
+                continue; // answered without a write, or kept its one statement
             if (!step || *step == OrderStep::Undo) {
                 if (!step)
                     orderErrors[i] = step.error();
@@ -151,13 +165,22 @@ QList<Result<ReserveResult>> Book::reserveOrders(const QList<ReserveOrder> &orde
     QList<ReserveResult> answers(orders.size());
     QList<char> fenced(orders.size(), 0);
     QList<std::optional<Error>> errors(orders.size());
-    auto ran = runBatch(todo, ids, locks, [&](qsizetype i) -> Result<OrderStep> {
-        bool f = false;
-        auto step = reserveOne(orders.at(i), wanted.at(i), answers[i], f);
-        fenced[i] = f;
-        return step;
-    }, errors);
+    bool rerunAlone = false;
+    auto ran = runBatch(
+        todo, ids, locks, [&](qsizetype i) { return !oneStatement(orders.at(i), wanted.at(i)); },
+        [&](qsizetype i, OrderRun &run) -> Result<OrderStep> {
+            bool f = false;
+            auto step = reserveOne(orders.at(i), wanted.at(i), run, answers[i], f);
+            fenced[i] = f;
+            return step;
+        },
+        errors, rerunAlone);
 
+    if (!ran && rerunAlone) {
+        for (qsizetype i : std::as_const(todo))
+            out[i] = reserveOrders({orders.at(i)}, replay).constFirst();
+        return out;
+    }
     if (!ran && ran.error().code == ErrorCode::OutcomeUnknown && replay == Replay::OnUnknown) {
         // Nobody knows whether the batch committed: each order on its own says what the book holds.
         for (qsizetype i : std::as_const(todo)) {
@@ -183,10 +206,53 @@ QList<Result<ReserveResult>> Book::reserveOrders(const QList<ReserveOrder> &orde
     return out;
 }
 
-Result<Book::OrderStep> Book::reserveOne(const ReserveOrder &order, const QList<OrderLine> &wanted,
+bool Book::oneStatement(const ReserveOrder &order, const QList<OrderLine> &wanted) const
+{
+    return m_db.dialect() == Dialect::Postgres && wanted.size() == 1 && !m_taker
+        && order.userLimits.value(wanted.first().sku) <= 0;
+}
+
+Result<bool> Book::reserveInOneStatement(const ReserveOrder &order, const OrderLine &line, ReserveResult &out)
+{
+    const int bucket = preferredBucket(order.order, m_bucketCounts.value(line.sku, 1));
+    const QVariant token = nullable(line.token);
+    auto r = m_db.exec(sql::reserveOneLine(m_db.nowMsExpr()),
+                       {line.qty, line.qty, line.sku, bucket, line.qty, order.order,
+                        order.order, nullable(order.user), order.holdSeconds * 1000,
+                        order.order, line.sku, bucket, line.qty, token,
+                        order.order, line.sku, bucket, token, line.qty, line.qty, line.qty, line.qty,
+                        m_actor.operatorName, m_actor.source});
+    if (!r) {
+        // The same order inserted by another transaction since this statement's snapshot:
+        // run again, and the order is found.
+        if (m_db.lastWasUniqueViolation())
+            return fail(ErrorCode::Conflict, u"order %1 was reserved at the same time elsewhere"_s.arg(order.order));
+        return std::unexpected(r.error());
+    }
+    if (r->isEmpty())
+        return false;
+    out = ReserveResult{Outcome::Reserved, order.order, {line}, {}, i64(r->first().at(0))};
+    return true;
+}
+
+Result<Book::OrderStep> Book::reserveOne(const ReserveOrder &order, const QList<OrderLine> &wanted, OrderRun &run,
                                          ReserveResult &out, bool &fenced)
 {
     fenced = false;
+    if (oneStatement(order, wanted)) {
+        // The common case in one round trip; nothing written unless the whole reserve was.
+        auto done = reserveInOneStatement(order, wanted.first(), out);
+        if (!done)
+            return std::unexpected(done.error());
+        if (*done)
+            return OrderStep::Keep;
+        // The order exists or its preferred bucket is short: the statements below answer.
+    }
+    if (run.several && !run.inSavepoint) {
+        if (auto r = m_db.savepoint(); !r)
+            return std::unexpected(r.error());
+        run.inSavepoint = true;
+    }
     // The order row first: it is the idempotency key.
     auto ins = m_db.exec(sql::insertOrder(m_db.nowMsExpr()), {order.order, nullable(order.user), order.holdSeconds * 1000});
     if (!ins)
@@ -278,12 +344,16 @@ QList<Result<OrderChange>> Book::finishOrders(const QList<FinishOrder> &orders, 
     QList<OrderChange> answers(orders.size());
     QList<char> unknown(orders.size(), 0);
     QList<std::optional<Error>> errors(orders.size());
-    auto ran = runBatch(todo, ids, *locks, [&](qsizetype i) -> Result<OrderStep> {
-        bool u = false;
-        auto step = finishOne(orders.at(i).order, finish, orders.at(i).detail, answers[i], u);
-        unknown[i] = u;
-        return step;
-    }, errors);
+    bool rerunAlone = false; // never set: every order of these batches runs in a savepoint
+    auto ran = runBatch(
+        todo, ids, *locks, [](qsizetype) { return true; },
+        [&](qsizetype i, OrderRun &) -> Result<OrderStep> {
+            bool u = false;
+            auto step = finishOne(orders.at(i).order, finish, orders.at(i).detail, answers[i], u);
+            unknown[i] = u;
+            return step;
+        },
+        errors, rerunAlone);
 
     if (!ran && ran.error().code == ErrorCode::OutcomeUnknown && replay == Replay::OnUnknown) {
         for (qsizetype i : std::as_const(todo)) {
@@ -299,7 +369,7 @@ QList<Result<OrderChange>> Book::finishOrders(const QList<FinishOrder> &orders, 
         else if (errors.at(i))
             out[i] = std::unexpected(*errors.at(i));
         else if (unknown.at(i))
-            out[i] = fail(ErrorCode::InvalidArgument,
+            out[i] = fail(ErrorCode::NotFound,
                           u"order %1 is unknown"_s.arg(quoteForMessage(orders.at(i).order)), u"order"_s);
         else
             out[i] = answers.at(i);

@@ -120,14 +120,34 @@ Result<std::optional<OrderStatus>> Book::orderStatus(const QString &order)
         return std::unexpected(rows.error());
     if (rows->isEmpty())
         return std::optional<OrderStatus>{};
-    const QString s = rows->first().at(0).toString();
-    if (s == u"PENDING"_s)
-        return OrderStatus::Pending;
-    if (s == u"PAID"_s)
-        return OrderStatus::Paid;
-    if (s == u"CLOSED"_s)
-        return OrderStatus::Closed;
-    return OrderStatus::Abandoned;
+    return orderStatusFrom(rows->first().at(0).toString());
+}
+
+Result<OrderView> Book::order(const QString &order)
+{
+    if (auto r = checkOrderId(order); !r)
+        return std::unexpected(r.error());
+    auto rows = m_db.exec(u"SELECT user_id, status, created_at, expires_at, payment_ref, close_reason FROM orders "
+                          u"WHERE order_id = ?"_s,
+                          {order});
+    if (!rows)
+        return std::unexpected(rows.error());
+    if (rows->isEmpty())
+        return fail(ErrorCode::NotFound, u"order %1 is unknown"_s.arg(quoteForMessage(order)), u"order"_s);
+    const QVariantList &row = rows->first();
+    auto lines = linesOf(order);
+    if (!lines)
+        return std::unexpected(lines.error());
+    OrderView out;
+    out.order = order;
+    out.user = row.at(0).toString();
+    out.status = orderStatusFrom(row.at(1).toString());
+    out.createdAtMs = i64(row.at(2));
+    out.expiresAtMs = i64(row.at(3));
+    out.paymentRef = row.at(4).toString();
+    out.closeReason = row.at(5).toString();
+    out.lines = linesBySku(*lines);
+    return out;
 }
 
 Result<qint64> Book::ledgerCount()

@@ -35,6 +35,23 @@ QString insertOrderLine()
     return u"INSERT INTO order_lines (order_id, sku, bucket, qty, token) VALUES (?, ?, ?, ?, ?)"_s;
 }
 
+QString reserveOneLine(const QString &now)
+{
+    // Parameters in SELECT lists carry no type of their own: the casts give them theirs.
+    QString guarded = reserveBucket();
+    guarded.replace(u" RETURNING"_s, u" AND NOT EXISTS (SELECT 1 FROM orders WHERE order_id = ?) RETURNING"_s);
+    return u"WITH b AS (%1), "_s.arg(guarded)
+        + u"o AS (INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at) "
+          u"SELECT ?, ?, 'PENDING', 1, %1, %1 + CAST(? AS BIGINT) FROM b RETURNING expires_at), "_s.arg(now)
+        + u"l AS (INSERT INTO order_lines (order_id, sku, bucket, qty, token) "
+          u"SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ? FROM o), "_s
+        + u"g AS ("_s + insertLedgerHead()
+        + u"SELECT ?, 'RESERVE', ?, CAST(? AS BIGINT), ?, -CAST(? AS BIGINT), CAST(? AS BIGINT), 0, "
+          u"b.available + CAST(? AS BIGINT), b.locked - CAST(? AS BIGINT), b.sold, b.available, b.locked, b.sold, "
+          u"%1, ?, ? FROM b, o) "_s.arg(now)
+        + u"SELECT o.expires_at, b.available, b.locked, b.sold, b.total FROM b, o"_s;
+}
+
 QString savepoint() { return u"SAVEPOINT fs_order"_s; }
 
 QString rollbackToSavepoint() { return u"ROLLBACK TO SAVEPOINT fs_order"_s; }

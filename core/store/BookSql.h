@@ -23,6 +23,16 @@ QString insertOrderLine();
 /// INSERT a ledger row. Binds: order, operation, sku, bucket, token, three deltas, the
 /// levels before (3) and after (3), operator, source.
 QString insertLedger(const QString &now);
+/// PostgreSQL: the whole reserve of a one-line order in one statement (one round trip):
+/// the guarded UPDATE of reserveBucket(), taken only if the order does not exist yet, then
+/// the order row (as insertOrder()), its line (insertOrderLine()) and its RESERVE ledger row
+/// (insertLedger(), the levels the UPDATE returned), each only if the step before it took
+/// place. Binds: qty, qty, sku, bucket, qty, order (the guarded UPDATE); order, user, hold
+/// ms (the order); order, sku, bucket, qty, token (the line); order, sku, bucket, token,
+/// qty, qty, qty, qty, operator, source (the ledger). One row (expires_at, then the
+/// bucket's levels after) when reserved; no row, and nothing written, when the order exists
+/// or the bucket is short.
+QString reserveOneLine(const QString &now);
 /// One order of a batch: its savepoint, the way back to it, and keeping what it did.
 QString savepoint();
 QString rollbackToSavepoint();

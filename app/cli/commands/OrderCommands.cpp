@@ -75,7 +75,7 @@ CommandOutput changeOutput(const OrderChange &change)
 {
     CommandOutput out;
     const QString word = outcomeWord(change.outcome);
-    out.json = {{u"result"_s, word}, {u"order"_s, change.order}};
+    out.json = orderChangeJson(change);
     out.text = u"%1  order %2  (%3)\n"_s.arg(word, change.order, linesText(change.lines));
     return out;
 }
@@ -120,16 +120,12 @@ CommandOutput Reserve::execute(CliContext &ctx, const QCommandLineParser &parser
     CommandOutput out;
     const QString word = outcomeWord(result->outcome);
     out.exitCode = result->outcome == Outcome::GateUnavailable ? ExitRuntime : ExitOk;
-    out.json = {{u"result"_s, word}, {u"order"_s, *order}, {u"tokens"_s, tokensJson(result->lines)}};
+    out.json = reserveJson(*result);
     out.text = u"%1  order %2  (%3)"_s.arg(word, *order, linesText(result->lines));
-    if (result->outcome == Outcome::Reserved) {
-        out.json.insert(u"expires_at"_s, isoTime(result->expiresAtMs));
+    if (result->outcome == Outcome::Reserved)
         out.text += u"  hold until %1"_s.arg(isoTime(result->expiresAtMs));
-    }
-    if (!result->shortSku.isEmpty()) {
-        out.json.insert(u"sku"_s, result->shortSku);
+    if (!result->shortSku.isEmpty())
         out.text += u"  short: %1"_s.arg(result->shortSku);
-    }
     out.text += u'\n';
     return out;
 }

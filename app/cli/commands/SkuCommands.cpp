@@ -31,42 +31,26 @@ CommandOutput showSku(Engine &engine, const QString &sku, const QString &headlin
         return errorOutput(read.error());
     const SkuLevels &levels = *read;
     CommandOutput out;
+    const GateSide gate = engine.gateLevels(levels.sku);
+    out.json = skuJson(levels, gate);
     if (adjustmentId > 0)
         out.json.insert(u"adjustment"_s, u"adj:%1"_s.arg(adjustmentId));
-    const GateSide gate = engine.gateLevels(levels.sku);
-    QJsonValue gateJson;
     QString gateText = u"(none: book-only)"_s;
     if (gate.configured && !gate.reachable) {
         gateText = u"unreachable: "_s + gate.error;
-        out.json.insert(u"gate_error"_s, gate.error);
     } else if (gate.configured && gate.available < 0) {
         gateText = u"not loaded (the next reserve or gate rebuild loads it)"_s;
     } else if (gate.configured) {
-        QJsonObject g{{u"available"_s, gate.available}};
         gateText = u"available %1"_s.arg(gate.available);
         if (gate.available != levels.available)
             gateText += u"  (book %1: %2 in flight or drift)"_s.arg(levels.available).arg(gate.available - levels.available);
-        if (const auto &c = gate.counts) {
-            // Tokens issued counts gate pre-deducts; a reserve the book then refused is among
-            // the refusals as well.
-            g.insert(u"tokens_issued"_s, c->reserved);
-            g.insert(u"refusals"_s, QJsonObject{{outcomeWord(Outcome::OutOfStock), c->outOfStock},
-                                                {outcomeWord(Outcome::LimitExceeded), c->limitExceeded},
-                                                {outcomeWord(Outcome::SaleClosed), c->saleClosed},
-                                                {outcomeWord(Outcome::Paused), c->paused}});
+        if (const auto &c = gate.counts)
             gateText += u"\n        tokens issued %1  refused %2 (out_of_stock %3, limit_exceeded %4, sale_closed %5, "
                         u"paused %6)"_s.arg(c->reserved).arg(c->refused()).arg(c->outOfStock).arg(c->limitExceeded)
                             .arg(c->saleClosed).arg(c->paused);
-        } else {
-            g.insert(u"counters_error"_s, gate.error);
+        else
             gateText += u"\n        counters unreadable (gate rebuild resets them): "_s + gate.error;
-        }
-        gateJson = g;
     }
-    out.json.insert(u"sku"_s, levels.sku);
-    out.json.insert(u"book"_s, levelsJson(levels));
-    out.json.insert(u"gate"_s, gateJson);
-    out.json.insert(u"buckets"_s, bucketsJson(levels));
     QString text = headline.isEmpty() ? QString() : headline + u'\n';
     text += u"SKU %1\n  book  available %2  locked %3  sold %4  total %5\n  gate  %6\n"_s
                 .arg(levels.sku).arg(levels.available).arg(levels.locked).arg(levels.sold).arg(levels.total)
