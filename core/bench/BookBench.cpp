@@ -519,7 +519,7 @@ Result<void> BookBench::runPgBenchCase(Engine &engine, const DbUrl &url, const Q
     r.name = u"pgbench"_s;
     r.backend = backend;
     r.clients = clients;
-    r.seconds = seconds;
+    r.seconds = pgb->seconds;
     r.opsPerSecond = pgb->tps;
     r.p50Ms = pgb->latencyMs; // pgbench reports the average, not the median
     say(u"%1 pgbench %2 clients (BEGIN; guarded UPDATE; ledger INSERT; COMMIT): %3 transactions/s, average %4 ms"_s
