@@ -79,8 +79,8 @@ int main(int argc, char **argv)
         window.takeScreenshots(parser.value(shots));
         QObject::connect(&window, &flashstock::MainWindow::screenshotsDone, &app,
                          [](bool ok) { QApplication::exit(ok ? 0 : 1); });
-        QTimer::singleShot(60000, &app, [] {
-            qWarning("screenshot: no data within 60 s");
+        QTimer::singleShot(120000, &app, [] {
+            qWarning("screenshot: not done within 120 s");
             QApplication::exit(1);
         });
     }

@@ -6,12 +6,15 @@
 #include "store/Database.h"
 #include "store/DiscrepancyStore.h"
 #include "store/BookWriters.h"
+#include "store/ExpiryStore.h"
 #include "store/SaleStore.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QMap>
 #include <QScopeGuard>
 #include <QSet>
+#include <QSysInfo>
 #include <QThread>
 
 using namespace Qt::StringLiterals;
@@ -707,6 +710,26 @@ Result<QList<OrderChange>> Engine::expire(std::optional<qint64> nowMs)
             releaseTokens(change.lines, u"expiry"_s);
     }
     return released;
+}
+
+Result<ExpirerPass> Engine::expireAsExpirer(const ExpirerId &who)
+{
+    auto released = expire();
+    if (!released)
+        return std::unexpected(released.error());
+    ExpirerPass pass{*released, {}};
+    const QString expirer = u"%1@%2:%3"_s.arg(who.kind, QSysInfo::machineHostName())
+                                .arg(QCoreApplication::applicationPid());
+    if (auto beat = ExpiryStore(*m_db).beat(expirer, who.kind, m_book->actor().operatorName, who.everyMs,
+                                            pass.released.size());
+        !beat)
+        pass.heartbeatProblem = beat.error().message;
+    return pass;
+}
+
+Result<ExpiryStatus> Engine::expiryStatus()
+{
+    return ExpiryStore(*m_db).status();
 }
 
 } // namespace flashstock

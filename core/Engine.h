@@ -2,6 +2,7 @@
 
 #include "Domain.h"
 #include "EngineWarning.h"
+#include "Expiry.h"
 #include "Result.h"
 #include "gate/Gate.h"
 #include "gate/RedisUrl.h"
@@ -37,6 +38,12 @@ struct GateSide {
     qint64 available = -1;    ///< units; -1 if the stock key is absent
     std::optional<GateCounts> counts; ///< the SKU's counters (calls); nullopt if unreadable
     QString error;            ///< why unreachable, or why the counters are unreadable
+};
+
+/// What one pass of a scheduled expirer did (Engine::expireAsExpirer).
+struct ExpirerPass {
+    QList<OrderChange> released; ///< the orders released, as Engine::expire returns them
+    QString heartbeatProblem;    ///< not empty: the heartbeat was not written, and why
 };
 
 /// Why a sale of a SKU may not open now: the launch pre-flight's rules (Engine::launchBlockers).
@@ -172,6 +179,13 @@ public:
     [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason);
     /// See Book::expire; each released order's tokens give their units back to the gate.
     [[nodiscard]] Result<QList<OrderChange>> expire(std::optional<qint64> nowMs = std::nullopt);
+    /// One pass of a scheduled expirer (`expire --every`, the console, the server): expire(),
+    /// then the heartbeat of this process as `who` in the book (ExpiryStore::beat), so
+    /// expiryStatus() shows that something is releasing holds. Errors are expire()'s; a
+    /// heartbeat that could not be written is reported in the value (the holds were released).
+    [[nodiscard]] Result<ExpirerPass> expireAsExpirer(const ExpirerId &who);
+    /// Holds past their expiry by SKU and the expirers' heartbeats (ExpiryStore::status).
+    [[nodiscard]] Result<ExpiryStatus> expiryStatus();
 
     /// Creates a sale of the SKU (scheduled: the gate answers sale_closed until started).
     [[nodiscard]] Result<Sale> createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,

@@ -58,7 +58,11 @@ QList<QCommandLineOption> globalOptions()
     return {{u"data-dir"_s, u"Where the embedded defaults live (env FLASHSTOCK_DATA_DIR)."_s, u"DIR"_s},
             {u"db"_s, u"Book of record: sqlite:///file.db, sqlite:////abs/file.db or "
                       u"postgresql://user:pass@host:port/db."_s, u"URL"_s},
-            {u"redis"_s, u"Gate: redis://[:pass@]host:port[/n], unix:///path/redis.sock, or none."_s, u"URL"_s},
+            {u"redis"_s,
+             u"Gate: redis://[:pass@]host:port[/n], unix:///path/redis.sock, "
+             u"redis-cluster://[:pass@]host:port[,host:port...], or none (?wait=N: writes wait for N replicas). "
+             u"The password may come from FLASHSTOCK_REDIS_PASSWORD."_s,
+             u"URL"_s},
             {u"json"_s, u"Print one JSON object on stdout."_s},
             {u"operator"_s, u"Who is acting (default: the OS user)."_s, u"NAME"_s},
             {{u"h"_s, u"help"_s}, u"Show help."_s}};

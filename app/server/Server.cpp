@@ -156,6 +156,9 @@ int Server::run()
                                  tokens.current() ? tokens.current()->size() : 0)));
 
     const int signal = waitForStopSignal();
+    api.startDraining();
+    http.quiesce();
+    // Said once draining holds: from this line on, a new request is answered 503.
     ServerLog::info(u"%1: draining (%2 requests in flight; no new connections)"_s.arg(
         QString::fromLatin1(sigabbrev_np(signal))).arg(http.inFlight()));
     // Past the drain, a stuck book or gate call must not keep the process: it exits anyway
@@ -165,8 +168,6 @@ int Server::run()
         ServerLog::warning(u"stopped: engine threads still busy past the drain; exiting anyway"_s);
         std::_Exit(0);
     }).detach();
-    api.startDraining();
-    http.quiesce();
     QElapsedTimer draining;
     draining.start();
     while (http.inFlight() > 0 && draining.elapsed() < kDrainMs)

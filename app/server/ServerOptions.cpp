@@ -26,7 +26,8 @@ struct OptionSpec {
 const OptionSpec kOptions[] = {
     {"data-dir", "DIR", "Where the embedded defaults and flashstock.ini live (env FLASHSTOCK_DATA_DIR)."},
     {"db", "URL", "Book of record: sqlite:///file.db or postgresql://user@host:port/db (password from PGPASSWORD)."},
-    {"redis", "URL", "Gate: redis://host:port, unix:///path/redis.sock, or none (password from "
+    {"redis", "URL", "Gate: redis://host:port, unix:///path/redis.sock, redis-cluster://host:port[,host:port...], "
+                       "or none (password from "
                        "FLASHSTOCK_REDIS_PASSWORD); default: the data dir's private redis-server."},
     {"operator", "NAME", "Written on ledger rows (default: the OS user)."},
     {"listen", "ADDR:PORT", "Where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6; port 0 picks one)."},

@@ -24,6 +24,7 @@ enum class FaultKind {
     RedisRestart,      ///< the embedded redis-server restarted mid-sale (external: our connections killed)
     ScriptFlush,       ///< SCRIPT FLUSH mid-sale
     DbError,           ///< an order's part of its book batch fails (WriteFaults::failOrder)
+    NodeFailover,      ///< a Redis Cluster master stops mid-sale and its replica takes over
 };
 
 /// Every kind, in report order.
@@ -32,10 +33,12 @@ QList<FaultKind> allFaultKinds();
 QString faultName(FaultKind kind);
 /// The kind of a name, or nullopt.
 std::optional<FaultKind> faultFromName(const QString &name);
-/// True for kinds that act on the whole gate (restart, flush) rather than on one buyer.
+/// True for kinds that act on the whole gate (restart, flush, failover) rather than on one buyer.
 bool isGlobalFault(FaultKind kind);
-/// True for kinds that need a gate (crash-after-gate, redis-restart, script-flush).
-bool needsGate(FaultKind kind);
+/// Why `kind` cannot be injected into a drill on `gate` (nullopt or `none`: book-only), for
+/// people (`it needs a gate, and this drill runs book-only`); empty when it can. Kinds that
+/// act on the gate need one; node-failover needs a Redis Cluster (`redis-cluster://`).
+QString faultLeftOutReason(FaultKind kind, const std::optional<RedisUrl> &gate);
 /// The rate `all` uses for a kind (chance per request).
 double defaultFaultRate(FaultKind kind);
 

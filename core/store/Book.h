@@ -136,8 +136,13 @@ public:
     [[nodiscard]] Result<SkuLevels> levels(const QString &sku);
     /// Every SKU id, sorted.
     [[nodiscard]] Result<QStringList> skus();
-    /// Ledger rows of a SKU or of an order (or `adj:<id>`), oldest first; `limit` 0 = all.
-    [[nodiscard]] Result<QList<LedgerRow>> ledgerOfSku(const QString &sku, int limit = 0);
+    /// Every SKU's levels (each with its buckets), sorted by SKU: one query.
+    [[nodiscard]] Result<QList<SkuLevels>> allLevels();
+    /// Ledger rows of a SKU or of an order (or `adj:<id>`), oldest first; `limit` 0 = all
+    /// (the newest `limit` rows otherwise). `bucket` >= 0: that bucket's rows only.
+    [[nodiscard]] Result<QList<LedgerRow>> ledgerOfSku(const QString &sku, int limit = 0, int bucket = -1);
+    /// The newest `limit` (1..10000) ledger rows of every SKU, oldest first: recent activity.
+    [[nodiscard]] Result<QList<LedgerRow>> recentLedger(int limit);
     [[nodiscard]] Result<QList<LedgerRow>> ledgerOfOrder(const QString &order);
     /// The order `order` with its lines; NotFound if the book does not know it.
     [[nodiscard]] Result<OrderView> order(const QString &order);

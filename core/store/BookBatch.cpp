@@ -464,11 +464,8 @@ Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch)
 {
     QList<OrderChange> released;
     batch = std::clamp(batch, 1, 10000);
-    const QString dueSql = nowMs
-        ? u"SELECT order_id FROM orders WHERE status = 'PENDING' AND expires_at <= ? "
-          u"ORDER BY expires_at, order_id LIMIT ?"_s
-        : u"SELECT order_id FROM orders WHERE status = 'PENDING' AND expires_at <= %1 "
-          u"ORDER BY expires_at, order_id LIMIT ?"_s.arg(m_db.nowMsExpr());
+    const QString dueSql = u"SELECT order_id FROM orders WHERE %1 ORDER BY expires_at, order_id LIMIT ?"_s.arg(
+        sql::holdIsDue(nowMs ? u"?"_s : m_db.nowMsExpr()));
     QSet<QString> failed;
     for (;;) {
         auto due = nowMs ? m_db.exec(dueSql, {*nowMs, batch + int(failed.size())})

@@ -52,6 +52,27 @@ Result<QStringList> Book::skus()
     return out;
 }
 
+Result<QList<SkuLevels>> Book::allLevels()
+{
+    auto rows = m_db.exec(u"SELECT sku, bucket, available, locked, sold, total FROM buckets ORDER BY sku, bucket"_s);
+    if (!rows)
+        return std::unexpected(rows.error());
+    QList<SkuLevels> out;
+    for (const QVariantList &row : rows->rows) {
+        const QString sku = row.at(0).toString();
+        if (out.isEmpty() || out.last().sku != sku)
+            out << SkuLevels{sku, 0, 0, 0, 0, {}};
+        SkuLevels &s = out.last();
+        const BucketLevels b = levelsFrom(row, row.at(1).toInt(), 2);
+        s.available += b.available;
+        s.locked += b.locked;
+        s.sold += b.sold;
+        s.total += b.total;
+        s.buckets << b;
+    }
+    return out;
+}
+
 namespace {
 
 const QString kLedgerColumns =
@@ -87,16 +108,30 @@ QList<LedgerRow> ledgerRows(const SqlRows &rows)
 
 } // namespace
 
-Result<QList<LedgerRow>> Book::ledgerOfSku(const QString &sku, int limit)
+Result<QList<LedgerRow>> Book::ledgerOfSku(const QString &sku, int limit, int bucket)
 {
     if (auto r = checkSkuId(sku); !r)
         return std::unexpected(r.error());
     if (auto n = bucketCount(sku); !n)
         return std::unexpected(n.error());
+    // bucket -1 matches every bucket (buckets are >= 0).
+    const QString where = u"sku = ? AND (? < 0 OR bucket = ?)"_s;
     auto rows = limit > 0
-        ? m_db.exec(u"SELECT %1 FROM (SELECT %1 FROM ledger WHERE sku = ? ORDER BY id DESC LIMIT ?) AS recent "
-                    u"ORDER BY id"_s.arg(kLedgerColumns), {sku, limit})
-        : m_db.exec(u"SELECT %1 FROM ledger WHERE sku = ? ORDER BY id"_s.arg(kLedgerColumns), {sku});
+        ? m_db.exec(u"SELECT %1 FROM (SELECT %1 FROM ledger WHERE %2 ORDER BY id DESC LIMIT ?) AS recent "
+                    u"ORDER BY id"_s.arg(kLedgerColumns, where), {sku, bucket, bucket, limit})
+        : m_db.exec(u"SELECT %1 FROM ledger WHERE %2 ORDER BY id"_s.arg(kLedgerColumns, where), {sku, bucket, bucket});
+    if (!rows)
+        return std::unexpected(rows.error());
+    return ledgerRows(*rows);
+}
+
+Result<QList<LedgerRow>> Book::recentLedger(int limit)
+{
+    if (limit < 1 || limit > 10000)
+        return fail(ErrorCode::InvalidArgument, u"limit must be from 1 to 10000, got %1"_s.arg(limit), u"limit"_s);
+    auto rows = m_db.exec(u"SELECT %1 FROM (SELECT %1 FROM ledger ORDER BY id DESC LIMIT ?) AS recent ORDER BY id"_s.arg(
+                              kLedgerColumns),
+                          {limit});
     if (!rows)
         return std::unexpected(rows.error());
     return ledgerRows(*rows);

@@ -10,6 +10,11 @@ QString insertOrder(const QString &now)
            u"VALUES (?, ?, 'PENDING', 1, %1, %1 + ?) ON CONFLICT (order_id) DO NOTHING RETURNING expires_at"_s.arg(now);
 }
 
+QString holdIsDue(const QString &now)
+{
+    return u"status = 'PENDING' AND expires_at <= %1"_s.arg(now);
+}
+
 // The guard is why concurrent reserves cannot oversell: the check and the write are one
 // statement, so no other transaction can act between them (compare NaiveDeduct).
 QString reserveBucket()

@@ -18,6 +18,9 @@ QString reserveBucket();
 QString confirmBucket();
 /// Guarded release: locked -> available only if `locked >= qty`. Binds as reserveBucket.
 QString releaseBucket();
+/// The rule of a hold that is due: a PENDING order whose expires_at has passed by `now` (an
+/// SQL expression or a `?` bind, ms since the epoch). On `orders`; no alias.
+QString holdIsDue(const QString &now);
 /// INSERT an order line. Binds: order, sku, bucket, qty, token.
 QString insertOrderLine();
 /// INSERT a ledger row. Binds: order, operation, sku, bucket, token, three deltas, the

@@ -13,6 +13,7 @@
 #include <QRegularExpression>
 #include <QTimer>
 
+#include <algorithm>
 #include <csignal>
 
 using namespace Qt::StringLiterals;
@@ -161,43 +162,107 @@ HttpAnswer http(const QByteArray &method, const QString &url, const QByteArray &
     return a;
 }
 
-QProcess *startCurlBatch(const QString &baseUrl, const QString &token, const QList<CurlRequest> &requests,
-                         const QString &outputDir)
+HttpCrowd::HttpCrowd(const QString &baseUrl, const QString &token, QList<CurlRequest> requests, int clients)
+    : m_baseUrl(baseUrl)
+    , m_token(token)
+    , m_requests(std::move(requests))
+    , m_clients(std::max(1, clients))
 {
-    QDir().mkpath(outputDir);
-    QFile config(outputDir + u"/curl.cfg"_s);
-    if (!config.open(QIODevice::WriteOnly | QIODevice::Truncate))
-        return nullptr;
-    auto quoted = [](QByteArray text) { return '"' + text.replace('\\', "\\\\").replace('"', "\\\"") + '"'; };
-    for (qsizetype i = 0; i < requests.size(); ++i) {
-        const CurlRequest &r = requests[i];
-        if (i > 0)
-            config.write("next\n");
-        config.write("url = " + quoted((baseUrl + r.path).toUtf8()) + "\n");
-        config.write("request = " + r.method + "\n");
-        config.write("header = \"Authorization: Bearer " + token.toLatin1() + "\"\n");
-        if (!r.body.isEmpty()) {
-            config.write("header = \"Content-Type: application/json\"\n");
-            config.write("data = " + quoted(r.body) + "\n");
-        }
-        config.write("output = " + quoted(u"%1/%2.json"_s.arg(outputDir).arg(i).toUtf8()) + "\n");
-    }
-    config.close();
-    auto *curl = new QProcess;
-    curl->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    curl->start(u"curl"_s, {u"--silent"_s, u"--parallel"_s, u"--parallel-max"_s, u"300"_s, u"--max-time"_s, u"60"_s,
-                            u"--config"_s, config.fileName()});
-    return curl;
 }
 
-QList<QJsonObject> curlAnswers(const QString &outputDir, qsizetype count)
+HttpCrowd::~HttpCrowd()
+{
+    for (auto &p : m_processes)
+        if (p->state() != QProcess::NotRunning) {
+            p->kill();
+            p->waitForFinished(5000);
+        }
+}
+
+QString HttpCrowd::outputOf(qsizetype request) const
+{
+    return u"%1/%2.json"_s.arg(m_dir.path()).arg(request);
+}
+
+bool HttpCrowd::start()
+{
+    auto quoted = [](QByteArray text) { return '"' + text.replace('\\', "\\\\").replace('"', "\\\"") + '"'; };
+    for (int c = 0; c < m_clients; ++c) {
+        QFile config(u"%1/client-%2.cfg"_s.arg(m_dir.path()).arg(c));
+        if (!config.open(QIODevice::WriteOnly | QIODevice::Truncate, QFileDevice::ReadOwner | QFileDevice::WriteOwner)) {
+            m_error = config.errorString();
+            return false;
+        }
+        bool first = true;
+        for (qsizetype i = c; i < m_requests.size(); i += m_clients) {
+            const CurlRequest &r = m_requests[i];
+            if (!first)
+                config.write("next\n");
+            first = false;
+            config.write("url = " + quoted((m_baseUrl + r.path).toUtf8()) + "\n");
+            config.write("request = " + r.method + "\n");
+            config.write("header = \"Authorization: Bearer " + m_token.toLatin1() + "\"\n");
+            if (!r.body.isEmpty()) {
+                config.write("header = \"Content-Type: application/json\"\n");
+                config.write("data = " + quoted(r.body) + "\n");
+            }
+            config.write("output = " + quoted(outputOf(i).toUtf8()) + "\n");
+        }
+        config.close();
+        auto curl = std::make_unique<QProcess>();
+        // Errors show as missing answers; curl 7.88 draws its --parallel meter despite --silent.
+        curl->setStandardErrorFile(QProcess::nullDevice());
+        curl->setStandardOutputFile(QProcess::nullDevice());
+        curl->start(u"curl"_s, {u"--silent"_s, u"--parallel"_s, u"--parallel-immediate"_s, u"--parallel-max"_s, u"300"_s, u"--max-time"_s,
+                                u"60"_s, u"--config"_s, config.fileName()});
+        if (!curl->waitForStarted(5000)) {
+            m_error = u"curl did not start: "_s + curl->errorString();
+            return false;
+        }
+        m_processes.push_back(std::move(curl));
+    }
+    return true;
+}
+
+bool HttpCrowd::waitForFinished(int ms)
+{
+    QElapsedTimer t;
+    t.start();
+    for (auto &p : m_processes)
+        if (!p->waitForFinished(int(std::max<qint64>(1, ms - t.elapsed()))) && p->state() != QProcess::NotRunning)
+            return false;
+    return true;
+}
+
+QList<QJsonObject> HttpCrowd::answers() const
 {
     QList<QJsonObject> out;
-    for (qsizetype i = 0; i < count; ++i) {
-        QFile f(u"%1/%2.json"_s.arg(outputDir).arg(i));
+    for (qsizetype i = 0; i < m_requests.size(); ++i) {
+        QFile f(outputOf(i));
         out << (f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject());
     }
     return out;
+}
+
+QList<QJsonObject> sendAtOnce(const QString &baseUrl, const QString &token, const QList<CurlRequest> &requests,
+                              int clients)
+{
+    HttpCrowd crowd(baseUrl, token, requests, clients);
+    if (!crowd.start()) {
+        qWarning("clients did not start: %s", qPrintable(crowd.errorString()));
+        return {};
+    }
+    if (!crowd.waitForFinished(60000)) {
+        qWarning("clients did not finish within 60 s");
+        return {};
+    }
+    return crowd.answers();
+}
+
+int countResults(const QList<QJsonObject> &answers, const QString &result)
+{
+    return int(std::count_if(answers.cbegin(), answers.cend(),
+                             [&](const QJsonObject &a) { return a.value(u"result"_s).toString() == result; }));
 }
 
 QString addAccessToken(Engine &engine, const QString &name, AccessScopes scopes)

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace flashstock::test {
 
@@ -84,20 +85,52 @@ struct HttpAnswer {
 HttpAnswer http(const QByteArray &method, const QString &url, const QByteArray &body = {}, const QString &token = {},
                 const QByteArray &contentType = "application/json", int timeoutMs = 15000);
 
-/// One request for startCurlBatch(): method, URL path, JSON body (empty: none).
+/// One request for an HttpCrowd: method, URL path, JSON body (empty: none).
 struct CurlRequest {
     QByteArray method;
     QString path;
     QByteArray body;
 };
-/// Starts one curl process that sends every request of `requests` at once (`--parallel`) to
-/// `baseUrl` with `token`, each answer into `outputDir/N.json`; the caller owns the process
-/// and waits for it. Several of them are several client processes.
-QProcess *startCurlBatch(const QString &baseUrl, const QString &token, const QList<CurlRequest> &requests,
-                         const QString &outputDir);
-/// The answers startCurlBatch() wrote to `outputDir` for `count` requests, in order (`{}`
-/// where none came).
-QList<QJsonObject> curlAnswers(const QString &outputDir, qsizetype count);
+
+/// Several client processes sending requests at once: `clients` curl processes, each with
+/// all its requests in flight together (`--parallel`). Request i goes to process
+/// i % clients, so the copies of one request sent k times in a row land in k processes.
+/// The token goes in a config file readable by the owner only, never on a command line.
+/// Use from the thread that made it; the destructor kills what still runs.
+class HttpCrowd {
+public:
+    HttpCrowd(const QString &baseUrl, const QString &token, QList<CurlRequest> requests, int clients = 3);
+    ~HttpCrowd();
+    HttpCrowd(const HttpCrowd &) = delete;
+    HttpCrowd &operator=(const HttpCrowd &) = delete;
+
+    /// Starts every client; false with errorString() if one could not start.
+    bool start();
+    /// Waits up to `ms` for every client to end; false if one is still running.
+    bool waitForFinished(int ms);
+    /// The answers, in request order (`{}` where none came: a refused or cut connection).
+    QList<QJsonObject> answers() const;
+    QString errorString() const { return m_error; }
+
+private:
+    QString outputOf(qsizetype request) const;
+
+    QTemporaryDir m_dir;
+    QString m_baseUrl;
+    QString m_token;
+    QList<CurlRequest> m_requests;
+    int m_clients;
+    std::vector<std::unique_ptr<QProcess>> m_processes;
+    QString m_error;
+};
+
+/// Starts an HttpCrowd, waits for it (up to 60 s) and returns its answers; a failure to
+/// start or finish is a warning and empty answers.
+QList<QJsonObject> sendAtOnce(const QString &baseUrl, const QString &token, const QList<CurlRequest> &requests,
+                              int clients = 3);
+
+/// How many of `answers` have the result word `result`.
+int countResults(const QList<QJsonObject> &answers, const QString &result);
 
 /// A new bearer token `name` with `scopes` in `engine`'s book; returns its secret (empty,
 /// with a warning, if it could not be added). A running server sees it within 2 s.

@@ -215,20 +215,36 @@ CommandOutput Expire::execute(CliContext &ctx, const QCommandLineParser &parser,
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
+    // A loop is an expirer: each pass also writes its heartbeat, so the console can tell
+    // that something releases holds past their expiry.
     auto once = [&]() -> CommandOutput {
-        auto released = (*engine)->expire();
-        if (!released)
-            return errorOutput(released.error());
+        ExpirerPass pass;
+        if (every > 0) {
+            auto run = (*engine)->expireAsExpirer(ExpirerId{u"expire-every"_s, every * 1000});
+            if (!run)
+                return errorOutput(run.error());
+            pass = *run;
+        } else {
+            auto released = (*engine)->expire();
+            if (!released)
+                return errorOutput(released.error());
+            pass.released = *released;
+        }
         CommandOutput out;
         QJsonArray orders;
         qint64 units = 0;
-        for (const OrderChange &c : *released) {
+        for (const OrderChange &c : std::as_const(pass.released)) {
             orders.append(c.order);
             for (const OrderLine &l : c.lines)
                 units += l.qty;
         }
         out.json = {{u"released"_s, orders.size()}, {u"units"_s, units}, {u"orders"_s, orders}};
         out.text = u"expired %1 holds (%2 units back to available)\n"_s.arg(orders.size()).arg(units);
+        if (!pass.heartbeatProblem.isEmpty()) {
+            out.json.insert(u"heartbeat_error"_s, pass.heartbeatProblem);
+            out.text += u"heartbeat not written (the console cannot see this expirer): %1\n"_s.arg(
+                pass.heartbeatProblem);
+        }
         return out;
     };
     if (every == 0)

@@ -244,11 +244,70 @@ CommandOutput SkuBuckets::execute(CliContext &ctx, const QCommandLineParser &par
                    changed->id);
 }
 
+/// `sku list`: every SKU with its book levels, bucket count and gate available.
+struct SkuList final : Command {
+    SkuList()
+        : Command({{u"sku"_s, u"list"_s}, u"sku list"_s,
+                   u"list every SKU: book available, locked, sold, total, buckets, and gate available"_s, {}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
+
+CommandOutput SkuList::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+{
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto all = (*engine)->book().allLevels();
+    if (!all)
+        return errorOutput(all.error());
+    CommandOutput out;
+    QJsonArray rows;
+    QString text = u"%1  %2  %3  %4  %5  %6  %7\n"_s.arg(u"SKU"_s, -24).arg(u"buckets"_s, 7).arg(u"available"_s, 10)
+                       .arg(u"locked"_s, 8).arg(u"sold"_s, 8).arg(u"total"_s, 10).arg(u"gate"_s);
+    QString gateDown; // once the gate does not answer, asking it per SKU would cost a timeout each
+    for (const SkuLevels &levels : std::as_const(*all)) {
+        QJsonValue gateJson;
+        QString gateText = u"n/a (book-only)"_s;
+        if ((*engine)->gate()) {
+            GateSide gate;
+            if (gateDown.isEmpty())
+                gate = (*engine)->gateLevels(levels.sku);
+            if (!gate.reachable) {
+                gateDown = gateDown.isEmpty() ? gate.error : gateDown;
+                gateText = u"n/a (unreachable)"_s;
+            } else if (gate.available < 0) {
+                gateText = u"not loaded"_s;
+            } else {
+                gateJson = QJsonObject{{u"available"_s, gate.available}};
+                gateText = QString::number(gate.available);
+            }
+        }
+        rows.append(QJsonObject{{u"sku"_s, levels.sku},
+                                {u"buckets"_s, levels.buckets.size()},
+                                {u"book"_s, levelsJson(levels)},
+                                {u"gate"_s, gateJson}});
+        text += u"%1  %2  %3  %4  %5  %6  %7\n"_s.arg(levels.sku, -24).arg(levels.buckets.size(), 7)
+                    .arg(levels.available, 10).arg(levels.locked, 8).arg(levels.sold, 8).arg(levels.total, 10)
+                    .arg(gateText);
+    }
+    out.json.insert(u"skus"_s, rows);
+    if (!gateDown.isEmpty()) {
+        out.json.insert(u"gate_error"_s, gateDown);
+        text += u"gate unreachable: %1\n"_s.arg(gateDown);
+    }
+    out.text = all->isEmpty() ? u"no SKUs yet (sku add SKU --stock N creates one)\n"_s : text;
+    return out;
+}
+
 } // namespace
 
 Commands skuCommands()
 {
-    return makeCommands<SkuAdd, SkuShow, SkuRestock, SkuRebalance, SkuBuckets>();
+    return makeCommands<SkuAdd, SkuShow, SkuList, SkuRestock, SkuRebalance, SkuBuckets>();
 }
 
 } // namespace flashstock
