@@ -30,7 +30,8 @@ int exitCodeFor(const Error &error)
     case ErrorCode::NotPermitted: return ExitNotPermitted;
     case ErrorCode::Unavailable:
     case ErrorCode::Conflict:
-    case ErrorCode::Internal: return ExitRuntime;
+    case ErrorCode::Internal:
+    case ErrorCode::OutcomeUnknown: return ExitRuntime;
     }
     return ExitRuntime;
 }
