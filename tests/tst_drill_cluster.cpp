@@ -9,6 +9,7 @@
 #include "Engine.h"
 #include "drill/Drill.h"
 #include "gate/HashSlot.h"
+#include "store/SaleStore.h"
 #include "support/BookFixture.h"
 #include "support/ClusterFixture.h"
 

@@ -583,6 +583,11 @@ void TestServer::settingsFileAndFlags()
     while (FS_OK(engine->book().orderStatus(u"f-1"_s)) != OrderStatus::Closed && t.elapsed() < 5000)
         QThread::msleep(100);
     QCOMPARE(FS_OK(engine->book().orderStatus(u"f-1"_s)), OrderStatus::Closed);
+    // The server is an expirer: its heartbeat is in the book, alive, every 1 s.
+    const ExpiryStatus expiry = FS_OK(engine->expiryStatus());
+    QCOMPARE(expiry.alive().size(), 1);
+    QCOMPARE(expiry.alive().first().kind, u"server"_s);
+    QCOMPARE(expiry.alive().first().everyMs, 1000);
     server.terminate();
     QCOMPARE(server.waitForExit(15000), 0);
     QFile log(server.dataDir() + u"/access.log"_s);

@@ -462,7 +462,7 @@ void LiveView::updateState()
             continue;
         const qint64 now = m_expiryStatus ? m_expiryStatus->nowMs : m_lastAtMs;
         QString html = s.sale ? tr("Sale #%1: <b>%2</b>").arg(s.sale->id).arg(ConsoleText::saleState(*s.sale, now).toHtmlEscaped())
-                              : tr("No sale: %1 sells normally (holds of 900 s)").arg(sku.toHtmlEscaped());
+                              : tr("No sale: %1 sells normally (holds of %2)").arg(sku.toHtmlEscaped(), ConsoleText::duration(kDefaultHoldSeconds * 1000));
         if (!s.pausedBy.isEmpty()) {
             QStringList ids;
             for (qint64 id : s.pausedBy)

@@ -51,12 +51,19 @@ Result<void> Housekeeping::start()
     while ((!m_tokens.current() || !m_readiness.current()) && waited.elapsed() < 10000)
         QThread::msleep(5);
     if (m_plan.expireEvery > 0) {
-        auto r = every(u"expiry"_s, m_plan.expireEvery, [this](Engine &e) {
-            auto released = e.expire();
-            if (!released)
-                ServerLog::trouble(u"expiry"_s, u"expiry: %1"_s.arg(released.error().message));
-            else
-                m_metrics.expired(released->size());
+        // An expirer: each pass also writes the server's heartbeat, so consoles see that
+        // holds past their expiry are being released.
+        const ExpirerId self{u"server"_s, qint64(m_plan.expireEvery) * 1000};
+        auto r = every(u"expiry"_s, m_plan.expireEvery, [this, self](Engine &e) {
+            auto pass = e.expireAsExpirer(self);
+            if (!pass) {
+                ServerLog::trouble(u"expiry"_s, u"expiry: %1"_s.arg(pass.error().message));
+            } else {
+                m_metrics.expired(pass->released.size());
+                if (!pass->heartbeatProblem.isEmpty())
+                    ServerLog::trouble(u"expiry-heartbeat"_s, u"expiry: heartbeat not written: %1"_s.arg(
+                                                                  pass->heartbeatProblem));
+            }
             logEngineWarnings(e, u"expiry"_s);
         });
         if (!r)

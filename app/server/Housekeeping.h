@@ -16,7 +16,7 @@ class ServerMetrics;
 
 /// How often the server's background work runs, in seconds (0: never).
 struct HousekeepingPlan {
-    int expireEvery = 1;      ///< release due holds (Engine::expire)
+    int expireEvery = 1;      ///< release due holds, with the heartbeat (Engine::expireAsExpirer)
     int reconcileEvery = 0;   ///< one reconcile pass (Reconciler::runPass)
     int reconcileGraceSeconds = 30; ///< a held token this old (Redis time) counts as orphaned
 };

@@ -176,7 +176,7 @@ Result<ServerOptions> ServerOptions::parse(const QStringList &arguments)
                              ? QCommandLineOption(QString::fromLatin1(s.name), QString::fromUtf8(s.help))
                              : QCommandLineOption(QString::fromLatin1(s.name), QString::fromUtf8(s.help), QString::fromLatin1(s.valueName)));
     parser.addOption({u"help"_s, u"Show help."_s});
-    parser.addOption({u"version"_s, u"Show the version."_s});
+    parser.addOption({u"version"_s, u"Show the version and the git revision it was built from."_s});
     if (!parser.parse(QStringList{u"flashstock-server"_s} + arguments))
         return bad(u"arguments"_s, parser.errorText() + u" (flashstock-server --help lists the options)"_s);
     if (!parser.positionalArguments().isEmpty())
