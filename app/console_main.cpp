@@ -1,11 +1,13 @@
 // flashstock: the operations console.
 
+#include "BuildInfo.h"
 #include "MainWindow.h"
 #include "ProfileSettings.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QIcon>
 #include <QTimer>
 
 #include <csignal>
@@ -48,7 +50,7 @@ int main(int argc, char **argv)
     if (onlyAsksForHelp(argc, argv)) {
         QCoreApplication core(argc, argv);
         QCoreApplication::setApplicationName(u"flashstock"_s);
-        QCoreApplication::setApplicationVersion(QStringLiteral(FLASHSTOCK_VERSION));
+        QCoreApplication::setApplicationVersion(flashstock::versionLine());
         QCommandLineParser parser;
         describe(parser);
         parser.process(core); // prints and exits
@@ -56,7 +58,13 @@ int main(int argc, char **argv)
     }
     QApplication app(argc, argv);
     QApplication::setApplicationName(u"flashstock"_s);
-    QApplication::setApplicationVersion(QStringLiteral(FLASHSTOCK_VERSION));
+    QApplication::setApplicationVersion(flashstock::versionLine());
+    // The desktop entry's id (Wayland's app id) and the icon it names, built into the binary.
+    QGuiApplication::setDesktopFileName(u"io.flashstock.Console"_s);
+    QIcon icon;
+    for (int size : {16, 24, 32, 48, 64, 128, 256})
+        icon.addFile(u":/icons/%1x%1/io.flashstock.Console.png"_s.arg(size));
+    QApplication::setWindowIcon(icon);
     QCommandLineParser parser;
     describe(parser);
     parser.process(app);

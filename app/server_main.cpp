@@ -1,6 +1,7 @@
 // flashstock-server: the engine as a long-running service for storefronts and payment
 // providers (HTTP/JSON, API v1). See app/server/Server.h.
 
+#include "BuildInfo.h"
 #include "server/Server.h"
 #include "server/ServerLog.h"
 
@@ -22,7 +23,7 @@ int main(int argc, char **argv)
 
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("flashstock-server"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(FLASHSTOCK_VERSION));
+    QCoreApplication::setApplicationVersion(flashstock::versionLine());
     auto options = flashstock::server::ServerOptions::parse(app.arguments().mid(1));
     if (!options) {
         std::fprintf(stderr, "flashstock-server: %s\n", qPrintable(options.error().message));
@@ -33,7 +34,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (options->version) {
-        std::printf("flashstock-server %s\n", FLASHSTOCK_VERSION);
+        std::printf("flashstock-server %s\n", qPrintable(flashstock::versionLine()));
         return 0;
     }
     return flashstock::server::Server(std::move(*options)).run();

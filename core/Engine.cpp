@@ -5,6 +5,7 @@
 #include "gate/Gate.h"
 #include "store/Database.h"
 #include "store/DiscrepancyStore.h"
+#include "store/BookWriters.h"
 #include "store/ExpiryStore.h"
 #include "store/SaleStore.h"
 
@@ -545,16 +546,46 @@ Result<void> Engine::checkExistingToken(const QString &order, const GateReservat
 
 Result<ReserveResult> Engine::finishReserve(ReserveAttempt &attempt)
 {
-    if (!attempt.answer) {
-        if (attempt.bookOnly)
-            attempt.answer = reserveInBook(attempt);
-        else if (resolveGate(attempt))
-            attempt.answer = reserveThroughGate(attempt);
-    }
+    if (auto order = prepareBook(attempt))
+        applyBook(attempt, bookReserve(std::move(*order)));
     return *attempt.answer;
 }
 
-Result<ReserveResult> Engine::reserveInBook(const ReserveAttempt &a)
+std::optional<ReserveOrder> Engine::prepareBook(ReserveAttempt &a)
+{
+    if (a.answer)
+        return std::nullopt;
+    if (a.bookOnly) {
+        if (auto refused = refusedWithoutGate(a)) {
+            a.answer = std::move(*refused);
+            return std::nullopt;
+        }
+    } else {
+        if (!resolveGate(a))
+            return std::nullopt;
+        if (auto closed = closedInBook(a.request.order, a.lines, a.sales)) {
+            releaseTokens(a.created, u"sale not open in the book"_s);
+            a.answer = *closed;
+            return std::nullopt;
+        }
+    }
+    ReserveOrder order{a.request.order, a.request.user, a.lines, a.holdSeconds, {}};
+    // Without the gate the book checks the per-user limits itself, inside its transaction.
+    if (a.bookOnly)
+        for (const Sale &s : std::as_const(a.sales))
+            if (s.perUserLimit > 0)
+                order.userLimits.insert(s.sku, s.perUserLimit);
+    return order;
+}
+
+Result<ReserveResult> Engine::bookReserve(ReserveOrder order)
+{
+    if (m_writers)
+        return m_writers->reserveAndWait(std::move(order));
+    return m_book->reserveBatch({std::move(order)}).constFirst();
+}
+
+std::optional<Result<ReserveResult>> Engine::refusedWithoutGate(const ReserveAttempt &a)
 {
     const QString &order = a.request.order;
     // Without the gate's pause key, a pending discrepancy pauses the SKU here (an indexed
@@ -566,42 +597,31 @@ Result<ReserveResult> Engine::reserveInBook(const ReserveAttempt &a)
         if (*paused)
             return ReserveResult{Outcome::Paused, order, a.lines, line.sku, 0};
     }
-    if (!a.sales.isEmpty()) {
-        // Without the gate the engine enforces the sale itself, by the database clock.
-        auto now = m_db->nowMs();
-        if (!now)
-            return std::unexpected(now.error());
-        for (const OrderLine &line : a.lines) {
-            auto it = a.sales.constFind(line.sku);
-            if (it == a.sales.cend())
-                continue;
-            ReserveResult refused{Outcome::SaleClosed, order, a.lines, line.sku, 0};
-            if (!it->isSelling(*now))
-                return refused;
-            if (it->perUserLimit > 0) {
-                auto held = m_sales->userUnits(line.sku, a.request.user);
-                if (!held)
-                    return std::unexpected(held.error());
-                if (*held + line.qty > it->perUserLimit) {
-                    refused.outcome = Outcome::LimitExceeded;
-                    return refused;
-                }
-            }
-        }
+    if (a.sales.isEmpty())
+        return std::nullopt;
+    // Without the gate the engine enforces the sale's window itself, by the database clock.
+    auto now = m_db->nowMs();
+    if (!now)
+        return std::unexpected(now.error());
+    for (const OrderLine &line : a.lines) {
+        auto it = a.sales.constFind(line.sku);
+        if (it != a.sales.cend() && !it->isSelling(*now))
+            return ReserveResult{Outcome::SaleClosed, order, a.lines, line.sku, 0};
     }
-    return m_book->reserve(order, a.request.user, a.lines, a.holdSeconds);
+    return std::nullopt;
 }
 
-Result<ReserveResult> Engine::reserveThroughGate(ReserveAttempt &a)
+void Engine::applyBook(ReserveAttempt &a, Result<ReserveResult> booked)
 {
-    if (auto closed = closedInBook(a.request.order, a.lines, a.sales)) {
-        releaseTokens(a.created, u"sale not open in the book"_s);
-        return *closed;
-    }
-    auto booked = m_book->reserve(a.request.order, a.request.user, a.lines, a.holdSeconds);
+    a.answer = booked;
+    if (a.bookOnly)
+        return;
     if (!booked) {
-        releaseTokens(a.created, u"book failed"_s);
-        return booked;
+        // A lost COMMIT the book could not settle by replaying: the tokens stay held, and the
+        // reconciler finds out (the order is in the book or it is fenced) instead of a guess.
+        if (booked.error().code != ErrorCode::OutcomeUnknown)
+            releaseTokens(a.created, u"book failed"_s);
+        return;
     }
     if (booked->outcome != Outcome::Reserved) {
         releaseTokens(a.created, u"book refused"_s);
@@ -612,10 +632,9 @@ Result<ReserveResult> Engine::reserveThroughGate(ReserveAttempt &a)
                 warn(WarningKind::RefusalNotCounted, sku,
                      u"gate did not count the book's %1 refusal of %2: %3"_s.arg(outcomeWord(booked->outcome), sku,
                                                                                counted.error().message));
-        return booked;
+        return;
     }
     settleBooked(*booked, a.created);
-    return booked;
 }
 
 std::optional<ReserveResult> Engine::closedInBook(const QString &order, const QList<OrderLine> &lines,
@@ -659,7 +678,7 @@ void Engine::settleBooked(const ReserveResult &booked, const QList<OrderLine> &c
 
 Result<OrderChange> Engine::confirm(const QString &order, const QString &paymentRef)
 {
-    auto change = m_book->confirm(order, paymentRef);
+    auto change = m_writers ? m_writers->confirmAndWait(FinishOrder{order, paymentRef}) : m_book->confirm(order, paymentRef);
     if (!change || !m_gate)
         return change;
     if (change->outcome == Outcome::Paid || change->outcome == Outcome::Duplicate) {
@@ -676,7 +695,7 @@ Result<OrderChange> Engine::confirm(const QString &order, const QString &payment
 
 Result<OrderChange> Engine::release(const QString &order, const QString &reason)
 {
-    auto change = m_book->release(order, reason);
+    auto change = m_writers ? m_writers->releaseAndWait(FinishOrder{order, reason}) : m_book->release(order, reason);
     // Released now, or earlier while the gate was down: giving the tokens back is idempotent.
     if (change && (change->outcome == Outcome::Released || change->outcome == Outcome::AlreadyClosed))
         releaseTokens(change->lines, u"release"_s);

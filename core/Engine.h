@@ -18,6 +18,7 @@
 
 namespace flashstock {
 
+class BookWriters;
 class Database;
 class Gate;
 class GateRestore;
@@ -108,7 +109,9 @@ struct ReserveAttempt {
 ///
 /// Thread affinity: one Engine per thread (it owns a database connection and a Redis
 /// context). Results carry the business Outcome; Errors are InvalidArgument (bad input),
-/// Unavailable (the book is down), Conflict (kept losing races), Internal.
+/// Unavailable (the book is down), Conflict (kept losing races), OutcomeUnknown (the book's
+/// COMMIT was lost and a replay could not tell: the tokens stay held for the reconciler),
+/// Internal.
 class Engine {
 public:
     /// Warnings kept between two takeWarnings(); older ones are dropped and counted.
@@ -150,8 +153,25 @@ public:
     /// order (a refusal or gate trouble decides it, giving back the tokens it created).
     void passGate(const QList<ReserveAttempt *> &attempts);
     /// Phase 4: completes an attempt (see ReserveAttempt) and returns its answer; an attempt
-    /// decided before returns that answer and does nothing.
+    /// decided before returns that answer and does nothing. prepareBook(), the book's
+    /// transaction (through the book writers if set), then applyBook().
     [[nodiscard]] Result<ReserveResult> finishReserve(ReserveAttempt &attempt);
+    /// Phase 4a: what the gate left open (a missing stock key restored, an existing token
+    /// checked), the book's sale status and pause; then the order the book must reserve
+    /// (with its per-user limits when the gate is not in front), or nullopt once decided.
+    /// A caller that runs the book itself (a server's book writers) calls applyBook() with
+    /// the book's answer, on this Engine's thread.
+    std::optional<ReserveOrder> prepareBook(ReserveAttempt &attempt);
+    /// Phase 4b: the book's answer to prepareBook()'s order becomes the attempt's answer: a
+    /// refusal or failure gives back the tokens the attempt created (never on OutcomeUnknown:
+    /// the reconciler decides), a reserve settles them.
+    void applyBook(ReserveAttempt &attempt, Result<ReserveResult> booked);
+
+    /// Sends this engine's book work (the book's part of reserve, confirm and release) to
+    /// `writers` (group commit with other engines' work; this engine's thread waits for the
+    /// answer) instead of its own connection; nullptr: its own again. Not owned; it must
+    /// outlive its use.
+    void useBookWriters(BookWriters *writers) { m_writers = writers; }
 
     /// See Book::confirm; a paid order's tokens are marked sold in the gate.
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
@@ -224,8 +244,10 @@ private:
     Result<GateReservation> restoreAndReserve(const QString &order, const QString &user, const OrderLine &line);
     /// An existing token is usable if held, or if the book knows its order; else Conflict.
     Result<void> checkExistingToken(const QString &order, const GateReservation &g);
-    Result<ReserveResult> reserveThroughGate(ReserveAttempt &attempt);
-    Result<ReserveResult> reserveInBook(const ReserveAttempt &attempt);
+    /// Book-only: the answer if a pending discrepancy pauses a SKU or a sale is not selling.
+    std::optional<Result<ReserveResult>> refusedWithoutGate(const ReserveAttempt &attempt);
+    /// The book's part of a reserve: through the book writers if set, else on this engine's book.
+    Result<ReserveResult> bookReserve(ReserveOrder order);
     /// The sale_closed answer if a line's sale is not open in the book (counted in the gate).
     std::optional<ReserveResult> closedInBook(const QString &order, const QList<OrderLine> &lines,
                                               const QHash<QString, Sale> &sales);
@@ -246,6 +268,7 @@ private:
     std::unique_ptr<SaleStore> m_sales;
     std::unique_ptr<Gate> m_gate;
     std::unique_ptr<GateRestore> m_restore; ///< set with m_gate
+    BookWriters *m_writers = nullptr;       ///< useBookWriters(); not owned
     WarningRing m_warnings{kMaxWarnings};
     struct CachedSale {
         std::optional<Sale> sale;

@@ -12,6 +12,7 @@ QString errorCodeName(ErrorCode code)
     case ErrorCode::Unavailable: return QStringLiteral("unavailable");
     case ErrorCode::Conflict: return QStringLiteral("conflict");
     case ErrorCode::Internal: return QStringLiteral("internal");
+    case ErrorCode::OutcomeUnknown: return QStringLiteral("outcome_unknown");
     }
     return QStringLiteral("internal");
 }

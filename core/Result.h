@@ -14,6 +14,9 @@ enum class ErrorCode {
     Unavailable,     ///< a server is unreachable or timed out. Retrying later can help.
     Conflict,        ///< a transaction lost a race (busy, serialization, deadlock) after all retries.
     Internal,        ///< the book or gate is not in the state it must be in; needs a person.
+    /// The connection was lost after COMMIT was sent: nobody knows whether the transaction
+    /// committed. Never a success or a failure; the book's batch path finds out by replaying.
+    OutcomeUnknown,
 };
 
 /// An error: a code, a message for people, and the input field at fault (empty if none).

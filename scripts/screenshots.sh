@@ -4,6 +4,12 @@
 #
 #   scripts/screenshots.sh            # -> docs/screenshots/{live,sales,skus,sku-restock,drill,reconciliation,ledger,launch-wizard}.png
 #   BUILD_DIR=build-ui scripts/screenshots.sh
+#   scripts/screenshots.sh --installed  # -> docs/screenshots/installed.png, see below
+#
+# --installed: the console as a desktop user meets it, with flashstock-console installed
+# (apt-get install ./build/packages/*.deb): started as a launcher does, by the installed
+# desktop entry's Exec line, on Xvfb under openbox, which draws the window's icon in its
+# title bar; the whole screen is grabbed. Installs openbox if missing.
 #
 # Seeds a throwaway data dir through flashstock-cli (embedded redis-server, stopped at the
 # end): SKUs in every sale state (open, scheduled, book-only, stopped, none, one paused by a
@@ -14,6 +20,38 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+if [[ "${1:-}" == --installed ]]; then
+  entry=/usr/share/applications/io.flashstock.Console.desktop
+  [[ -f "$entry" ]] || { echo "install flashstock-console first: $entry is missing" >&2; exit 2; }
+  bash "$ROOT/scripts/install-deps.sh" openbox >&2
+  DATA="$(mktemp -d /tmp/fs-shots.XXXXXX)"
+  export FLASHSTOCK_DATA_DIR="$DATA" DISPLAY=":$(( 90 + RANDOM % 100 ))"
+  unset QT_QPA_PLATFORM
+  PIDS=()
+  cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    /usr/bin/flashstock-cli embedded stop >/dev/null 2>&1 || true
+    rm -rf "$DATA"
+  }
+  trap cleanup EXIT
+  /usr/bin/flashstock-cli sku add PHONE-X --stock 500 >/dev/null
+  /usr/bin/flashstock-cli sku add EARBUDS --stock 2000 >/dev/null
+  Xvfb "$DISPLAY" -screen 0 1440x900x24 -nolisten tcp >/dev/null 2>&1 & PIDS+=($!)
+  sleep 1
+  openbox >/dev/null 2>&1 & PIDS+=($!)
+  sleep 1
+  exec_line=$(sed -n 's/^Exec=//p' "$entry")
+  $exec_line & PIDS+=($!)
+  for _ in $(seq 50); do
+    xwininfo -root -tree 2>/dev/null | grep -q 'FlashStock console' && break
+    sleep 0.2
+  done
+  sleep 4   # the first samples arrive and the window settles
+  mkdir -p "${OUT:-$ROOT/docs/screenshots}"
+  import -window root "${OUT:-$ROOT/docs/screenshots}/installed.png"
+  ls -1 "${OUT:-$ROOT/docs/screenshots}/installed.png"
+  exit 0
+fi
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 [[ "$BUILD_DIR" = /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
 CLI="$BUILD_DIR/app/flashstock-cli"

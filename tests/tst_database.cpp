@@ -131,6 +131,7 @@ void TestDatabase::migrationKeepsSales()
                                       u"reconcile_checkpoints DROP COLUMN other_sold"_s})
             FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE "_s + column));
         FS_VERIFY_OK(engine->database().exec(u"DROP TABLE access_tokens"_s));
+        FS_VERIFY_OK(engine->database().exec(u"DROP TABLE expirer_heartbeats"_s));
         auto undo = engine->database().exec(u"UPDATE meta SET value = '3' WHERE key = 'schema_version'"_s);
         FS_VERIFY_OK(undo);
     }
@@ -197,6 +198,7 @@ void TestDatabase::migrationTypesCorrections()
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_locked"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_sold"_s,
             u"DROP TABLE access_tokens"_s,
+            u"DROP TABLE expirer_heartbeats"_s,
             u"UPDATE meta SET value = '5' WHERE key = 'schema_version'"_s};
         for (const QString &statement : statements)
             QVERIFY2(q.exec(statement), qPrintable(q.lastError().text()));

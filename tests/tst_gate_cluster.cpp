@@ -701,7 +701,7 @@ private slots:
         // Back in sync once the master counts it among the replicas that acknowledge.
         QDeadlineTimer synced(15000);
         while (!synced.hasExpired()) {
-            auto acks = owner->command({"WAIT", "1", "100"});
+            auto acks = owner->command({"WAIT", "1", QByteArray::number(url.waitTimeoutMs())});
             if (acks && acks->integer >= 1)
                 break;
             QThread::msleep(50);

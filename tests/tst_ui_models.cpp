@@ -269,14 +269,14 @@ void TestUiModels::gateNodesStatus()
 {
     // A cluster's nodes as Gate::health() gives them: masters, then replicas; one master down.
     GateNodesStatus status;
-    const auto node = [](const char *address, GateNodeHealth::Role role, bool up, int slots, const char *detail = "") {
+    const auto node = [](const char *address, GateNodeHealth::Role role, bool up, int slotCount, const char *detail = "") {
         GateNodeHealth n;
         n.address = QString::fromLatin1(address);
         n.role = role;
         n.reachable = up;
         n.scriptsLoaded = up;
         n.roundTripUs = 180;
-        n.slotCount = slots;
+        n.slotCount = slotCount;
         n.detail = QString::fromLatin1(detail);
         return n;
     };

@@ -57,10 +57,10 @@ void GateNodesStatus::setNodes(const QList<GateNodeHealth> &nodes)
         if (replica && std::exchange(firstReplica, false))
             dots += u" "_s; // masters, a gap, replicas
         dots += u"<span style=\"color:%1\">●</span>"_s.arg(colorOf(n));
-        const QString slots = replica ? tr("replica")
+        const QString part = replica ? tr("replica")
                                       : n.slotCount == 1 ? tr("master, 1 slot") : tr("master, %1 slots").arg(n.slotCount);
         const QString state = stateOf(n) + (n.detail.isEmpty() ? QString() : u" — "_s + n.detail);
-        rows << u"<tr><td>%1</td><td>%2</td><td>%3</td></tr>"_s.arg(ConsoleText::badge(colorOf(n), n.address), slots,
+        rows << u"<tr><td>%1</td><td>%2</td><td>%3</td></tr>"_s.arg(ConsoleText::badge(colorOf(n), n.address), part,
                                                                   state.toHtmlEscaped());
     }
     m_summary = tr("Nodes: %1/%2 masters, %3/%4 replicas up").arg(mastersUp).arg(masters).arg(replicasUp).arg(replicas);

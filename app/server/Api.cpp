@@ -2,7 +2,7 @@
 
 #include "AccessLog.h"
 #include "ApiRequests.h"
-#include "BookWriters.h"
+#include "EngineWorkers.h"
 #include "ContractJson.h"
 #include "GateDispatcher.h"
 #include "Identifiers.h"
@@ -343,7 +343,7 @@ void Api::confirmOrRelease(bool confirm, const QString &order, const QByteArray 
         reply->send(errorReply(value.error()));
         return;
     }
-    m_p.writers.submit({}, [confirm, order, v = *value, reply, metrics = &m_p.metrics](Engine &engine) {
+    m_p.workers.submit([confirm, order, v = *value, reply, metrics = &m_p.metrics](Engine &engine) {
         QElapsedTimer book;
         book.start();
         const Result<OrderChange> change = confirm ? engine.confirm(order, v) : engine.release(order, v);
@@ -355,7 +355,7 @@ void Api::confirmOrRelease(bool confirm, const QString &order, const QByteArray 
 
 void Api::read(int route, const QString &id, std::shared_ptr<PendingReply> reply)
 {
-    m_p.writers.submit({}, [route, id, reply, metrics = &m_p.metrics](Engine &engine) {
+    m_p.workers.submit([route, id, reply, metrics = &m_p.metrics](Engine &engine) {
         QElapsedTimer book;
         book.start();
         HttpReply r;

@@ -8,7 +8,7 @@
 namespace flashstock::server {
 
 class AccessLog;
-class BookWriters;
+class EngineWorkers;
 class GateDispatcher;
 class ServerMetrics;
 
@@ -20,8 +20,9 @@ inline constexpr qsizetype kMaxBatchReservations = 1000;
 
 /// API v1 of flashstock-server (the routes, their scopes, status codes and JSON; see the
 /// README's "Serving storefronts"). Request threads parse, check and authenticate here and
-/// never wait on the book or the gate: reserves go to the gate dispatcher, the rest of the
-/// book's work to the book writers, and the answer comes back through PendingReply.
+/// never wait on the book or the gate: reserves go to the gate dispatcher (whose winners go
+/// to the book writers), confirms, releases and reads to the engine workers, and the answer
+/// comes back through PendingReply.
 /// Result words and the error shape are the CLI's (ContractJson).
 class Api final : public HttpHandler {
 public:
@@ -29,7 +30,7 @@ public:
         Published<AccessTokenSet> &tokens;
         Published<Readiness> &readiness;
         GateDispatcher &dispatcher;
-        BookWriters &writers;
+        EngineWorkers &workers;
         ServerMetrics &metrics;
         AccessLog &accessLog;
         bool noAuth = false; ///< every route open (only on a loopback address; checked at start)

@@ -1,6 +1,6 @@
 #include "GateDispatcher.h"
 
-#include "BookWriters.h"
+#include "store/BookWriters.h"
 #include "EngineThread.h"
 #include "ServerMetrics.h"
 
@@ -10,9 +10,9 @@ using namespace Qt::StringLiterals;
 
 namespace flashstock::server {
 
-GateDispatcher::GateDispatcher(ResolvedProfile profile, BookWriters &writers, ServerMetrics &metrics)
+GateDispatcher::GateDispatcher(ResolvedProfile profile, BookWriters &book, ServerMetrics &metrics)
     : m_profile(std::move(profile))
-    , m_writers(writers)
+    , m_book(book)
     , m_metrics(metrics)
 {
 }
@@ -52,11 +52,15 @@ void GateDispatcher::run(Engine &engine)
 {
     for (;;) {
         std::deque<Waiting> batch;
+        std::deque<Booked> booked;
         {
             std::unique_lock lock(m_mutex);
-            m_wake.wait(lock, [&] { return !m_queue.empty() || m_stopping; });
-            if (m_queue.empty())
+            m_wake.wait(lock, [&] {
+                return !m_queue.empty() || !m_booked.empty() || (m_stopping && m_inBook == 0);
+            });
+            if (m_queue.empty() && m_booked.empty())
                 return;
+            booked.swap(m_booked);
             if (m_queue.size() <= kMaxBatch) {
                 batch.swap(m_queue);
             } else {
@@ -66,17 +70,17 @@ void GateDispatcher::run(Engine &engine)
                 }
             }
         }
-        handle(engine, std::move(batch));
+        // The book's answers first: their buyers have waited longest.
+        if (!booked.empty())
+            settle(engine, std::move(booked));
+        if (!batch.empty())
+            handle(engine, std::move(batch));
         logEngineWarnings(engine, u"gate dispatcher"_s);
     }
 }
 
 void GateDispatcher::handle(Engine &engine, std::deque<Waiting> batch)
 {
-    struct Carried {
-        ReserveAttempt attempt;
-        Done done;
-    };
     std::vector<std::shared_ptr<Carried>> carried;
     carried.reserve(batch.size());
     QList<ReserveAttempt *> attempts;
@@ -95,17 +99,34 @@ void GateDispatcher::handle(Engine &engine, std::deque<Waiting> batch)
         m_metrics.gatePipeline(toGate, double(roundTrip.nsecsElapsed()) / 1e9);
     }
     for (auto &c : carried) {
-        if (c->attempt.answer) {
+        std::optional<ReserveOrder> order = engine.prepareBook(c->attempt);
+        if (!order) {
             c->done(*c->attempt.answer);
             continue;
         }
-        m_writers.submit(c->attempt.firstSku(), [c, metrics = &m_metrics](Engine &writer) {
-            QElapsedTimer book;
-            book.start();
-            const Result<ReserveResult> answer = writer.finishReserve(c->attempt);
-            metrics->bookCall(u"reserve"_s, double(book.nsecsElapsed()) / 1e9);
-            c->done(answer);
+        {
+            std::lock_guard lock(m_mutex);
+            ++m_inBook;
+        }
+        auto sent = std::make_shared<QElapsedTimer>();
+        sent->start();
+        m_book.reserve(std::move(*order), [this, c, sent](Result<ReserveResult> answer) {
+            m_metrics.bookCall(u"reserve"_s, double(sent->nsecsElapsed()) / 1e9);
+            {
+                std::lock_guard lock(m_mutex);
+                m_booked.push_back(Booked{c, std::move(answer)});
+                --m_inBook;
+            }
+            m_wake.notify_one();
         });
+    }
+}
+
+void GateDispatcher::settle(Engine &engine, std::deque<Booked> booked)
+{
+    for (Booked &b : booked) {
+        engine.applyBook(b.carried->attempt, std::move(b.answer));
+        b.carried->done(*b.carried->attempt.answer);
     }
 }
 

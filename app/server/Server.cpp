@@ -2,7 +2,8 @@
 
 #include "AccessLog.h"
 #include "Api.h"
-#include "BookWriters.h"
+#include "EngineWorkers.h"
+#include "store/BookWriters.h"
 #include "GateDispatcher.h"
 #include "Housekeeping.h"
 #include "HttpServer.h"
@@ -113,10 +114,15 @@ int Server::run()
     ServerMetrics metrics;
     Published<AccessTokenSet> tokens;
     Published<Readiness> readiness;
-    BookWriters writers(*profile, m_o.bookWriters, metrics);
-    GateDispatcher dispatcher(*profile, writers, metrics);
+    // The book writers: the book connections that take every waiting order into one
+    // transaction (group commit), for the dispatcher's winners and the workers' confirms
+    // and releases alike.
+    BookWriters book(profile->book, Actor{profile->operatorName, u"server"_s}, m_o.bookWriters);
+    EngineWorkers workers(*profile, m_o.engineWorkers, book, metrics);
+    GateDispatcher dispatcher(*profile, book, metrics);
     Housekeeping housekeeping(*profile, m_o.housekeeping, metrics, tokens, readiness);
-    for (auto start : {std::function<Result<void>()>([&] { return writers.start(); }),
+    for (auto start : {std::function<Result<void>()>([&] { return book.start(); }),
+                       std::function<Result<void>()>([&] { return workers.start(); }),
                        std::function<Result<void>()>([&] { return dispatcher.start(); }),
                        std::function<Result<void>()>([&] { return housekeeping.start(); })}) {
         if (auto r = start(); !r) {
@@ -124,7 +130,7 @@ int Server::run()
             return 1;
         }
     }
-    Api api(Api::Parts{tokens, readiness, dispatcher, writers, metrics, accessLog, m_o.noAuth});
+    Api api(Api::Parts{tokens, readiness, dispatcher, workers, metrics, accessLog, m_o.noAuth});
     HttpServer http(api, m_o.http);
     metrics.setInFlightSource([&http] { return http.inFlight(); });
     if (auto r = http.start(m_o.host, m_o.port); !r) {
@@ -174,7 +180,8 @@ int Server::run()
     }
     http.stop();
     dispatcher.stop();
-    writers.stop();
+    workers.stop();
+    book.stop();
     housekeeping.stop();
     if (!m_o.pidFile.isEmpty())
         QFile::remove(m_o.pidFile);

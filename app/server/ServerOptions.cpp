@@ -32,7 +32,9 @@ const OptionSpec kOptions[] = {
     {"operator", "NAME", "Written on ledger rows (default: the OS user)."},
     {"listen", "ADDR:PORT", "Where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6; port 0 picks one)."},
     {"threads", "N", "Request threads, libmicrohttpd's epoll pool (default: the number of cores)."},
-    {"book-writers", "N", "Book connections for the writers (default 4)."},
+    {"book-writers", "N", "Book writers: book connections, each committing every waiting order in one "
+                          "transaction (default 4)."},
+    {"engine-workers", "N", "Threads for confirms, releases and reads (default 4)."},
     {"expire-every", "SECONDS", "Release due holds every SECONDS (default 1; 0: never)."},
     {"reconcile-every", "SECONDS", "One reconcile pass every SECONDS (default 0: never)."},
     {"reconcile-grace", "SECONDS", "How old a held token must be to count as orphaned (default 30)."},
@@ -95,6 +97,7 @@ Result<void> apply(ServerOptions &o, const QString &name, const QString &value)
     else if (name == u"listen"_s) return parseListen(value, o);
     else if (name == u"threads"_s) return set(o.http.threads, 1, 64);
     else if (name == u"book-writers"_s) return set(o.bookWriters, 1, 64);
+    else if (name == u"engine-workers"_s) return set(o.engineWorkers, 1, 64);
     else if (name == u"expire-every"_s) return set(o.housekeeping.expireEvery, 0, 86400);
     else if (name == u"reconcile-every"_s) return set(o.housekeeping.reconcileEvery, 0, 86400);
     else if (name == u"reconcile-grace"_s) return set(o.housekeeping.reconcileGraceSeconds, 1, 86400);
@@ -176,7 +179,7 @@ Result<ServerOptions> ServerOptions::parse(const QStringList &arguments)
                              ? QCommandLineOption(QString::fromLatin1(s.name), QString::fromUtf8(s.help))
                              : QCommandLineOption(QString::fromLatin1(s.name), QString::fromUtf8(s.help), QString::fromLatin1(s.valueName)));
     parser.addOption({u"help"_s, u"Show help."_s});
-    parser.addOption({u"version"_s, u"Show the version."_s});
+    parser.addOption({u"version"_s, u"Show the version and the git revision it was built from."_s});
     if (!parser.parse(QStringList{u"flashstock-server"_s} + arguments))
         return bad(u"arguments"_s, parser.errorText() + u" (flashstock-server --help lists the options)"_s);
     if (!parser.positionalArguments().isEmpty())

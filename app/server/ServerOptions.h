@@ -18,7 +18,8 @@ struct ServerOptions {
     QString host = QStringLiteral("127.0.0.1"); ///< --listen ADDR:PORT
     int port = 8080;
     HttpLimits http;          ///< --threads, --max-connections, --per-ip-connections, --idle-timeout
-    int bookWriters = 4;      ///< --book-writers: book connections for the writers
+    int bookWriters = 4;      ///< --book-writers: book connections of the book writers (group commit)
+    int engineWorkers = 4;    ///< --engine-workers: threads for confirms, releases and reads
     HousekeepingPlan housekeeping; ///< --expire-every, --reconcile-every, --reconcile-grace
     bool noAuth = false;      ///< --no-auth (loopback only)
     QString accessLog;        ///< --access-log FILE or `-`; empty: none

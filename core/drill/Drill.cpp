@@ -5,6 +5,7 @@
 #include "drill/DrillQuiesce.h"
 #include "drill/DrillShared.h"
 #include "gate/Gate.h"
+#include "store/BookWriters.h"
 #include "store/Database.h"
 #include "store/SaleStore.h"
 
@@ -169,6 +170,20 @@ void Rehearsal::runSale()
     m_sale.start();
     if (!m_schedule.events.empty())
         m_shared.holdFrom = m_schedule.events.front().beforeBuyer;
+    // The workers' book work goes to the book writers (group commit), as a server's does.
+    // The broken-engine rehearsal keeps each worker's own book: its naive take is per book.
+    std::optional<BookWriters> writers;
+    if (!m_o.naiveBookForTesting) {
+        writers.emplace(m_o.db, Actor{m_o.operatorName, u"drill"_s}, m_o.bookWriters);
+        writers->setWriteFaultsForTesting(&m_shared.dbErrors);
+        if (auto started = writers->start(); started) {
+            m_shared.writers = &*writers;
+        } else {
+            m_report.notes << u"book writers did not start (%1): each worker used its own connection"_s.arg(
+                started.error().message);
+            writers.reset();
+        }
+    }
     std::vector<std::thread> workers;
     workers.reserve(size_t(m_o.concurrency));
     for (int w = 0; w < m_o.concurrency; ++w)
@@ -202,6 +217,14 @@ void Rehearsal::runSale()
     for (std::thread &t : workers)
         t.join();
     m_report.saleSeconds = double(m_sale.nsecsElapsed()) / 1e9;
+    if (writers) {
+        const BookWriters::Stats stats = writers->stats();
+        m_report.bookBatches = stats.batches;
+        m_report.bookOrders = stats.orders;
+        m_report.largestBookBatch = stats.largest;
+        m_shared.writers = nullptr;
+        writers->stop();
+    }
     progress(u"sale"_s);
 }
 

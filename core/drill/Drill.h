@@ -52,10 +52,13 @@ GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku);
 ///   the book. Healed: the gate answered a reserve sent after the promotion, and I5 holds.
 /// - script-flush: SCRIPT FLUSH (on every master of a cluster). Healed: the gate answered a reserve sent after it (the
 ///   scripts were reloaded).
-/// - db-error: the worker's Database fails the book transaction of its reserve before its
-///   COMMIT (Database::setWriteFaults), as if the connection dropped; the engine gives the
-///   gate units back. Healed: the order is not in the book and no gate token of it is open
-///   after reconciliation.
+/// - db-error: the buyer's part of the book writers' batch that carries its reserve fails
+///   (WriteFaults::failOrder) and rolls back alone, its neighbours commit; the engine gives
+///   the gate units back. Healed: the order is not in the book and no gate token of it is
+///   open after reconciliation.
+///
+/// The workers' book work (reserve, confirm, release) goes to DrillOptions::bookWriters book
+/// writers (group commit), as a server's does.
 ///
 /// run() blocks; call it from one thread. The progress callback runs on that thread.
 class Drill {

@@ -135,6 +135,9 @@ Result<void> DrillOptions::validate() const
     if (concurrency < 1 || concurrency > 256)
         return fail(ErrorCode::InvalidArgument, u"concurrency must be from 1 to 256, got %1"_s.arg(concurrency),
                     u"concurrency"_s);
+    if (bookWriters < 1 || bookWriters > 64)
+        return fail(ErrorCode::InvalidArgument, u"book-writers must be from 1 to 64, got %1"_s.arg(bookWriters),
+                    u"book-writers"_s);
     if (!std::isfinite(payRatio) || payRatio < 0 || payRatio > 1)
         return fail(ErrorCode::InvalidArgument, u"pay-ratio must be a share from 0 to 1, got %1"_s.arg(payRatio),
                     u"pay-ratio"_s);

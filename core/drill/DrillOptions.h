@@ -23,7 +23,7 @@ enum class FaultKind {
     LatePayment,       ///< the payment arrives after the hold was closed: a refund must be recorded
     RedisRestart,      ///< the embedded redis-server restarted mid-sale (external: our connections killed)
     ScriptFlush,       ///< SCRIPT FLUSH mid-sale
-    DbError,           ///< a book transaction fails before its COMMIT (Database::setWriteFaults)
+    DbError,           ///< an order's part of its book batch fails (WriteFaults::failOrder)
     NodeFailover,      ///< a Redis Cluster master stops mid-sale and its replica takes over
 };
 
@@ -68,6 +68,7 @@ struct DrillOptions {
     qint64 stock = 1000;        ///< units, 1..2^31-1
     qint64 buyers = 20000;      ///< each wants 1 unit, 1..10 000 000
     int concurrency = 8;        ///< worker threads, each with its own Engine, 1..256
+    int bookWriters = 4;        ///< book writers the workers' book work goes to (group commit), 1..64
     double payRatio = 0.7;      ///< share of buyers that pay, 0..1
     qint64 holdSeconds = 2;     ///< hold of each reservation, 1..3600
     FaultSpec faults;

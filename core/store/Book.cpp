@@ -260,55 +260,6 @@ Result<QList<OrderLine>> Book::checkReserve(const QString &order, const QString 
     return normalized;
 }
 
-Result<ReserveResult> Book::reserve(const QString &order, const QString &user, QList<OrderLine> lines,
-                                    qint64 holdSeconds)
-{
-    auto checked = checkReserve(order, user, std::move(lines), holdSeconds);
-    if (!checked)
-        return std::unexpected(checked.error());
-    const QList<OrderLine> &wanted = *checked;
-    if (m_taker) {
-        for (const OrderLine &line : wanted)
-            if (auto r = m_taker->beforeTransaction(m_db, order, line, m_bucketCounts.value(line.sku, 1)); !r)
-                return std::unexpected(r.error());
-    }
-    const QString now = m_db.nowMsExpr();
-    bool fenced = false;
-    auto result = m_db.write<ReserveResult>([&](Transaction &tx) -> Result<ReserveResult> {
-        fenced = false;
-        // The order row first: it is the idempotency key and the first lock taken.
-        auto ins = m_db.exec(sql::insertOrder(now), {order, nullable(user), holdSeconds * 1000});
-        if (!ins)
-            return std::unexpected(ins.error());
-        if (ins->isEmpty()) {
-            tx.rollbackOnly();
-            return answerExisting(order, wanted, fenced);
-        }
-        ReserveResult out{Outcome::Reserved, order, wanted, {}, i64(ins->first().at(0))};
-        for (const OrderLine &line : wanted) {
-            const int buckets = m_bucketCounts.value(line.sku, 1);
-            auto parts = m_taker ? m_taker->take(m_db, order, line, buckets) : takeLine(order, line, buckets);
-            if (!parts)
-                return std::unexpected(parts.error());
-            if (parts->isEmpty()) {
-                tx.rollbackOnly();
-                out.outcome = Outcome::OutOfStock;
-                out.shortSku = line.sku;
-                return out;
-            }
-            if (auto r = recordTake(order, line, *parts); !r)
-                return std::unexpected(r.error());
-        }
-        return out;
-    });
-    if (result && fenced)
-        return fail(ErrorCode::Conflict,
-                    u"order %1 was abandoned by the reconciler (its gate units were given back); "
-                    u"use a new order id"_s.arg(order),
-                    u"order"_s);
-    return result;
-}
-
 Result<ReserveResult> Book::answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced)
 {
     ReserveResult out;
@@ -403,143 +354,23 @@ Result<QList<OrderLine>> Book::linesOf(const QString &order)
     return lines;
 }
 
-Result<OrderChange> Book::confirm(const QString &order, const QString &paymentRef)
+Result<void> Book::checkFinish(const QString &order, Finish finish, const QString &detail)
 {
     if (auto r = checkOrderId(order); !r)
-        return std::unexpected(r.error());
-    if (auto r = checkPaymentRef(paymentRef); !r)
-        return std::unexpected(r.error());
-    return finishOrder(order, Finish::Pay, paymentRef);
+        return r;
+    if (finish == Finish::Pay)
+        return checkPaymentRef(detail);
+    return checkReleaseReason(detail);
+}
+
+Result<OrderChange> Book::confirm(const QString &order, const QString &paymentRef)
+{
+    return finishOrders({FinishOrder{order, paymentRef}}, Finish::Pay, Replay::OnUnknown).constFirst();
 }
 
 Result<OrderChange> Book::release(const QString &order, const QString &reason)
 {
-    if (auto r = checkOrderId(order); !r)
-        return std::unexpected(r.error());
-    if (auto r = checkReleaseReason(reason); !r)
-        return std::unexpected(r.error());
-    return finishOrder(order, Finish::Release, reason);
-}
-
-Result<OrderChange> Book::finishOrder(const QString &order, Finish finish, const QString &detail)
-{
-    const bool pay = finish == Finish::Pay;
-    const QString now = m_db.nowMsExpr();
-    bool unknown = false;
-    auto result = m_db.write<OrderChange>([&](Transaction &tx) -> Result<OrderChange> {
-        unknown = false;
-        OrderChange out;
-        out.order = order;
-        auto row = m_db.exec(u"SELECT status, version, payment_ref FROM orders WHERE order_id = ?"_s, {order});
-        if (!row)
-            return std::unexpected(row.error());
-        if (row->isEmpty()) {
-            unknown = true;
-            tx.rollbackOnly();
-            return out;
-        }
-        const QString status = row->first().at(0).toString();
-        const qint64 version = i64(row->first().at(1));
-        const QString paidWith = row->first().at(2).toString();
-        auto rows = m_db.exec(u"SELECT sku, bucket, qty, token FROM order_lines WHERE order_id = ? "
-                              u"ORDER BY sku, bucket"_s, {order});
-        if (!rows)
-            return std::unexpected(rows.error());
-        for (const QVariantList &r : rows->rows)
-            out.lines << OrderLine{r.at(0).toString(), i64(r.at(2)), r.at(3).toString()};
-
-        if (status != u"PENDING"_s) {
-            if (!pay) {
-                tx.rollbackOnly();
-                out.outcome = status == u"PAID"_s ? Outcome::AlreadyPaid : Outcome::AlreadyClosed;
-                return out;
-            }
-            if (status == u"PAID"_s && paidWith == detail) {
-                tx.rollbackOnly();
-                out.outcome = Outcome::Duplicate;
-                return out;
-            }
-            // The order cannot take this payment: record one refund per (order, payment).
-            const QString why = status == u"PAID"_s ? u"order already paid"_s : u"order closed"_s;
-            if (auto refund = recordRefund(order, detail, why); !refund)
-                return std::unexpected(refund.error());
-            out.outcome = Outcome::RefundRequired;
-            return out;
-        }
-
-        // Compare-and-set on (status, version): a racing confirm or release that changed the
-        // order first makes this UPDATE match no row, and the transaction starts again.
-        auto cas = pay
-            ? m_db.exec(u"UPDATE orders SET status = 'PAID', version = version + 1, payment_ref = ?, paid_at = %1 "
-                        u"WHERE order_id = ? AND status = 'PENDING' AND version = ? RETURNING version"_s.arg(now),
-                        {detail, order, version})
-            : m_db.exec(u"UPDATE orders SET status = 'CLOSED', version = version + 1, close_reason = ?, closed_at = %1 "
-                        u"WHERE order_id = ? AND status = 'PENDING' AND version = ? RETURNING version"_s.arg(now),
-                        {detail, order, version});
-        if (!cas)
-            return std::unexpected(cas.error());
-        if (cas->isEmpty())
-            return fail(ErrorCode::Conflict, u"order %1 changed while it was being %2"_s
-                                                 .arg(order, pay ? u"confirmed"_s : u"released"_s));
-        const QString moveSql = pay ? sql::confirmBucket() : sql::releaseBucket();
-        for (const QVariantList &r : rows->rows) {
-            const QString sku = r.at(0).toString();
-            const int bucket = r.at(1).toInt();
-            const qint64 qty = i64(r.at(2));
-            const QString token = r.at(3).toString();
-            auto upd = m_db.exec(moveSql, {qty, qty, sku, bucket, qty});
-            if (!upd)
-                return std::unexpected(upd.error());
-            if (upd->isEmpty())
-                return fail(ErrorCode::Internal,
-                            u"book inconsistent: %1 bucket %2 holds fewer than %3 locked units for order %4"_s
-                                .arg(sku).arg(bucket).arg(qty).arg(order));
-            const BucketLevels after = levelsFrom(upd->first(), bucket);
-            auto ledger = pay ? appendLedger(order, u"CONFIRM"_s, sku, bucket, token, Levels3{0, -qty, qty}, after)
-                              : appendLedger(order, u"RELEASE"_s, sku, bucket, token, Levels3{qty, -qty, 0}, after);
-            if (!ledger)
-                return std::unexpected(ledger.error());
-        }
-        out.outcome = pay ? Outcome::Paid : Outcome::Released;
-        return out;
-    });
-    if (result && unknown)
-        return fail(ErrorCode::NotFound, u"order %1 is unknown"_s.arg(quoteForMessage(order)), u"order"_s);
-    return result;
-}
-
-Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch)
-{
-    QList<OrderChange> released;
-    batch = std::clamp(batch, 1, 10000);
-    const QString dueSql = u"SELECT order_id FROM orders WHERE %1 ORDER BY expires_at, order_id LIMIT ?"_s.arg(
-        sql::holdIsDue(nowMs ? u"?"_s : m_db.nowMsExpr()));
-    QSet<QString> failed;
-    for (;;) {
-        auto due = nowMs ? m_db.exec(dueSql, {*nowMs, batch + int(failed.size())})
-                         : m_db.exec(dueSql, {batch + int(failed.size())});
-        if (!due)
-            return std::unexpected(due.error());
-        int progressed = 0;
-        for (const QVariantList &row : due->rows) {
-            const QString order = row.at(0).toString();
-            if (failed.contains(order))
-                continue;
-            auto r = finishOrder(order, Finish::Release, u"timeout"_s);
-            if (!r) {
-                if (r.error().code == ErrorCode::Unavailable)
-                    return std::unexpected(r.error());
-                failed.insert(order); // left for the reconciler; keep expiring the others
-                continue;
-            }
-            ++progressed;
-            if (r->outcome == Outcome::Released)
-                released << *r;
-        }
-        if (progressed == 0 || due->rows.size() < batch + failed.size())
-            break;
-    }
-    return released;
+    return finishOrders({FinishOrder{order, reason}}, Finish::Release, Replay::OnUnknown).constFirst();
 }
 
 } // namespace flashstock

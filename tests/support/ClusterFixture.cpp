@@ -79,6 +79,31 @@ bool ClusterFixture::start()
         m_error = u"the cluster did not become ok with every node agreeing on the slots"_s;
         return false;
     }
+    // Every node knows every other one, in its role (gossip spreads the replicas' roles a
+    // little after the slots): CLUSTER NODES of each lists all of them, the masters and the
+    // replicas counted right, none in handshake or failing.
+    const QDeadlineTimer known(30000);
+    for (const auto &n : m_nodes) {
+        while (true) {
+            auto lines = n->command({"CLUSTER", "NODES"});
+            int masters = 0, replicas = 0, troubled = 0;
+            for (const QByteArray &line : lines ? lines->str.split('\n') : QList<QByteArray>{}) {
+                const QList<QByteArray> fields = line.split(' ');
+                if (fields.size() < 3)
+                    continue;
+                masters += fields[2].contains("master") ? 1 : 0;
+                replicas += fields[2].contains("slave") ? 1 : 0;
+                troubled += fields[2].contains("handshake") || fields[2].contains("fail") || fields[2].contains("noaddr");
+            }
+            if (masters == m_masters && replicas == m_masters * m_replicas && troubled == 0)
+                break;
+            if (known.hasExpired()) {
+                m_error = u"node on port %1 does not know every node in its role"_s.arg(n->port());
+                return false;
+            }
+            QThread::msleep(50);
+        }
+    }
     // Replicas in sync with their masters (a failover or WAIT needs them).
     const QDeadlineTimer synced(30000);
     for (const auto &n : m_nodes) {

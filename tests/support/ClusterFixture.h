@@ -14,7 +14,8 @@ namespace flashstock {
 /// A throwaway Redis Cluster on loopback for one test executable: `masters` masters with
 /// `replicasPerMaster` replicas each (RedisFixture nodes: data ports below 55535, bus port
 /// +10000), created by `redis-cli --cluster create ... --cluster-yes` and ready once every
-/// node says cluster_state:ok and agrees on the slot owners, and every replica is in sync
+/// node says cluster_state:ok and agrees on the slot owners, every node knows every other in
+/// its role (CLUSTER NODES), and every replica is in sync
 /// with its master. Nodes keep their nodes.conf
 /// in their own dir, so a killed node restarted rejoins. `cluster-node-timeout` is small
 /// for a quick failover, and `cluster-require-full-coverage no` lets the masters that are
