@@ -301,6 +301,9 @@ void TestServerRaces::killUnderLoadLosesNoAnswer()
     test::HttpCrowd crowd(server.baseUrl(), token, buyers, 4);
     QVERIFY2(crowd.start(), qPrintable(crowd.errorString()));
     QTRY_VERIFY_WITH_TIMEOUT(FS_OK(engine->book().ledgerCount()) >= before + 100, 20000);
+    // A committed batch is answered a moment after its COMMIT: kill only once a buyer has
+    // its answer, so the check below has answered reservations to look for.
+    QTRY_VERIFY_WITH_TIMEOUT(!answeredReserved(orders, crowd.answers()).isEmpty(), 20000);
     server.kill();
     QVERIFY(crowd.waitForFinished(60000));
     const QList<QJsonObject> answers = crowd.answers();
