@@ -91,6 +91,9 @@ int statusFor(ErrorCode code)
     case ErrorCode::Unavailable: return MHD_HTTP_SERVICE_UNAVAILABLE;
     case ErrorCode::Conflict: return MHD_HTTP_CONFLICT;
     case ErrorCode::Internal: return MHD_HTTP_INTERNAL_SERVER_ERROR;
+    // Nobody knows yet whether it happened: the same request again (same order, same
+    // payment) is idempotent and answers what the book holds.
+    case ErrorCode::OutcomeUnknown: return MHD_HTTP_SERVICE_UNAVAILABLE;
     }
     return MHD_HTTP_INTERNAL_SERVER_ERROR;
 }
