@@ -1,5 +1,6 @@
 // flashstock-cli: the headless face of FlashStock, for scripts, cron and CI.
 
+#include "BuildInfo.h"
 #include "cli/Cli.h"
 #include "open/ArgvSecrets.h"
 
@@ -14,7 +15,7 @@ int main(int argc, char **argv)
     std::signal(SIGPIPE, SIG_IGN);
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("flashstock-cli"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(FLASHSTOCK_VERSION));
+    QCoreApplication::setApplicationVersion(flashstock::versionLine());
     QTextStream out(stdout);
     QTextStream err(stderr);
     // Parsed from a copy: the passwords leave argv (and ps) before any work starts.

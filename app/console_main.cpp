@@ -1,5 +1,6 @@
 // flashstock: the operations console.
 
+#include "BuildInfo.h"
 #include "MainWindow.h"
 #include "ProfileSettings.h"
 #include "open/ArgvSecrets.h"
@@ -7,6 +8,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QIcon>
 #include <QTimer>
 
 #include <csignal>
@@ -49,7 +51,7 @@ int main(int argc, char **argv)
     if (onlyAsksForHelp(argc, argv)) {
         QCoreApplication core(argc, argv);
         QCoreApplication::setApplicationName(u"flashstock"_s);
-        QCoreApplication::setApplicationVersion(QStringLiteral(FLASHSTOCK_VERSION));
+        QCoreApplication::setApplicationVersion(flashstock::versionLine());
         QCommandLineParser parser;
         describe(parser);
         parser.process(core); // prints and exits
@@ -57,7 +59,13 @@ int main(int argc, char **argv)
     }
     QApplication app(argc, argv);
     QApplication::setApplicationName(u"flashstock"_s);
-    QApplication::setApplicationVersion(QStringLiteral(FLASHSTOCK_VERSION));
+    QApplication::setApplicationVersion(flashstock::versionLine());
+    // The desktop entry's id (Wayland's app id) and the icon it names, built into the binary.
+    QGuiApplication::setDesktopFileName(u"io.flashstock.Console"_s);
+    QIcon icon;
+    for (int size : {16, 24, 32, 48, 64, 128, 256})
+        icon.addFile(u":/icons/%1x%1/io.flashstock.Console.png"_s.arg(size));
+    QApplication::setWindowIcon(icon);
     QCommandLineParser parser;
     describe(parser);
     // Parsed from a copy: the passwords leave argv (and ps) before the console opens anything.
@@ -83,8 +91,8 @@ int main(int argc, char **argv)
         window.takeScreenshots(parser.value(shots));
         QObject::connect(&window, &flashstock::MainWindow::screenshotsDone, &app,
                          [](bool ok) { QApplication::exit(ok ? 0 : 1); });
-        QTimer::singleShot(60000, &app, [] {
-            qWarning("screenshot: no data within 60 s");
+        QTimer::singleShot(120000, &app, [] {
+            qWarning("screenshot: not done within 120 s");
             QApplication::exit(1);
         });
     }

@@ -103,6 +103,7 @@ struct Discrepancy {
     QString detail;           ///< what was found and what was done
     qint64 detectedAtMs = 0;
     QString resolvedBy;       ///< approver (approved or rejected)
+    qint64 resolvedAtMs = 0;  ///< when decided, ms since the epoch (database clock); 0 if not
     QString reason;           ///< approver's reason
 
     /// Each invariant in `breaks` at this discrepancy's SKU, bucket and order, named as the

@@ -105,6 +105,18 @@ struct OrderChange {
     QList<OrderLine> lines;
 };
 
+/// An order as the book holds it: one line per SKU (its buckets summed) with the gate token.
+struct OrderView {
+    QString order;
+    QString user;             ///< empty when the reserve named none
+    OrderStatus status = OrderStatus::Pending;
+    QList<OrderLine> lines;   ///< by SKU
+    qint64 createdAtMs = 0;   ///< database clock
+    qint64 expiresAtMs = 0;   ///< when the hold expires (PENDING), or expired
+    QString paymentRef;       ///< PAID: the payment that captured it
+    QString closeReason;      ///< CLOSED: timeout, cancel or risk
+};
+
 /// A stock adjustment that was applied (restock, stocktake, approved correction).
 struct Adjustment {
     qint64 id = 0;

@@ -5,11 +5,16 @@
 #include "gate/Gate.h"
 #include "store/Database.h"
 #include "store/DiscrepancyStore.h"
+#include "store/BookWriters.h"
+#include "store/ExpiryStore.h"
 #include "store/SaleStore.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
+#include <QMap>
 #include <QScopeGuard>
 #include <QSet>
+#include <QSysInfo>
 #include <QThread>
 
 using namespace Qt::StringLiterals;
@@ -327,8 +332,8 @@ void Engine::giveBackReleased(const OrderChange &change, const QString &why)
                  .arg(change.order, r.error().message));
 }
 
-Result<ReserveResult> Engine::reserve(const QString &order, const QString &user, const QList<OrderLine> &lines,
-                                      std::optional<qint64> holdSeconds)
+Result<ReserveRequest> Engine::checkReserve(const QString &order, const QString &user, const QList<OrderLine> &lines,
+                                            std::optional<qint64> holdSeconds)
 {
     if (auto r = checkOrderId(order); !r)
         return std::unexpected(r.error());
@@ -336,154 +341,195 @@ Result<ReserveResult> Engine::reserve(const QString &order, const QString &user,
         if (auto r = checkName(user, u"user"_s); !r)
             return std::unexpected(r.error());
     }
+    if (holdSeconds) {
+        if (auto r = checkHoldSeconds(*holdSeconds); !r)
+            return std::unexpected(r.error());
+    }
     auto normalized = Book::normalizeLines(lines);
     if (!normalized)
         return std::unexpected(normalized.error());
-    qint64 hold = holdSeconds.value_or(kDefaultHoldSeconds);
-    bool bookOnly = !m_gate;
-    QHash<QString, Sale> sales;
-    for (const OrderLine &line : *normalized) {
+    return ReserveRequest{order, user, std::move(*normalized), holdSeconds};
+}
+
+Result<ReserveResult> Engine::reserve(const QString &order, const QString &user, const QList<OrderLine> &lines,
+                                      std::optional<qint64> holdSeconds)
+{
+    auto request = checkReserve(order, user, lines, holdSeconds);
+    if (!request)
+        return std::unexpected(request.error());
+    ReserveAttempt attempt = planReserve(std::move(*request));
+    passGate({&attempt});
+    return finishReserve(attempt);
+}
+
+ReserveAttempt Engine::planReserve(ReserveRequest request)
+{
+    ReserveAttempt a;
+    a.request = std::move(request);
+    a.lines = a.request.lines;
+    a.holdSeconds = a.request.holdSeconds.value_or(kDefaultHoldSeconds);
+    a.bookOnly = !m_gate;
+    for (const OrderLine &line : std::as_const(a.lines)) {
         auto sale = saleOf(line.sku);
-        if (!sale)
-            return std::unexpected(sale.error());
+        if (!sale) {
+            a.answer = std::unexpected(sale.error());
+            return a;
+        }
         if (!*sale)
             continue;
-        if (user.isEmpty())
-            return fail(ErrorCode::InvalidArgument,
-                        u"user: %1 is on sale (sale %2), so a reserve must name its user (--user)"_s.arg(line.sku).arg(
-                            (*sale)->id),
-                        u"user"_s);
-        sales.insert(line.sku, **sale);
-        bookOnly = bookOnly || (*sale)->bookOnly;
+        if (a.request.user.isEmpty()) {
+            a.answer = fail(ErrorCode::InvalidArgument,
+                            u"user: %1 is on sale (sale %2), so a reserve must name its user (--user)"_s.arg(line.sku)
+                                .arg((*sale)->id),
+                            u"user"_s);
+            return a;
+        }
+        a.sales.insert(line.sku, **sale);
+        a.bookOnly = a.bookOnly || (*sale)->bookOnly;
     }
-    if (!sales.isEmpty()) {
-        hold = std::numeric_limits<qint64>::max();
-        for (const Sale &s : std::as_const(sales))
-            hold = std::min(hold, s.holdSeconds);
+    if (!a.sales.isEmpty()) {
+        a.holdSeconds = std::numeric_limits<qint64>::max();
+        for (const Sale &s : std::as_const(a.sales))
+            a.holdSeconds = std::min(a.holdSeconds, s.holdSeconds);
     }
-    if (bookOnly)
-        return reserveInBook(order, user, *normalized, hold, sales);
-    return reserveThroughGate(order, user, *normalized, hold, sales);
+    return a;
 }
 
-Result<ReserveResult> Engine::reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
-                                            qint64 holdSeconds, const QHash<QString, Sale> &sales)
+void Engine::passGate(const QList<ReserveAttempt *> &attempts)
 {
-    // Without the gate's pause key, a pending discrepancy pauses the SKU here (an indexed
-    // lookup, cached like the sale for at most a second).
-    for (const OrderLine &line : lines) {
-        auto paused = pausedInBook(line.sku);
-        if (!paused)
-            return std::unexpected(paused.error());
-        if (*paused)
-            return ReserveResult{Outcome::Paused, order, lines, line.sku, 0};
+    // Every line of every open attempt, grouped by SKU: one pipeline per SKU.
+    struct Call {
+        ReserveAttempt *attempt;
+        int line;
+    };
+    QMap<QString, QList<Call>> calls;
+    for (ReserveAttempt *a : attempts) {
+        if (a->answer || a->bookOnly)
+            continue;
+        for (int i = 0; i < a->lines.size(); ++i)
+            calls[a->lines[i].sku] << Call{a, i};
     }
-    if (!sales.isEmpty()) {
-        // Without the gate the engine enforces the sale itself, by the database clock.
-        auto now = m_db->nowMs();
-        if (!now)
-            return std::unexpected(now.error());
-        for (const OrderLine &line : lines) {
-            auto it = sales.constFind(line.sku);
-            if (it == sales.cend())
+    if (calls.isEmpty())
+        return;
+    QHash<ReserveAttempt *, QList<Result<GateReservation>>> replies;
+    for (auto it = calls.cbegin(); it != calls.cend(); ++it) {
+        QList<GateReserveRequest> requests;
+        requests.reserve(it->size());
+        for (const Call &c : *it)
+            requests << GateReserveRequest{c.attempt->request.order, c.attempt->request.user,
+                                           c.attempt->lines[c.line].qty};
+        // One call alone goes as a plain call (which also survives a second script flush).
+        Result<QList<GateReservation>> answered = QList<GateReservation>{};
+        if (requests.size() == 1) {
+            auto one = m_gate->reserve(it.key(), requests[0].order, requests[0].user, requests[0].qty);
+            answered = one ? Result<QList<GateReservation>>(QList<GateReservation>{*one})
+                           : Result<QList<GateReservation>>(std::unexpected(one.error()));
+        } else {
+            answered = m_gate->reserveBatch(it.key(), requests);
+        }
+        for (qsizetype k = 0; k < it->size(); ++k) {
+            const Call &c = it->at(k);
+            QList<Result<GateReservation>> &mine = replies[c.attempt];
+            mine.resize(c.attempt->lines.size(), fail(ErrorCode::Internal, u"no gate reply"_s));
+            mine[c.line] = answered ? Result<GateReservation>(answered->at(k))
+                                    : Result<GateReservation>(std::unexpected(answered.error()));
+        }
+    }
+    for (auto it = replies.cbegin(); it != replies.cend(); ++it) {
+        ReserveAttempt &a = *it.key();
+        // Every token this attempt issued is its own before any line decides: a refusal of
+        // one line gives back the tokens of the others, whichever came first.
+        for (int i = 0; i < it->size(); ++i)
+            recordIssued(a, i, it->at(i));
+        for (int i = 0; i < it->size(); ++i)
+            if (judgeGateReply(a, i, it->at(i)) == LineStep::Decided)
+                break;
+    }
+}
+
+void Engine::recordIssued(ReserveAttempt &attempt, int index, const Result<GateReservation> &reply)
+{
+    if (!reply || reply->code != GateCode::Reserved)
+        return;
+    attempt.lines[index].token = reply->token;
+    attempt.created << attempt.lines[index];
+}
+
+void Engine::refuseAttempt(ReserveAttempt &attempt, Outcome outcome, const QString &sku)
+{
+    releaseTokens(attempt.created, u"reserve refused"_s);
+    attempt.answer = ReserveResult{outcome, attempt.request.order, attempt.lines, sku, 0};
+}
+
+void Engine::failAttempt(ReserveAttempt &attempt, const Error &error)
+{
+    releaseTokens(attempt.created, u"reserve failed"_s);
+    attempt.answer = std::unexpected(error);
+}
+
+Engine::LineStep Engine::judgeGateReply(ReserveAttempt &a, int index, const Result<GateReservation> &g)
+{
+    const QString &sku = a.lines[index].sku;
+    if (!g) {
+        if (g.error().code == ErrorCode::Unavailable) {
+            warn(WarningKind::GateUnavailable, sku, u"gate unavailable: %1"_s.arg(g.error().message));
+            refuseAttempt(a, Outcome::GateUnavailable, sku);
+        } else {
+            failAttempt(a, g.error());
+        }
+        return LineStep::Decided;
+    }
+    switch (g->code) {
+    case GateCode::Reserved: return LineStep::Taken;
+    case GateCode::Existing:
+        a.lines[index].token = g->token;
+        // A token past held needs the book's word (checkExistingToken, in finishReserve).
+        if (g->state == TokenState::Held)
+            return LineStep::Taken;
+        a.toResolve << std::pair{index, *g};
+        return LineStep::Resolve;
+    case GateCode::NoStockKey:
+        a.toResolve << std::pair{index, *g};
+        return LineStep::Resolve;
+    case GateCode::OutOfStock: refuseAttempt(a, Outcome::OutOfStock, sku); break;
+    case GateCode::LimitExceeded: refuseAttempt(a, Outcome::LimitExceeded, sku); break;
+    case GateCode::SaleClosed: refuseAttempt(a, Outcome::SaleClosed, sku); break;
+    case GateCode::Paused: refuseAttempt(a, Outcome::Paused, sku); break;
+    }
+    return LineStep::Decided;
+}
+
+bool Engine::resolveGate(ReserveAttempt &a)
+{
+    const auto open = std::exchange(a.toResolve, {});
+    for (const auto &[i, first] : open) {
+        GateReservation reply = first;
+        if (reply.code == GateCode::NoStockKey) {
+            auto again = restoreAndReserve(a.request.order, a.request.user, a.lines[i]);
+            recordIssued(a, i, again);
+            if (again && again->code == GateCode::NoStockKey) {
+                failAttempt(a, {ErrorCode::Internal,
+                                u"gate stock key of %1 is missing even after a reload"_s.arg(a.lines[i].sku), {}});
+                return false;
+            }
+            const LineStep step = judgeGateReply(a, i, again);
+            if (step == LineStep::Decided)
+                return false;
+            if (step == LineStep::Taken)
                 continue;
-            ReserveResult refused{Outcome::SaleClosed, order, lines, line.sku, 0};
-            if (!it->isSelling(*now))
-                return refused;
-            if (it->perUserLimit > 0) {
-                auto held = m_sales->userUnits(line.sku, user);
-                if (!held)
-                    return std::unexpected(held.error());
-                if (*held + line.qty > it->perUserLimit) {
-                    refused.outcome = Outcome::LimitExceeded;
-                    return refused;
-                }
-            }
+            reply = *again; // an existing token past held: checked right here
+        }
+        if (auto usable = checkExistingToken(a.request.order, reply); !usable) {
+            failAttempt(a, usable.error());
+            return false;
         }
     }
-    return m_book->reserve(order, user, lines, holdSeconds);
+    a.toResolve.clear();
+    return true;
 }
 
-Result<ReserveResult> Engine::reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
-                                                 qint64 holdSeconds, const QHash<QString, Sale> &sales)
+Result<GateReservation> Engine::restoreAndReserve(const QString &order, const QString &user, const OrderLine &line)
 {
-    QList<OrderLine> created; // tokens this call issued: the only ones it may give back
-    auto refused = preDeduct(order, user, lines, created);
-    if (!refused)
-        return std::unexpected(refused.error());
-    if (*refused)
-        return **refused;
-    if (auto closed = closedInBook(order, lines, sales)) {
-        releaseTokens(created, u"sale not open in the book"_s);
-        return *closed;
-    }
-    auto booked = m_book->reserve(order, user, lines, holdSeconds);
-    if (!booked) {
-        releaseTokens(created, u"book failed"_s);
-        return booked;
-    }
-    if (booked->outcome != Outcome::Reserved) {
-        releaseTokens(created, u"book refused"_s);
-        // The gate let it through, so its counters missed this refusal (the reject rate).
-        const QString sku = booked->shortSku.isEmpty() ? lines.first().sku : booked->shortSku;
-        if (booked->outcome != Outcome::Duplicate)
-            if (auto counted = m_gate->countRefusal(sku, booked->outcome); !counted)
-                warn(WarningKind::RefusalNotCounted, sku,
-                     u"gate did not count the book's %1 refusal of %2: %3"_s.arg(outcomeWord(booked->outcome), sku,
-                                                                               counted.error().message));
-        return booked;
-    }
-    settleBooked(*booked, created);
-    return booked;
-}
-
-Result<std::optional<ReserveResult>> Engine::preDeduct(const QString &order, const QString &user,
-                                                       QList<OrderLine> &lines, QList<OrderLine> &created)
-{
-    auto refuse = [&](Outcome outcome, const QString &sku) {
-        releaseTokens(created, u"reserve refused"_s);
-        return std::optional<ReserveResult>{ReserveResult{outcome, order, lines, sku, 0}};
-    };
-    auto failed = [&](const Error &e) -> Result<std::optional<ReserveResult>> {
-        releaseTokens(created, u"reserve failed"_s);
-        return std::unexpected(e);
-    };
-    for (OrderLine &line : lines) {
-        auto g = gateReserve(order, user, line);
-        if (!g) {
-            if (g.error().code == ErrorCode::Unavailable) {
-                warn(WarningKind::GateUnavailable, line.sku, u"gate unavailable: %1"_s.arg(g.error().message));
-                return refuse(Outcome::GateUnavailable, line.sku);
-            }
-            return failed(g.error());
-        }
-        switch (g->code) {
-        case GateCode::Reserved:
-            line.token = g->token;
-            created << line;
-            break;
-        case GateCode::Existing:
-            if (auto usable = checkExistingToken(order, *g); !usable)
-                return failed(usable.error());
-            line.token = g->token;
-            break;
-        case GateCode::OutOfStock: return refuse(Outcome::OutOfStock, line.sku);
-        case GateCode::LimitExceeded: return refuse(Outcome::LimitExceeded, line.sku);
-        case GateCode::SaleClosed: return refuse(Outcome::SaleClosed, line.sku);
-        case GateCode::Paused: return refuse(Outcome::Paused, line.sku);
-        case GateCode::NoStockKey:
-            return failed({ErrorCode::Internal, u"gate stock key of %1 is missing even after a reload"_s.arg(line.sku),
-                           {}});
-        }
-    }
-    return std::optional<ReserveResult>{};
-}
-
-Result<GateReservation> Engine::gateReserve(const QString &order, const QString &user, const OrderLine &line)
-{
-    auto g = m_gate->reserve(line.sku, order, user, line.qty);
-    if (!g || g->code != GateCode::NoStockKey)
-        return g;
     // The stock key is gone (never loaded, flushed, evicted, Redis restarted without its
     // data): restore the SKU's gate from the book (stock only if still absent) and try once
     // more. Never answer out_of_stock for that.
@@ -512,6 +558,99 @@ Result<void> Engine::checkExistingToken(const QString &order, const GateReservat
                         order, g.token, tokenStateName(g.state)),
                     u"order"_s);
     return {};
+}
+
+Result<ReserveResult> Engine::finishReserve(ReserveAttempt &attempt)
+{
+    if (auto order = prepareBook(attempt))
+        applyBook(attempt, bookReserve(std::move(*order)));
+    return *attempt.answer;
+}
+
+std::optional<ReserveOrder> Engine::prepareBook(ReserveAttempt &a)
+{
+    if (a.answer)
+        return std::nullopt;
+    if (a.bookOnly) {
+        if (auto refused = refusedWithoutGate(a)) {
+            a.answer = std::move(*refused);
+            return std::nullopt;
+        }
+    } else {
+        if (!resolveGate(a))
+            return std::nullopt;
+        if (auto closed = closedInBook(a.request.order, a.lines, a.sales)) {
+            releaseTokens(a.created, u"sale not open in the book"_s);
+            a.answer = *closed;
+            return std::nullopt;
+        }
+    }
+    ReserveOrder order{a.request.order, a.request.user, a.lines, a.holdSeconds, {}};
+    // Without the gate the book checks the per-user limits itself, inside its transaction.
+    if (a.bookOnly)
+        for (const Sale &s : std::as_const(a.sales))
+            if (s.perUserLimit > 0)
+                order.userLimits.insert(s.sku, s.perUserLimit);
+    return order;
+}
+
+Result<ReserveResult> Engine::bookReserve(ReserveOrder order)
+{
+    if (m_writers)
+        return m_writers->reserveAndWait(std::move(order));
+    return m_book->reserveBatch({std::move(order)}).constFirst();
+}
+
+std::optional<Result<ReserveResult>> Engine::refusedWithoutGate(const ReserveAttempt &a)
+{
+    const QString &order = a.request.order;
+    // Without the gate's pause key, a pending discrepancy pauses the SKU here (an indexed
+    // lookup, cached like the sale for at most a second).
+    for (const OrderLine &line : a.lines) {
+        auto paused = pausedInBook(line.sku);
+        if (!paused)
+            return std::unexpected(paused.error());
+        if (*paused)
+            return ReserveResult{Outcome::Paused, order, a.lines, line.sku, 0};
+    }
+    if (a.sales.isEmpty())
+        return std::nullopt;
+    // Without the gate the engine enforces the sale's window itself, by the database clock.
+    auto now = m_db->nowMs();
+    if (!now)
+        return std::unexpected(now.error());
+    for (const OrderLine &line : a.lines) {
+        auto it = a.sales.constFind(line.sku);
+        if (it != a.sales.cend() && !it->isSelling(*now))
+            return ReserveResult{Outcome::SaleClosed, order, a.lines, line.sku, 0};
+    }
+    return std::nullopt;
+}
+
+void Engine::applyBook(ReserveAttempt &a, Result<ReserveResult> booked)
+{
+    a.answer = booked;
+    if (a.bookOnly)
+        return;
+    if (!booked) {
+        // A lost COMMIT the book could not settle by replaying: the tokens stay held, and the
+        // reconciler finds out (the order is in the book or it is fenced) instead of a guess.
+        if (booked.error().code != ErrorCode::OutcomeUnknown)
+            releaseTokens(a.created, u"book failed"_s);
+        return;
+    }
+    if (booked->outcome != Outcome::Reserved) {
+        releaseTokens(a.created, u"book refused"_s);
+        // The gate let it through, so its counters missed this refusal (the reject rate).
+        const QString sku = booked->shortSku.isEmpty() ? a.lines.first().sku : booked->shortSku;
+        if (booked->outcome != Outcome::Duplicate)
+            if (auto counted = m_gate->countRefusal(sku, booked->outcome); !counted)
+                warn(WarningKind::RefusalNotCounted, sku,
+                     u"gate did not count the book's %1 refusal of %2: %3"_s.arg(outcomeWord(booked->outcome), sku,
+                                                                               counted.error().message));
+        return;
+    }
+    settleBooked(*booked, a.created);
 }
 
 std::optional<ReserveResult> Engine::closedInBook(const QString &order, const QList<OrderLine> &lines,
@@ -555,7 +694,7 @@ void Engine::settleBooked(const ReserveResult &booked, const QList<OrderLine> &c
 
 Result<OrderChange> Engine::confirm(const QString &order, const QString &paymentRef)
 {
-    auto change = m_book->confirm(order, paymentRef);
+    auto change = m_writers ? m_writers->confirmAndWait(FinishOrder{order, paymentRef}) : m_book->confirm(order, paymentRef);
     if (!change || !m_gate)
         return change;
     if (change->outcome == Outcome::Paid || change->outcome == Outcome::Duplicate) {
@@ -572,7 +711,7 @@ Result<OrderChange> Engine::confirm(const QString &order, const QString &payment
 
 Result<OrderChange> Engine::release(const QString &order, const QString &reason)
 {
-    auto change = m_book->release(order, reason);
+    auto change = m_writers ? m_writers->releaseAndWait(FinishOrder{order, reason}) : m_book->release(order, reason);
     // Released now, or earlier while the gate was down: giving the tokens back is idempotent.
     if (change && (change->outcome == Outcome::Released || change->outcome == Outcome::AlreadyClosed))
         giveBackReleased(*change, u"release"_s);
@@ -605,6 +744,26 @@ Result<QList<OrderChange>> Engine::expire(std::optional<qint64> nowMs)
             break;
     }
     return released;
+}
+
+Result<ExpirerPass> Engine::expireAsExpirer(const ExpirerId &who)
+{
+    auto released = expire();
+    if (!released)
+        return std::unexpected(released.error());
+    ExpirerPass pass{*released, {}};
+    const QString expirer = u"%1@%2:%3"_s.arg(who.kind, QSysInfo::machineHostName())
+                                .arg(QCoreApplication::applicationPid());
+    if (auto beat = ExpiryStore(*m_db).beat(expirer, who.kind, m_book->actor().operatorName, who.everyMs,
+                                            pass.released.size());
+        !beat)
+        pass.heartbeatProblem = beat.error().message;
+    return pass;
+}
+
+Result<ExpiryStatus> Engine::expiryStatus()
+{
+    return ExpiryStore(*m_db).status();
 }
 
 } // namespace flashstock

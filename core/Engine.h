@@ -2,6 +2,7 @@
 
 #include "Domain.h"
 #include "EngineWarning.h"
+#include "Expiry.h"
 #include "Result.h"
 #include "gate/Gate.h"
 #include "gate/RedisUrl.h"
@@ -17,6 +18,7 @@
 
 namespace flashstock {
 
+class BookWriters;
 class Database;
 class Gate;
 class GateRestore;
@@ -38,6 +40,12 @@ struct GateSide {
     QString error;            ///< why unreachable, or why the counters are unreadable
 };
 
+/// What one pass of a scheduled expirer did (Engine::expireAsExpirer).
+struct ExpirerPass {
+    QList<OrderChange> released; ///< the orders released, as Engine::expire returns them
+    QString heartbeatProblem;    ///< not empty: the heartbeat was not written, and why
+};
+
 /// Why a sale of a SKU may not open now: the launch pre-flight's rules (Engine::launchBlockers).
 struct LaunchBlocker {
     enum class Kind {
@@ -47,6 +55,44 @@ struct LaunchBlocker {
     Kind kind = Kind::LiveSale;
     qint64 id = 0;    ///< the sale's or the discrepancy's id
     QString message;  ///< for people, naming the sale or discrepancy and what to do
+};
+
+/// A reserve checked for bad input (Engine::checkReserve): what a caller can build without
+/// the book or the gate, e.g. on a server's request thread. A plain value; any thread.
+struct ReserveRequest {
+    QString order;
+    QString user;                      ///< empty: anonymous (bad input for a SKU on sale)
+    QList<OrderLine> lines;            ///< normalized: merged by SKU and sorted, the lock order
+    std::optional<qint64> holdSeconds; ///< the hold asked for SKUs without a sale, seconds
+};
+
+/// One reserve on its way through the engine's phases (DESIGN.md, flows: reserve), so that
+/// the sequential Engine::reserve and a server that pipelines the gate step of many
+/// reserves follow one set of rules:
+///  1. Engine::checkReserve: bad input (pure);
+///  2. Engine::planReserve: the sale rules (the SKUs' sales, the hold, book-only or not);
+///  3. Engine::passGate: the gate's pre-deducts of many attempts in one pipeline, each
+///     reply judged in order (refusals give back the tokens the attempt created);
+///  4. Engine::finishReserve: what the gate left open (a missing stock key restored, an
+///     existing token checked against the book), the book's transaction, the give-back of
+///     this attempt's tokens when the book refuses or fails, the book's refusals counted,
+///     and the settle of the tokens after the commit.
+/// Each phase may decide the answer; later phases then do nothing. A plain value that moves
+/// between threads with the phases; each phase runs on the thread of the Engine that runs it.
+struct ReserveAttempt {
+    ReserveRequest request;
+    qint64 holdSeconds = kDefaultHoldSeconds; ///< the hold that applies: the sales' shortest, else asked or default
+    QHash<QString, Sale> sales;  ///< the sales of its SKUs, as planReserve saw them
+    bool bookOnly = false;       ///< straight to the guarded book (no gate, or a sale switched to book-only)
+    QList<OrderLine> lines;      ///< the request's lines with the tokens the gate gave
+    QList<OrderLine> created;    ///< tokens this attempt issued: the only ones it may give back
+    /// Lines whose gate answer finishReserve completes (no stock key, a token past held),
+    /// with that answer.
+    QList<std::pair<int, GateReservation>> toResolve;
+    std::optional<Result<ReserveResult>> answer; ///< set once decided: the later phases do nothing
+
+    /// The SKU the attempt's book transaction locks first (its first line, in lock order).
+    const QString &firstSku() const { return request.lines.constFirst().sku; }
 };
 
 /// The engine API the CLI, the console and the drill call: the book of record, with the
@@ -63,7 +109,9 @@ struct LaunchBlocker {
 ///
 /// Thread affinity: one Engine per thread (it owns a database connection and a Redis
 /// context). Results carry the business Outcome; Errors are InvalidArgument (bad input),
-/// Unavailable (the book is down), Conflict (kept losing races), Internal.
+/// Unavailable (the book is down), Conflict (kept losing races), OutcomeUnknown (the book's
+/// COMMIT was lost and a replay could not tell: the tokens stay held for the reconciler),
+/// Internal.
 class Engine {
 public:
     /// Warnings kept between two takeWarnings(); older ones are dropped and counted.
@@ -91,6 +139,40 @@ public:
     [[nodiscard]] Result<ReserveResult> reserve(const QString &order, const QString &user,
                                                 const QList<OrderLine> &lines,
                                                 std::optional<qint64> holdSeconds = std::nullopt);
+    /// Phase 1 of a reserve (ReserveAttempt): validates the order id, the user, the lines
+    /// (Book::normalizeLines) and the hold. InvalidArgument naming the field. Pure; any thread.
+    [[nodiscard]] static Result<ReserveRequest> checkReserve(const QString &order, const QString &user,
+                                                            const QList<OrderLine> &lines,
+                                                            std::optional<qint64> holdSeconds = std::nullopt);
+    /// Phase 2: the sale rules of `request`'s SKUs (read through a one-second cache): the
+    /// hold, whether a user is required, whether the reserve skips the gate. A failure is
+    /// the attempt's answer.
+    ReserveAttempt planReserve(ReserveRequest request);
+    /// Phase 3: the gate's pre-deducts of every line of every attempt not yet decided and
+    /// not book-only, in one pipelined round trip; each attempt's replies are judged in line
+    /// order (a refusal or gate trouble decides it, giving back the tokens it created).
+    void passGate(const QList<ReserveAttempt *> &attempts);
+    /// Phase 4: completes an attempt (see ReserveAttempt) and returns its answer; an attempt
+    /// decided before returns that answer and does nothing. prepareBook(), the book's
+    /// transaction (through the book writers if set), then applyBook().
+    [[nodiscard]] Result<ReserveResult> finishReserve(ReserveAttempt &attempt);
+    /// Phase 4a: what the gate left open (a missing stock key restored, an existing token
+    /// checked), the book's sale status and pause; then the order the book must reserve
+    /// (with its per-user limits when the gate is not in front), or nullopt once decided.
+    /// A caller that runs the book itself (a server's book writers) calls applyBook() with
+    /// the book's answer, on this Engine's thread.
+    std::optional<ReserveOrder> prepareBook(ReserveAttempt &attempt);
+    /// Phase 4b: the book's answer to prepareBook()'s order becomes the attempt's answer: a
+    /// refusal or failure gives back the tokens the attempt created (never on OutcomeUnknown:
+    /// the reconciler decides), a reserve settles them.
+    void applyBook(ReserveAttempt &attempt, Result<ReserveResult> booked);
+
+    /// Sends this engine's book work (the book's part of reserve, confirm and release) to
+    /// `writers` (group commit with other engines' work; this engine's thread waits for the
+    /// answer) instead of its own connection; nullptr: its own again. Not owned; it must
+    /// outlive its use.
+    void useBookWriters(BookWriters *writers) { m_writers = writers; }
+
     /// See Book::confirm; a paid order's tokens are marked sold in the gate.
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
     /// See Book::release; the order's tokens give their units back to the gate.
@@ -99,6 +181,13 @@ public:
     /// it is released, then those an earlier run (or a release) released in the book but
     /// could not give back (Book::gateReleasesDue).
     [[nodiscard]] Result<QList<OrderChange>> expire(std::optional<qint64> nowMs = std::nullopt);
+    /// One pass of a scheduled expirer (`expire --every`, the console, the server): expire(),
+    /// then the heartbeat of this process as `who` in the book (ExpiryStore::beat), so
+    /// expiryStatus() shows that something is releasing holds. Errors are expire()'s; a
+    /// heartbeat that could not be written is reported in the value (the holds were released).
+    [[nodiscard]] Result<ExpirerPass> expireAsExpirer(const ExpirerId &who);
+    /// Holds past their expiry by SKU and the expirers' heartbeats (ExpiryStore::status).
+    [[nodiscard]] Result<ExpiryStatus> expiryStatus();
 
     /// Creates a sale of the SKU (scheduled: the gate answers sale_closed until started).
     [[nodiscard]] Result<Sale> createSale(const QString &sku, qint64 startMs, qint64 endMs, qint64 holdSeconds,
@@ -137,10 +226,36 @@ private:
     Result<std::optional<Sale>> saleOf(const QString &sku);
     /// A pending discrepancy pauses the SKU (book-only reserves; the gate has its own key).
     Result<bool> pausedInBook(const QString &sku);
-    Result<ReserveResult> reserveThroughGate(const QString &order, const QString &user, QList<OrderLine> lines,
-                                             qint64 holdSeconds, const QHash<QString, Sale> &sales);
-    Result<ReserveResult> reserveInBook(const QString &order, const QString &user, const QList<OrderLine> &lines,
-                                        qint64 holdSeconds, const QHash<QString, Sale> &sales);
+    /// How a gate reply to one line leaves the attempt.
+    enum class LineStep {
+        Taken,   ///< the line holds its token
+        Resolve, ///< queued in toResolve: finishReserve completes it (no stock key, a token past held)
+        Decided, ///< the attempt's answer is set (a refusal, gate trouble, an error)
+    };
+    /// Records a token the gate issued for line `index` as the attempt's own.
+    static void recordIssued(ReserveAttempt &attempt, int index, const Result<GateReservation> &reply);
+    LineStep judgeGateReply(ReserveAttempt &attempt, int index, const Result<GateReservation> &reply);
+    /// Refuses the attempt with `outcome` for `sku`, giving back the tokens it created.
+    void refuseAttempt(ReserveAttempt &attempt, Outcome outcome, const QString &sku);
+    /// Fails the attempt with `error`, giving back the tokens it created.
+    void failAttempt(ReserveAttempt &attempt, const Error &error);
+    /// finishReserve's first step: the lines passGate left to resolve. False if that decided.
+    bool resolveGate(ReserveAttempt &attempt);
+    /// A line whose stock key was missing: the SKU's gate restored from the book (once per
+    /// crowd, with a GateRestored warning), then the reserve once more.
+    Result<GateReservation> restoreAndReserve(const QString &order, const QString &user, const OrderLine &line);
+    /// An existing token is usable if held, or if the book knows its order; else
+    /// InvalidArgument (another book's token: no retry changes that).
+    Result<void> checkExistingToken(const QString &order, const GateReservation &g);
+    /// Book-only: the answer if a pending discrepancy pauses a SKU or a sale is not selling.
+    std::optional<Result<ReserveResult>> refusedWithoutGate(const ReserveAttempt &attempt);
+    /// The book's part of a reserve: through the book writers if set, else on this engine's book.
+    Result<ReserveResult> bookReserve(ReserveOrder order);
+    /// The sale_closed answer if a line's sale is not open in the book (counted in the gate).
+    std::optional<ReserveResult> closedInBook(const QString &order, const QList<OrderLine> &lines,
+                                              const QHash<QString, Sale> &sales);
+    /// After the book reserved: gives back the tokens it did not store, settles the others.
+    void settleBooked(const ReserveResult &booked, const QList<OrderLine> &created);
     /// Pushes `sale` to the gate (GateRestore::pushSale), with a GateRestored warning if its
     /// stock key was missing and refilled.
     Result<void> pushSaleToGate(const Sale &sale);
@@ -148,21 +263,6 @@ private:
     Result<qint64> refillMissingStock(const QString &sku);
     /// The GateRestored warning: the gate of `sku` was refilled from the book, `available` units.
     void warnRefilled(const QString &sku, qint64 available);
-    /// Pre-deducts every line in the gate, in order, setting each line's token; `created`
-    /// collects the tokens this call issued. A refusal (the answer) or a failure gives those
-    /// back first; nullopt: every line holds a token.
-    Result<std::optional<ReserveResult>> preDeduct(const QString &order, const QString &user, QList<OrderLine> &lines,
-                                                   QList<OrderLine> &created);
-    /// One line's pre-deduct; a missing stock key is restored from the book (once per
-    /// crowd, with a GateRestored warning) and the reserve tried once more.
-    Result<GateReservation> gateReserve(const QString &order, const QString &user, const OrderLine &line);
-    /// An existing token is usable if held, or if the book knows its order; else Conflict.
-    Result<void> checkExistingToken(const QString &order, const GateReservation &g);
-    /// The sale_closed answer if a line's sale is not open in the book (counted in the gate).
-    std::optional<ReserveResult> closedInBook(const QString &order, const QList<OrderLine> &lines,
-                                              const QHash<QString, Sale> &sales);
-    /// After the book reserved: gives back the tokens it did not store, settles the others.
-    void settleBooked(const ReserveResult &booked, const QList<OrderLine> &created);
     /// Gives the lines' tokens back to the gate; true if the gate holds none of them now.
     bool releaseTokens(const QList<OrderLine> &lines, const QString &why);
     /// releaseTokens of a released order, recorded in the book once the gate took them.
@@ -174,6 +274,7 @@ private:
     std::unique_ptr<SaleStore> m_sales;
     std::unique_ptr<Gate> m_gate;
     std::unique_ptr<GateRestore> m_restore; ///< set with m_gate
+    BookWriters *m_writers = nullptr;       ///< useBookWriters(); not owned
     WarningRing m_warnings{kMaxWarnings};
     struct CachedSale {
         std::optional<Sale> sale;

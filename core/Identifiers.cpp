@@ -56,6 +56,11 @@ Result<void> checkOrderId(const QString &order, const QString &field)
     return checkId(order, field, QStringLiteral("order"), kMaxOrderLength);
 }
 
+Result<void> checkTokenName(const QString &name, const QString &field)
+{
+    return checkId(name, field, QStringLiteral("token name"), kMaxTokenNameLength);
+}
+
 Result<void> checkName(const QString &value, const QString &field, int maxLength)
 {
     if (value.trimmed().isEmpty())
@@ -109,12 +114,35 @@ QString normalizedName(const QString &name)
     return name.normalized(QString::NormalizationForm_C);
 }
 
+Result<void> checkReleaseReason(const QString &reason, const QString &field)
+{
+    for (const char *known : {"timeout", "cancel", "risk"})
+        if (reason == QLatin1String(known))
+            return {};
+    return fail(ErrorCode::InvalidArgument,
+                QStringLiteral("%1 must be timeout, cancel or risk, got %2").arg(field, quoteForMessage(reason)), field);
+}
+
+Result<void> checkPaymentRef(const QString &payment, const QString &field)
+{
+    return checkName(payment, field);
+}
+
 Result<void> checkQuantity(qint64 qty, const QString &field)
 {
     if (qty < 1 || qty > kMaxQuantity)
         return fail(ErrorCode::InvalidArgument,
                     QStringLiteral("%1 must be a whole number of units from 1 to %2, got %3")
                         .arg(field).arg(kMaxQuantity).arg(qty),
+                    field);
+    return {};
+}
+
+Result<void> checkHoldSeconds(qint64 seconds, const QString &field)
+{
+    if (seconds < 1 || seconds > kMaxHoldSeconds)
+        return fail(ErrorCode::InvalidArgument,
+                    QStringLiteral("%1 must be from 1 to %2, got %3").arg(field).arg(kMaxHoldSeconds).arg(seconds),
                     field);
     return {};
 }

@@ -12,6 +12,10 @@ inline constexpr int kMaxSkuLength = 64;
 inline constexpr int kMaxOrderLength = 128;
 /// Largest quantity of one line or one restock, in units.
 inline constexpr qint64 kMaxQuantity = 2147483647;
+/// Most lines (distinct SKUs) one order may have.
+inline constexpr int kMaxOrderLines = 100;
+/// Longest hold of a reservation or a sale, in seconds (30 days).
+inline constexpr qint64 kMaxHoldSeconds = 30LL * 24 * 3600;
 
 /// Checks a SKU id: 1..64 characters of `[A-Za-z0-9._-]`. `field` names it in the error.
 /// Returns InvalidArgument naming the field and the (truncated) value.
@@ -38,8 +42,23 @@ QString printable(const QString &text, bool keepLineBreaks = false);
 /// `name` in Unicode NFC: how a name a person typed is kept (operator names).
 QString normalizedName(const QString &name);
 
+/// Longest name of a server bearer token, in characters.
+inline constexpr int kMaxTokenNameLength = 64;
+
+/// Checks a server bearer token's name: 1..64 characters of `[A-Za-z0-9._-]`.
+[[nodiscard]] Result<void> checkTokenName(const QString &name, const QString &field = QStringLiteral("name"));
+
+/// Checks why an order is released: `timeout`, `cancel` or `risk`. InvalidArgument naming `field`.
+[[nodiscard]] Result<void> checkReleaseReason(const QString &reason, const QString &field = QStringLiteral("reason"));
+
+/// Checks a payment reference: a short name (checkName, at most 128 characters).
+[[nodiscard]] Result<void> checkPaymentRef(const QString &payment, const QString &field = QStringLiteral("payment"));
+
 /// Checks a quantity in units: 1..2 147 483 647.
 [[nodiscard]] Result<void> checkQuantity(qint64 qty, const QString &field = QStringLiteral("qty"));
+
+/// Checks a hold in seconds: 1..kMaxHoldSeconds. InvalidArgument naming `field`.
+[[nodiscard]] Result<void> checkHoldSeconds(qint64 seconds, const QString &field = QStringLiteral("hold-seconds"));
 
 /// Parses a quantity typed by a person ("12"); anything but a whole number in 1..2^31-1 is
 /// InvalidArgument naming `field` and the text.

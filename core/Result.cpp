@@ -7,10 +7,12 @@ QString errorCodeName(ErrorCode code)
 {
     switch (code) {
     case ErrorCode::InvalidArgument: return QStringLiteral("invalid_argument");
+    case ErrorCode::NotFound: return QStringLiteral("not_found");
     case ErrorCode::NotPermitted: return QStringLiteral("not_permitted");
     case ErrorCode::Unavailable: return QStringLiteral("unavailable");
     case ErrorCode::Conflict: return QStringLiteral("conflict");
     case ErrorCode::Internal: return QStringLiteral("internal");
+    case ErrorCode::OutcomeUnknown: return QStringLiteral("outcome_unknown");
     }
     return QStringLiteral("internal");
 }

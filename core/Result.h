@@ -9,10 +9,14 @@ namespace flashstock {
 /// What went wrong, in words that tell the caller whether retrying can help.
 enum class ErrorCode {
     InvalidArgument, ///< bad input: a field out of range, an unknown SKU or order. Never retry.
+    NotFound,        ///< the order named does not exist (yet): a payment callback may retry it later.
     NotPermitted,    ///< the operator may not do this (not an approver). Never retry.
     Unavailable,     ///< a server is unreachable or timed out. Retrying later can help.
     Conflict,        ///< a transaction lost a race (busy, serialization, deadlock) after all retries.
     Internal,        ///< the book or gate is not in the state it must be in; needs a person.
+    /// The connection was lost after COMMIT was sent: nobody knows whether the transaction
+    /// committed. Never a success or a failure; the book's batch path finds out by replaying.
+    OutcomeUnknown,
 };
 
 /// An error: a code, a message for people, and the input field at fault (empty if none).

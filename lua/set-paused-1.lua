@@ -1,8 +1,9 @@
 --[[
-  set-paused-1.lua: pause or unpause reserves of one SKU (reserve-8.lua answers PAUSED).
+  set-paused-1.lua: pause or unpause reserves of one SKU (reserve-2.lua answers PAUSED).
 
   Input:
-    KEYS[1] fs:{SKU}:paused   string, present = paused; value = Redis TIME ms when paused
+    KEYS[1] fs:{SKU}:gate     hash, the SKU's gate (see reserve-2.lua): paused, present =
+                              paused; value = Redis TIME ms when paused
 
     ARGV[1] "1" pause, "0" unpause
 
@@ -15,10 +16,8 @@ local flag = ARGV[1]
 if flag == '1' then
   local time = redis.call('TIME')
   local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  local set = redis.call('SET', KEYS[1], string.format('%d', nowMs), 'NX')
-  if set then return 1 end
-  return 0
+  return redis.call('HSETNX', KEYS[1], 'paused', string.format('%d', nowMs))
 elseif flag == '0' then
-  return redis.call('DEL', KEYS[1])
+  return redis.call('HDEL', KEYS[1], 'paused')
 end
 return -8

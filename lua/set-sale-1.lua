@@ -1,8 +1,9 @@
 --[[
-  set-sale-1.lua: define or update the sale of one SKU (reserve-8.lua enforces it).
+  set-sale-1.lua: define or update the sale of one SKU (reserve-2.lua enforces it).
 
   Input:
-    KEYS[1] fs:{SKU}:sale     hash, open (0/1), start_ms, end_ms, limit
+    KEYS[1] fs:{SKU}:gate     hash, the SKU's gate (see reserve-2.lua): sale_open,
+                              sale_start_ms, sale_end_ms, sale_limit
 
     ARGV[1] open: "1" open, "0" closed
     ARGV[2] start, ms since the epoch (Redis TIME); 0 = no start bound
@@ -19,5 +20,6 @@ if (open ~= '0' and open ~= '1') or startMs == nil or endMs == nil or limit == n
     or startMs < 0 or endMs < 0 or limit < 0 or (endMs > 0 and startMs > endMs) then
   return -8
 end
-redis.call('HSET', KEYS[1], 'open', open, 'start_ms', ARGV[2], 'end_ms', ARGV[3], 'limit', ARGV[4])
+redis.call('HSET', KEYS[1], 'sale_open', open, 'sale_start_ms', ARGV[2], 'sale_end_ms', ARGV[3],
+  'sale_limit', ARGV[4])
 return 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package FlashStock needs to build, test and run.
-# Safe to run again. Keeps apt from starting system-wide redis/postgresql
+# Installs every Debian 12 package FlashStock needs to build, test and run, and the extra
+# packages named as arguments (e.g. the packaging checks' lintian). Safe to run again. Keeps apt from starting system-wide redis/postgresql
 # services: the tests and the CLI start their own throwaway servers.
 set -euo pipefail
 
@@ -10,6 +10,11 @@ packages=(
   libqt6sql6-sqlite libqt6sql6-psql
   libhiredis-dev redis-server postgresql-15
   xvfb xauth imagemagick fonts-dejavu-core sqlite3
+  libmicrohttpd-dev prometheus-cpp-dev curl
+  wrk apache2-utils redis-tools
+  help2man librsvg2-bin dpkg-dev file
+  spin
+  "$@"
 )
 
 missing=()

@@ -2,16 +2,56 @@
 # Renders each main view of the console, offscreen, on seeded data into docs/screenshots/.
 # Builds nothing: expects the binaries in $BUILD_DIR (default: build/).
 #
-#   scripts/screenshots.sh            # -> docs/screenshots/{live,sales,reconciliation,ledger,launch-wizard}.png
+#   scripts/screenshots.sh            # -> docs/screenshots/{live,sales,skus,sku-restock,drill,reconciliation,ledger,launch-wizard}.png
 #   BUILD_DIR=build-ui scripts/screenshots.sh
+#   scripts/screenshots.sh --installed  # -> docs/screenshots/installed.png, see below
+#
+# --installed: the console as a desktop user meets it, with flashstock-console installed
+# (apt-get install ./build/packages/*.deb): started as a launcher does, by the installed
+# desktop entry's Exec line, on Xvfb under openbox, which draws the window's icon in its
+# title bar; the whole screen is grabbed. Installs openbox if missing.
 #
 # Seeds a throwaway data dir through flashstock-cli (embedded redis-server, stopped at the
-# end): three SKUs, an open sale with paid, pending and released orders, one negative
-# drift and one gate excess for the reconciler; keeps reserving while the console samples,
-# (and some over the per-user limit) so the live chart and rates move.
+# end): SKUs in every sale state (open, scheduled, book-only, stopped, none, one paused by a
+# discrepancy), an open sale with paid, pending and released orders, one negative drift and
+# one gate excess for the reconciler; keeps reserving while the console samples (and some
+# over the per-user limit) so the live chart and rates move. The console runs a small
+# scratch drill for drill.png.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+if [[ "${1:-}" == --installed ]]; then
+  entry=/usr/share/applications/io.flashstock.Console.desktop
+  [[ -f "$entry" ]] || { echo "install flashstock-console first: $entry is missing" >&2; exit 2; }
+  bash "$ROOT/scripts/install-deps.sh" openbox >&2
+  DATA="$(mktemp -d /tmp/fs-shots.XXXXXX)"
+  export FLASHSTOCK_DATA_DIR="$DATA" DISPLAY=":$(( 90 + RANDOM % 100 ))"
+  unset QT_QPA_PLATFORM
+  PIDS=()
+  cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    /usr/bin/flashstock-cli embedded stop >/dev/null 2>&1 || true
+    rm -rf "$DATA"
+  }
+  trap cleanup EXIT
+  /usr/bin/flashstock-cli sku add PHONE-X --stock 500 >/dev/null
+  /usr/bin/flashstock-cli sku add EARBUDS --stock 2000 >/dev/null
+  Xvfb "$DISPLAY" -screen 0 1440x900x24 -nolisten tcp >/dev/null 2>&1 & PIDS+=($!)
+  sleep 1
+  openbox >/dev/null 2>&1 & PIDS+=($!)
+  sleep 1
+  exec_line=$(sed -n 's/^Exec=//p' "$entry")
+  $exec_line & PIDS+=($!)
+  for _ in $(seq 50); do
+    xwininfo -root -tree 2>/dev/null | grep -q 'FlashStock console' && break
+    sleep 0.2
+  done
+  sleep 4   # the first samples arrive and the window settles
+  mkdir -p "${OUT:-$ROOT/docs/screenshots}"
+  import -window root "${OUT:-$ROOT/docs/screenshots}/installed.png"
+  ls -1 "${OUT:-$ROOT/docs/screenshots}/installed.png"
+  exit 0
+fi
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 [[ "$BUILD_DIR" = /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
 CLI="$BUILD_DIR/app/flashstock-cli"
@@ -37,9 +77,17 @@ cli() { "$CLI" --operator ops "$@" >/dev/null; }
 cli sku add PHONE-X --stock 500 --buckets 4
 cli sku add EARBUDS --stock 2000
 cli sku add CHARGER --stock 300
-SALE="$("$CLI" --json sale create --sku PHONE-X --hold-seconds 120 --per-user-limit 2 | python3 -c 'import json,sys; print(json.load(sys.stdin)["sale"])')"
+cli sku add TABLET --stock 80
+cli sku add CASE --stock 120
+sale() { "$CLI" --operator ops --json sale create "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sale"])'; }
+cli sale start "$(sale --sku CASE --hold-seconds 120)"
+cli sale stop 1
+SALE="$(sale --sku PHONE-X --hold-seconds 120 --per-user-limit 2)"
 cli sale start "$SALE"
-"$CLI" --json sale create --sku CHARGER --hold-seconds 300 --per-user-limit 0 >/dev/null
+sale --sku CHARGER --hold-seconds 300 --per-user-limit 0 >/dev/null
+TABLET_SALE="$(sale --sku TABLET --hold-seconds 120 --per-user-limit 1)"
+cli sale start "$TABLET_SALE"
+cli sale book-only "$TABLET_SALE" on
 for i in $(seq 1 40); do
   cli reserve --order "o$i" --sku PHONE-X --qty 1 --user "u$i"
   if (( i % 3 == 0 )); then cli release --order "o$i" --reason cancel
@@ -49,7 +97,7 @@ for i in $(seq 1 15); do cli reserve --order "e$i" --sku EARBUDS --qty 2; cli co
 
 # Discrepancies: units the ledger cannot explain (waits for approval) and a gate above the book (healed).
 sqlite3 "$DATA/flashstock.db" "UPDATE buckets SET available = available + 6, total = total + 6 WHERE sku = 'CHARGER' AND bucket = 0;"
-redis-cli -s "$DATA/redis.sock" INCRBY 'fs:{EARBUDS}:stock' 7 >/dev/null
+redis-cli -s "$DATA/redis.sock" HINCRBY 'fs:{EARBUDS}:gate' available 7 >/dev/null
 "$CLI" reconcile --grace 0 --unsafe-grace >/dev/null || true   # exit 3: pending approval, as intended
 
 # Keep buying while the console samples.

@@ -115,7 +115,7 @@ double redisBenchmark(const RedisUrl &url, int clients, int pipeline, int reques
                      u"-c"_s, QString::number(clients), u"-P"_s, QString::number(pipeline),
                      u"-n"_s, QString::number(requests), u"-r"_s, u"1000000000"_s, u"--csv"_s,
                      u"EVALSHA"_s, QString::fromLatin1(s.sha1), QString::number(s.numKeys)};
-    for (const char *suffix : {"stock", "orders", "tokens", "held", "users", "sale", "paused", "counts"})
+    for (const char *suffix : {"gate", "open"})
         args << QString::fromUtf8(GateKeys::key(kSku, suffix));
     args << u"rb-__rand_int__"_s << QString() << u"1"_s << kSku;
     QProcess p;
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
         {u"1 connection, pipelined %1"_s.arg(kDepth), 1, kDepth, 80000 * scale},
         {u"%1 threads/clients, pipelined %2"_s.arg(threads).arg(kDepth), threads, kDepth, 120000 * scale},
     };
-    out << "gate reserve benchmark (reserve-8.lua, 1 unit, distinct orders) on "
+    out << "gate reserve benchmark (reserve-2.lua, 1 unit, distinct orders) on "
         << url.toDisplayString() << Qt::endl;
     out << QString(u"%1 %2 %3 %4"_s).arg(u"case"_s, -34).arg(u"ours/s"_s, 12)
                .arg(u"redis-benchmark/s"_s, 18).arg(u"ratio"_s, 7)

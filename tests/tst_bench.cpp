@@ -43,9 +43,11 @@ const QList<int> kClients{1, 8, 32};
 QString checkReport(const QJsonObject &json, const QStringList &backends)
 {
     const QJsonArray cases = json.value(u"cases"_s).toArray();
-    if (cases.size() != BookBench::caseNames().size() * kClients.size() * backends.size())
-        return u"expected %1 cases, got %2"_s.arg(BookBench::caseNames().size() * kClients.size() * backends.size())
-            .arg(cases.size());
+    // PostgreSQL also runs pgbench's single-order transaction at each client count.
+    const qsizetype expected = BookBench::caseNames().size() * kClients.size() * backends.size()
+        + (backends.contains(u"postgresql"_s) ? kClients.size() : 0);
+    if (cases.size() != expected)
+        return u"expected %1 cases, got %2"_s.arg(expected).arg(cases.size());
     for (const QString &backend : backends) {
         for (const QString &name : BookBench::caseNames()) {
             for (int clients : kClients) {
@@ -82,6 +84,17 @@ QString checkReport(const QJsonObject &json, const QStringList &backends)
         for (const QJsonValue &r : ratios)
             if (!r.isDouble() || r.toDouble() <= 0)
                 return backend + u": a guarded_vs_bare ratio is not positive"_s;
+        const QStringList batchedRatios = backend == u"postgresql"_s
+            ? QStringList{u"batched_vs_guarded"_s, u"batched_vs_pgbench"_s}
+            : QStringList{u"batched_vs_guarded"_s};
+        for (const QString &name : batchedRatios) {
+            const QJsonArray batched = json.value(u"ratios"_s).toObject().value(name).toObject().value(backend).toArray();
+            if (batched.size() != kClients.size())
+                return backend + u": %1 has %2 ratios"_s.arg(name).arg(batched.size());
+            for (const QJsonValue &r : batched)
+                if (!r.isDouble() || r.toDouble() <= 0)
+                    return backend + u": a %1 ratio is not positive"_s.arg(name);
+        }
         const QJsonValue spread =
             json.value(u"ratios"_s).toObject().value(u"buckets16_vs_row_32"_s).toObject().value(backend);
         if (!spread.isDouble() || spread.toDouble() <= 0)

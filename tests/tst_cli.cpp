@@ -97,6 +97,8 @@ private slots:
     void embeddedGateThatFailsIsDownNotAbsent();
     void saleStartFollowsTheLaunchRules();
     void everyLoopsWriteToTheCommandStreams();
+    void skuListTextAndJson();
+    void drillRefusesABookOrGateWithAnOpenSale();
 };
 
 void TestCli::badInputChangesNothing_data()
@@ -583,6 +585,25 @@ void TestCli::everyLoopsWriteToTheCommandStreams()
     QCOMPARE(runs.first().value(u"units"_s).toInt(), 2);
     QCOMPARE(runs.last().value(u"stopped"_s).toBool(), true);
     QCOMPARE(runs.last().value(u"runs"_s).toInt(), runs.size() - 1);
+    {
+        // The loop is an expirer: its heartbeat is in the book, alive, with its interval.
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
+        FS_VERIFY_OK(e);
+        const ExpiryStatus status = FS_OK((*e)->expiryStatus());
+        QCOMPARE(status.expirers.size(), 1);
+        QCOMPARE(status.expirers.first().kind, u"expire-every"_s);
+        QCOMPARE(status.expirers.first().everyMs, 1000);
+        QVERIFY(status.expirers.first().expirer.startsWith(u"expire-every@"_s));
+        QCOMPARE(status.alive().size(), 1);
+        QCOMPARE(status.overdueOrders, 0);
+    }
+    // A single `expire` is no expirer: it leaves no heartbeat of its own.
+    QCOMPARE(cli(QStringList{u"expire"_s} + db).exitCode, 0);
+    {
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
+        FS_VERIFY_OK(e);
+        QCOMPARE(FS_OK((*e)->expiryStatus()).expirers.size(), 1);
+    }
 
     {
         auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
@@ -620,6 +641,84 @@ void TestCli::passwordLeavesTheCommandLine()
     p.waitForFinished(10000);
     QVERIFY2(!shown.isEmpty() && !shown.contains("s3cretpw"), shown.constData());
     QVERIFY(shown.contains("redis://:********@127.0.0.1:9/0"));
+}
+
+void TestCli::skuListTextAndJson()
+{
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    const QStringList db{u"--db"_s, fresh.urlText()};
+    const Run empty = cli(QStringList{u"sku"_s, u"list"_s} + db);
+    QCOMPARE(empty.exitCode, 0);
+    QVERIFY2(empty.out.contains(u"no SKUs yet"_s), qPrintable(empty.out));
+    QCOMPARE(cli(QStringList{u"sku"_s, u"list"_s, u"--json"_s} + db).json().value(u"skus"_s).toArray().size(), 0);
+
+    QCOMPARE(cli(QStringList{u"sku"_s, u"add"_s, u"MUG"_s, u"--stock"_s, u"50"_s} + db).exitCode, 0);
+    QCOMPARE(cli(QStringList{u"sku"_s, u"add"_s, u"HOODIE"_s, u"--stock"_s, u"1000"_s, u"--buckets"_s, u"4"_s} + db)
+                 .exitCode,
+             0);
+    QCOMPARE(cli(QStringList{u"reserve"_s, u"--order"_s, u"o1"_s, u"--sku"_s, u"MUG"_s, u"--qty"_s, u"3"_s} + db)
+                 .exitCode,
+             0);
+    const Run json = cli(QStringList{u"sku"_s, u"list"_s, u"--json"_s} + db);
+    QCOMPARE(json.exitCode, 0);
+    const QJsonArray skus = json.json().value(u"skus"_s).toArray();
+    QCOMPARE(skus.size(), 2);
+    const QJsonObject hoodie = skus.at(0).toObject(), mug = skus.at(1).toObject(); // sorted by SKU
+    QCOMPARE(hoodie.value(u"sku"_s).toString(), u"HOODIE"_s);
+    QCOMPARE(hoodie.value(u"buckets"_s).toInt(), 4);
+    QCOMPARE(hoodie.value(u"book"_s).toObject().value(u"total"_s).toInt(), 1000);
+    QCOMPARE(mug.value(u"book"_s).toObject().value(u"available"_s).toInt(), 47);
+    QCOMPARE(mug.value(u"book"_s).toObject().value(u"locked"_s).toInt(), 3);
+    QVERIFY(mug.value(u"gate"_s).isNull()); // book-only
+    const Run text = cli(QStringList{u"sku"_s, u"list"_s} + db);
+    QCOMPARE(text.exitCode, 0);
+    const QStringList lines = text.out.split(u'\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3); // the header, then one line per SKU
+    QVERIFY2(lines.at(0).contains(u"available"_s) && lines.at(0).contains(u"buckets"_s), qPrintable(text.out));
+    QVERIFY2(lines.at(2).startsWith(u"MUG"_s) && lines.at(2).contains(u"47"_s), qPrintable(text.out));
+    QCOMPARE(cli(QStringList{u"sku"_s, u"list"_s, u"extra"_s} + db).exitCode, 2);
+}
+
+void TestCli::drillRefusesABookOrGateWithAnOpenSale()
+{
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    RedisFixture redis;
+    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
+    FS_FRESH_BOOK(live, u"sqlite"_s);
+    const QStringList liveTarget{u"--db"_s, live.urlText(), u"--redis"_s, redis.url().toString(), u"--json"_s};
+    QCOMPARE(cliAsGiven(QStringList{u"sku"_s, u"add"_s, u"PHONE"_s, u"--stock"_s, u"100"_s} + liveTarget).exitCode, 0);
+    QCOMPARE(cliAsGiven(QStringList{u"sale"_s, u"create"_s, u"--sku"_s, u"PHONE"_s} + liveTarget).exitCode, 0);
+    QCOMPARE(cliAsGiven(QStringList{u"sale"_s, u"start"_s, u"1"_s} + liveTarget).exitCode, 0);
+    const QStringList drill{u"drill"_s, u"--sku"_s, u"DRILL-1"_s, u"--stock"_s, u"5"_s, u"--buyers"_s, u"10"_s,
+                            u"--faults"_s, u"none"_s};
+
+    // The book with the open sale, through its gate or book-only: refused, naming the sale.
+    for (const QStringList &target : {liveTarget, QStringList{u"--db"_s, live.urlText(), u"--json"_s}}) {
+        const Run refused = cli(drill + target);
+        QCOMPARE(refused.exitCode, 2);
+        const QJsonObject error = refused.json().value(u"error"_s).toObject();
+        QCOMPARE(error.value(u"field"_s).toString(), u"db"_s);
+        const QString message = error.value(u"message"_s).toString();
+        QVERIFY2(message.contains(u"sale 1 of PHONE is open"_s), qPrintable(message));
+    }
+    // Another book in front of the same gate: the gate's open sale refuses it too.
+    FS_FRESH_BOOK(other, u"sqlite"_s);
+    const Run viaGate = cliAsGiven(drill + QStringList{u"--db"_s, other.urlText(), u"--redis"_s, redis.url().toString(),
+                                                       u"--json"_s});
+    QCOMPARE(viaGate.exitCode, 2);
+    const QJsonObject error = viaGate.json().value(u"error"_s).toObject();
+    QCOMPARE(error.value(u"field"_s).toString(), u"redis"_s);
+    QVERIFY2(error.value(u"message"_s).toString().contains(u"open sale of PHONE"_s), qPrintable(viaGate.out));
+    // Nothing was created anywhere.
+    for (const QString &book : {live.urlText(), other.urlText()}) {
+        const QJsonArray skus = cli({u"sku"_s, u"list"_s, u"--json"_s, u"--db"_s, book}).json().value(u"skus"_s).toArray();
+        for (const QJsonValue &sku : skus)
+            QVERIFY(sku.toObject().value(u"sku"_s).toString() != u"DRILL-1"_s);
+    }
+    // Stopped, the sale no longer blocks a rehearsal there.
+    QCOMPARE(cliAsGiven(QStringList{u"sale"_s, u"stop"_s, u"1"_s} + liveTarget).exitCode, 0);
+    const Run ran = cliAsGiven(drill + liveTarget);
+    QVERIFY2(ran.exitCode == 0, qPrintable(ran.out + ran.err));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -140,10 +140,12 @@ void TestDatabase::migrationKeepsSales()
         FS_VERIFY_OK(engine->database().exec(u"DROP TABLE order_fences"_s));
         FS_VERIFY_OK(engine->database().exec(u"DROP INDEX orders_gate_release_due"_s));
         FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE orders DROP COLUMN gate_release_due"_s));
+        FS_VERIFY_OK(engine->database().exec(u"DROP TABLE access_tokens"_s));
+        FS_VERIFY_OK(engine->database().exec(u"DROP TABLE expirer_heartbeats"_s));
         auto undo = engine->database().exec(u"UPDATE meta SET value = '3' WHERE key = 'schema_version'"_s);
         FS_VERIFY_OK(undo);
     }
-    auto engine = test::openEngine(fresh.url()); // migrates 3 -> 5 again, rebuilding the sales table
+    auto engine = test::openEngine(fresh.url()); // migrates 3 -> the latest again, rebuilding the sales table
     QVERIFY(engine);
     auto sale = engine->sales().get(saleId);
     FS_VERIFY_OK(sale);
@@ -186,7 +188,7 @@ void TestDatabase::migrationTypesCorrections()
         QVERIFY(statusId > 0 && refundId > 0);
     }
     {
-        // Back to schema 5: the corrections as text, the new columns gone. By hand, on a
+        // Back to schema 5: the corrections as text, the new columns and tables gone. By hand, on a
         // connection of its own: PostgreSQL cannot prepare DDL, and Database prepares all.
         QSqlDatabase db = QSqlDatabase::addDatabase(backend == u"sqlite"_s ? u"QSQLITE"_s : u"QPSQL"_s, u"schema5"_s);
         db.setDatabaseName(backend == u"sqlite"_s ? fresh.url().path : fresh.url().database);
@@ -210,6 +212,8 @@ void TestDatabase::migrationTypesCorrections()
             u"DROP TABLE order_fences"_s,
             u"DROP INDEX orders_gate_release_due"_s,
             u"ALTER TABLE orders DROP COLUMN gate_release_due"_s,
+            u"DROP TABLE access_tokens"_s,
+            u"DROP TABLE expirer_heartbeats"_s,
             u"UPDATE meta SET value = '5' WHERE key = 'schema_version'"_s};
         if (backend != u"sqlite"_s) // schema 5 kept every key once
             statements << u"ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_dkey_key UNIQUE (dkey)"_s;

@@ -89,6 +89,16 @@ private:
     {
         return FS_OK(m_gate->reserve(sku, order, user, qty));
     }
+    /// The per-user units of `sku` as the gate holds them (`u:` fields of its gate hash).
+    QHash<QByteArray, QByteArray> userUnits(const QString &sku)
+    {
+        QHash<QByteArray, QByteArray> out;
+        const RedisValue all = FS_OK(m_redis->command({"HGETALL", GateKeys::key(sku, "gate")}));
+        for (qsizetype i = 0; i + 1 < all.elements.size(); i += 2)
+            if (all.elements[i].str.startsWith("u:"))
+                out.insert(all.elements[i].str.mid(2), all.elements[i + 1].str);
+        return out;
+    }
 
 private slots:
     void initTestCase()
@@ -115,6 +125,8 @@ private slots:
             auto r = m_redis->command({"SCRIPT", "LOAD", s.body});
             FS_VERIFY_OK(r);
             QCOMPARE(r->str, s.sha1);
+            // Include lines are expanded before hashing.
+            QVERIFY2(!s.body.startsWith("--- @include ") && !s.body.contains("\n--- @include "), qPrintable(s.fileName));
             // The NUMKEYS of the file name is the highest KEYS index the script uses.
             int highest = 0;
             for (const auto &m : keysRe.globalMatch(QString::fromUtf8(s.body)))
@@ -132,11 +144,11 @@ private slots:
             const char *name;
         };
         const Named answers[] = {
-            {"reserve-8.lua", int(ReserveAnswer::Reserved), "RESERVED"},
-            {"reserve-8.lua", int(ReserveAnswer::Existing), "EXISTING"},
-            {"release-7.lua", int(ReleaseAnswer::Unchanged), "UNCHANGED"},
-            {"release-7.lua", int(ReleaseAnswer::Released), "RELEASED"},
-            {"release-7.lua", int(ReleaseAnswer::ReleasedNoKey), "RELEASED_NO_KEY"},
+            {"reserve-2.lua", int(ReserveAnswer::Reserved), "RESERVED"},
+            {"reserve-2.lua", int(ReserveAnswer::Existing), "EXISTING"},
+            {"release-3.lua", int(ReleaseAnswer::Unchanged), "UNCHANGED"},
+            {"release-3.lua", int(ReleaseAnswer::Released), "RELEASED"},
+            {"release-3.lua", int(ReleaseAnswer::ReleasedNoKey), "RELEASED_NO_KEY"},
             {"adjust-1.lua", int(AdjustAnswer::NoStockKey), "NO_STOCK_KEY"},
             {"adjust-1.lua", int(AdjustAnswer::Adjusted), "ADJUSTED"},
         };
@@ -279,7 +291,7 @@ private slots:
         QCOMPARE(FS_OK(m_redis->command({"KEYS", "*"})).elements.size(), keysBefore);
         QCOMPARE(FS_OK(m_gate->counts(u"A"_s)).reserved, reservedBefore);
         QCOMPARE(FS_OK(m_gate->counts(u"A"_s)).limitExceeded, 1); // the only write: its counter
-        QCOMPARE(FS_OK(m_redis->command({"HGET", GateKeys::key(u"A"_s, "orders"), "o3"})).type,
+        QCOMPARE(FS_OK(m_redis->command({"HGET", GateKeys::key(u"A"_s, "gate"), "o:o3"})).type,
                  RedisValue::Type::Nil);
         QCOMPARE(FS_OK(m_gate->openTokens(u"A"_s)).size(), 2);
         QCOMPARE(reserve(u"A"_s, u"o4"_s, 3, u"carol"_s).code, GateCode::Reserved);
@@ -384,7 +396,7 @@ private slots:
         QCOMPARE(FS_OK(m_gate->available(u"A"_s)), -1);
         FS_VERIFY_OK(m_gate->load(u"A"_s, 5, false));
         QCOMPARE(reserve(u"A"_s, u"o1"_s, 1).code, GateCode::Reserved);
-        FS_VERIFY_OK(m_redis->command({"DEL", GateKeys::key(u"A"_s, "stock")}));
+        FS_VERIFY_OK(m_redis->command({"HDEL", GateKeys::key(u"A"_s, "gate"), "available"}));
         QCOMPARE(reserve(u"A"_s, u"o2"_s, 1).code, GateCode::NoStockKey);
         QCOMPARE(FS_OK(m_gate->available(u"A"_s)), -1);
     }
@@ -394,7 +406,7 @@ private slots:
         // A Lua error does not roll back: the scripts validate before their first write.
         FS_VERIFY_OK(m_gate->load(u"A"_s, 10, false));
         const auto held = reserve(u"A"_s, u"o1"_s, 1, u"eve"_s);
-        FS_VERIFY_OK(m_redis->command({"HSET", GateKeys::key(u"A"_s, "users"), "eve", "x"}));
+        FS_VERIFY_OK(m_redis->command({"HSET", GateKeys::key(u"A"_s, "gate"), "u:eve", "x"}));
         auto r = m_gate->reserve(u"A"_s, u"o2"_s, u"eve"_s, 1);
         QVERIFY(!r);
         QCOMPARE(r.error().code, ErrorCode::Internal);
@@ -406,33 +418,29 @@ private slots:
 
     void setUserUnitsReplacesTheCounts()
     {
-        FS_VERIFY_OK(m_redis->command({"HSET", GateKeys::key(u"A"_s, "users"), "zed", "5", "bob", "1"}));
+        FS_VERIFY_OK(m_redis->command({"HSET", GateKeys::key(u"A"_s, "gate"), "u:zed", "5", "u:bob", "1"}));
         // 100 characters of two bytes each: a valid user id of 200 bytes.
         const QString accented(100, QChar(0xe9));
         auto set = m_gate->setUserUnits(u"A"_s, {{u"bob"_s, 3}, {u"carol"_s, 1}, {accented, 2}});
         QVERIFY2(set.has_value(), qPrintable(set ? QString() : set.error().message));
         QCOMPARE(*set, 3);
-        const auto users = m_redis->command({"HGETALL", GateKeys::key(u"A"_s, "users")});
-        FS_VERIFY_OK(users);
-        QHash<QByteArray, QByteArray> got;
-        for (qsizetype i = 0; i + 1 < users->elements.size(); i += 2)
-            got.insert(users->elements[i].str, users->elements[i + 1].str);
-        QCOMPARE(got, (QHash<QByteArray, QByteArray>{{"bob", "3"}, {"carol", "1"}, {accented.toUtf8(), "2"}}));
+        QCOMPARE(userUnits(u"A"_s),
+                 (QHash<QByteArray, QByteArray>{{"bob", "3"}, {"carol", "1"}, {accented.toUtf8(), "2"}}));
         QCOMPARE(m_gate->setUserUnits(u"A"_s, {{u"bob"_s, 0}}).error().code, ErrorCode::InvalidArgument);
         QCOMPARE(FS_OK(m_gate->setUserUnits(u"A"_s, {})), 0); // nobody holds anything
-        QCOMPARE(FS_OK(m_redis->command({"EXISTS", GateKeys::key(u"A"_s, "users")})).integer, 0);
+        QVERIFY(userUnits(u"A"_s).isEmpty());
     }
 
     void corruptCountersNeverStopSelling()
     {
         // The counters are best effort: unreadable ones cost the console its rates, never a sale.
         FS_VERIFY_OK(m_gate->load(u"A"_s, 10, false));
-        FS_VERIFY_OK(m_redis->command({"HSET", GateKeys::key(u"A"_s, "counts"), "reserved", "not-a-number"}));
+        FS_VERIFY_OK(m_redis->command({"HSET", GateKeys::key(u"A"_s, "gate"), "n:reserved", "not-a-number"}));
         const auto first = reserve(u"A"_s, u"o1"_s, 1);
         QCOMPARE(first.code, GateCode::Reserved);
         QVERIFY2(first.token.endsWith(u".oo1"_s), qPrintable(first.token)); // unique by its order instead
         QCOMPARE(m_gate->counts(u"A"_s).error().code, ErrorCode::Internal);
-        FS_VERIFY_OK(m_redis->command({"SET", GateKeys::key(u"A"_s, "counts"), "x"})); // wrong type
+        FS_VERIFY_OK(m_redis->command({"HSET", GateKeys::key(u"A"_s, "gate"), "n:out_of_stock", "x"}));
         QCOMPARE(reserve(u"A"_s, u"o2"_s, 1).code, GateCode::Reserved);
         QCOMPARE(reserve(u"A"_s, u"o3"_s, 9).code, GateCode::OutOfStock);
         QCOMPARE(available(u"A"_s), 8);
@@ -453,7 +461,7 @@ private slots:
         for (int i = 0; i < 3; ++i)
             QCOMPARE(FS_OK(m_gate->release(u"A"_s, held.token)), false);
         QCOMPARE(available(u"A"_s), 10);
-        QCOMPARE(FS_OK(m_redis->command({"HEXISTS", GateKeys::key(u"A"_s, "users"), "dave"})).integer, 0);
+        QCOMPARE(FS_OK(m_redis->command({"HEXISTS", GateKeys::key(u"A"_s, "gate"), "u:dave"})).integer, 0);
         // A released token cannot be settled or sold afterwards.
         QCOMPARE(m_gate->settle(u"A"_s, held.token).error().code, ErrorCode::Conflict);
         QCOMPARE(m_gate->markSold(u"A"_s, held.token).error().code, ErrorCode::Conflict);
@@ -500,6 +508,33 @@ private slots:
         QCOMPARE(reserve(u"A"_s, u"oc"_s, 3).state, TokenState::Sold);
     }
 
+    void pipelineAnswersEachLineOnItsOwn()
+    {
+        QVERIFY(m_gate->load(u"A"_s, 2, false).has_value());
+        QVERIFY(m_gate->load(u"B"_s, 1, false).has_value());
+        QVERIFY(m_gate->setPaused(u"C"_s, true).has_value());
+        const QList<GateReserveLine> lines{{u"A"_s, u"p1"_s, {}, 2}, {u"B"_s, u"p2"_s, {}, 1}, {u"B"_s, u"p3"_s, {}, 1},
+                                           {u"A{"_s, u"p4"_s, {}, 1},  {u"C"_s, u"p5"_s, {}, 1}, {u"D"_s, u"p6"_s, {}, 1},
+                                           {u"A"_s, u"p1"_s, {}, 2},   {u"B"_s, u"p7"_s, {}, 0}};
+        const auto r = m_gate->reservePipeline(lines);
+        QCOMPARE(r.size(), lines.size());
+        QList<int> codes;
+        for (const auto &one : r)
+            codes << (one ? int(one->code) : -1);
+        QCOMPARE(codes, (QList<int>{int(GateCode::Reserved), int(GateCode::Reserved), int(GateCode::OutOfStock), -1,
+                                    int(GateCode::Paused), int(GateCode::NoStockKey), int(GateCode::Existing), -1}));
+        QCOMPARE(r[3].error().field, u"sku"_s);
+        QCOMPARE(r[6]->token, r[0]->token); // the same order again in one pipeline
+        QCOMPARE(r[7].error().field, u"qty"_s);
+        QCOMPARE(available(u"A"_s), 0);
+        QCOMPARE(available(u"B"_s), 0);
+        QVERIFY(m_gate->reservePipeline({}).isEmpty());
+        const GateHealth h = m_gate->health();
+        QCOMPARE(h.nodes.size(), 1);
+        QCOMPARE(h.nodes.first().role, GateNodeHealth::Role::Single);
+        QVERIFY(h.nodes.first().reachable && h.nodes.first().scriptsLoaded);
+    }
+
     void settleBatchPipelines()
     {
         FS_VERIFY_OK(m_gate->load(u"A"_s, 100, false));
@@ -538,7 +573,7 @@ private slots:
         QCOMPARE(available(u"A"_s), 85);
         // Book after the settled order committed: 95 available. Held o1 is not in the book.
         QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, true)), 85);
-        FS_VERIFY_OK(m_redis->command({"DEL", GateKeys::key(u"A"_s, "stock")}));
+        FS_VERIFY_OK(m_redis->command({"HDEL", GateKeys::key(u"A"_s, "gate"), "available"}));
         QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, false)), 85);
         QCOMPARE(FS_OK(m_gate->load(u"A"_s, 3, true)), 0); // never negative
         QCOMPARE(FS_OK(m_gate->release(u"A"_s, held.token)), true);
@@ -550,7 +585,7 @@ private slots:
     {
         FS_VERIFY_OK(m_gate->load(u"A"_s, 10, false));
         const auto held = reserve(u"A"_s, u"o1"_s, 4);
-        FS_VERIFY_OK(m_redis->command({"DEL", GateKeys::key(u"A"_s, "stock")}));
+        FS_VERIFY_OK(m_redis->command({"HDEL", GateKeys::key(u"A"_s, "gate"), "available"}));
         QCOMPARE(FS_OK(m_gate->release(u"A"_s, held.token)), true);
         QCOMPARE(available(u"A"_s), -1); // not recreated with a wrong value
         QCOMPARE(FS_OK(m_gate->load(u"A"_s, 10, false)), 10);
@@ -573,8 +608,9 @@ private slots:
         m_gate->setTokenRetentionSeconds(0);
         const auto first = reserve(u"A"_s, u"o1"_s, 1);
         QCOMPARE(FS_OK(m_gate->release(u"A"_s, first.token)), true);
-        QCOMPARE(FS_OK(m_redis->command({"HLEN", GateKeys::key(u"A"_s, "tokens")})).integer, 0);
-        QCOMPARE(FS_OK(m_redis->command({"HLEN", GateKeys::key(u"A"_s, "orders")})).integer, 0);
+        const QByteArray gateKey = GateKeys::key(u"A"_s, "gate");
+        QCOMPARE(FS_OK(m_redis->command({"HEXISTS", gateKey, "t:" + first.token.toUtf8()})).integer, 0);
+        QCOMPARE(FS_OK(m_redis->command({"HEXISTS", gateKey, "o:o1"})).integer, 0);
         QCOMPARE(FS_OK(m_redis->command({"ZCARD", GateKeys::key(u"A"_s, "done")})).integer, 0);
         // Past its retention an order is new again to the gate.
         const auto second = reserve(u"A"_s, u"o1"_s, 1);

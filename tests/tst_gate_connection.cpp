@@ -56,6 +56,22 @@ private slots:
                                   << u"redis://h:1?connect_timeout_ms=50&timeout_ms=70"_s;
         QTest::newRow("unix") << u"unix:///run/x/redis.sock"_s << true << u"unix:///run/x/redis.sock"_s;
         QTest::newRow("none") << u"none"_s << true << u"none"_s;
+        QTest::newRow("wait") << u"redis://h:1?wait=1"_s << true << u"redis://h:1?wait=1"_s;
+        QTest::newRow("cluster") << u"redis-cluster://10.0.0.1:7000,10.0.0.2:7001,node3"_s << true
+                                 << u"redis-cluster://10.0.0.1:7000,10.0.0.2:7001,node3:6379"_s;
+        QTest::newRow("cluster password") << u"redis-cluster://:s3cret@h1:7000,h2:7001?wait=1&timeout_ms=300"_s << true
+                                          << u"redis-cluster://:***@h1:7000,h2:7001?timeout_ms=300&wait=1"_s;
+        QTest::newRow("cluster user") << u"redis-cluster://app:s%40cret@h1:7000"_s << true
+                                      << u"redis-cluster://app:***@h1:7000"_s;
+        QTest::newRow("cluster ipv6") << u"redis-cluster://[::1]:7000,[fe80::1]:7001"_s << true
+                                      << u"redis-cluster://[::1]:7000,[fe80::1]:7001"_s;
+        QTest::newRow("cluster no seed") << u"redis-cluster://"_s << false << QString();
+        QTest::newRow("cluster empty seed") << u"redis-cluster://:s3cret@h1:7000,,h2:1"_s << false << QString();
+        QTest::newRow("cluster bad port") << u"redis-cluster://:s3cret@h1:70000"_s << false << QString();
+        QTest::newRow("cluster db") << u"redis-cluster://:s3cret@h1:7000/1"_s << false << QString();
+        QTest::newRow("cluster user without password") << u"redis-cluster://app@h1:7000"_s << false << QString();
+        QTest::newRow("cluster unknown option") << u"redis-cluster://:s3cret@h1:7000?db=1"_s << false << QString();
+        QTest::newRow("wait out of range") << u"redis-cluster://:s3cret@h1:7000?wait=17"_s << false << QString();
         QTest::newRow("no host") << u"redis://:1"_s << false << QString();
         QTest::newRow("bad port") << u"redis://h:99999"_s << false << QString();
         QTest::newRow("bad db") << u"redis://h:1/x"_s << false << QString();
@@ -84,6 +100,45 @@ private slots:
             QVERIFY2(!url.error().message.contains(u"s3cret"_s), qPrintable(url.error().message));
         }
         QVERIFY(!RedisUrl::parse(u"redis://:s3cret@h:99999"_s).error().message.contains(u"s3cret"_s));
+    }
+
+    void clusterUrlNodes()
+    {
+        auto url = RedisUrl::parse(u"redis-cluster://:pw@h1:7000,h2:7001?timeout_ms=300&wait=2"_s);
+        FS_VERIFY_OK(url);
+        QVERIFY(url->isCluster());
+        QCOMPARE(url->seeds.size(), 2);
+        QCOMPARE(url->seeds[1].toString(), u"h2:7001"_s);
+        const RedisUrl node = url->node(url->seeds[1]);
+        QCOMPARE(node.kind, RedisUrl::Kind::Tcp);
+        QCOMPARE(node.toDisplayString(), u"redis://:***@h2:7001?timeout_ms=300&wait=2"_s);
+        QCOMPARE(node.password, u"pw"_s);
+        QCOMPARE(url->waitTimeoutMs(), 150);
+
+        // A cluster URL on a server that is not a cluster node says so.
+        RedisUrl notCluster = RedisUrl::cluster({{u"127.0.0.1"_s, m_redis->port()}});
+        Gate gate(notCluster);
+        auto r = gate.connect();
+        QVERIFY(!r);
+        QCOMPARE(r.error().code, ErrorCode::InvalidArgument);
+        QVERIFY2(r.error().message.contains(u"not a Redis Cluster node"_s), qPrintable(r.error().message));
+    }
+
+    void waitWithoutReplicasIsUnavailable()
+    {
+        RedisUrl url = m_redis->url(400);
+        url.waitReplicas = 1;
+        Gate gate(url);
+        QCOMPARE(FS_OK(m_gate->load(u"W"_s, 5, false)), 5);
+        QElapsedTimer timer;
+        timer.start();
+        auto r = gate.reserve(u"W"_s, u"o1"_s, {}, 1);
+        QVERIFY(!r);
+        QCOMPARE(r.error().code, ErrorCode::Unavailable);
+        QVERIFY2(r.error().message.contains(u"confirmed by 0 of 1 replicas"_s), qPrintable(r.error().message));
+        QVERIFY(timer.elapsed() >= 150);
+        QCOMPARE(available(u"W"_s), 4); // the write stands: an unknown outcome, healed by the reconciler
+        FS_VERIFY_OK(gate.available(u"W"_s)); // reads do not wait
     }
 
     void idleConnectionClosedByServerReconnects()

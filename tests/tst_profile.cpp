@@ -101,6 +101,10 @@ void TestProfile::redisPasswordFromEnvironment_data()
     QTest::addRow("user, no password") << u"redis://app@cache:6379"_s << u"from-env"_s << u"app"_s;
     QTest::addRow("unix socket") << u"unix:///run/redis.sock?db=2"_s << u"from-env"_s << QString();
     QTest::addRow("its own") << u"redis://:mine@cache:6379"_s << u"mine"_s << QString();
+    QTest::addRow("cluster, no password") << u"redis-cluster://h1:7000,h2:7001"_s << u"from-env"_s << QString();
+    QTest::addRow("cluster, user, no password") << u"redis-cluster://app@h1:7000,h2:7001?wait=1"_s << u"from-env"_s
+                                                << u"app"_s;
+    QTest::addRow("cluster, its own") << u"redis-cluster://:mine@h1:7000,h2:7001"_s << u"mine"_s << QString();
 }
 
 void TestProfile::redisPasswordFromEnvironment()

@@ -7,11 +7,13 @@
 #include "Engine.h"
 #include "EngineWorker.h"
 #include "LaunchWizard.h"
+#include "GateNodesStatus.h"
 #include "MainWindow.h"
 #include "ReconciliationView.h"
 #include "SalesView.h"
 #include "models/SalesModel.h"
 #include "models/DiscrepancyModel.h"
+#include "models/LedgerModel.h"
 #include "models/WarningModel.h"
 #include "gate/GateKeys.h"
 #include "reconcile/Reconciler.h"
@@ -20,9 +22,11 @@
 #include "gate/Gate.h"
 #include "models/ModelRoles.h"
 #include "support/EngineHelpers.h"
+#include "support/ClusterFixture.h"
 #include "support/RedisFixture.h"
 
 #include <QComboBox>
+#include <QKeyEvent>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -58,7 +62,9 @@ private slots:
     void approveNegativeDriftThroughDialog();
     void staysResponsiveWhileGateHangs();
     void engineWarningShowsInTheStatusBar();
+    void statusBarShowsEachClusterNode();
     void preflightShowsTheEngineLaunchRules();
+    void reconciliationFollowsMouseAndKeyboard();
 };
 
 void TestUiConsole::wizardLaunchesSale()
@@ -326,7 +332,7 @@ void TestUiConsole::engineWarningShowsInTheStatusBar()
     FS_VERIFY_OK(engine->addSku(u"W"_s, 10));
     const qint64 saleId = FS_OK(engine->createSale(u"W"_s, 0, 0, 60, 0)).id;
     engine.reset();
-    QVERIFY(redis.command({"DEL", GateKeys::key(u"W"_s, "stock")}).has_value());
+    QVERIFY(redis.command({"HDEL", GateKeys::key(u"W"_s, "gate"), "available"}).has_value());
 
     QTemporaryDir dataDir;
     MainWindow window(EngineProfile{dataDir.path(), fresh.urlText(), redis.url().toString(), u"tester"_s});
@@ -363,6 +369,33 @@ void TestUiConsole::engineWarningShowsInTheStatusBar()
     QCOMPARE(window.warningStatusText(), u"No warnings"_s);
 }
 
+void TestUiConsole::statusBarShowsEachClusterNode()
+{
+    // A real Redis Cluster (3 masters, 3 replicas) as the console's gate: a dot per node in
+    // the status bar; a replica that dies shows within a sample or two, the gate stays up.
+    FLASHSTOCK_REQUIRE_REDIS_CLUSTER();
+    ClusterFixture cluster(3, 1, 1000);
+    QVERIFY2(cluster.start(), qPrintable(cluster.errorString()));
+    QTemporaryDir dataDir;
+    MainWindow window(EngineProfile{dataDir.path(), {}, cluster.url().toString(), u"tester"_s});
+    window.resize(1280, 800);
+    window.show();
+    GateNodesStatus *nodes = window.gateNodesStatus();
+    QTRY_COMPARE_WITH_TIMEOUT(nodes->summary(), u"Nodes: 3/3 masters, 3/3 replicas up"_s, 10000);
+    QVERIFY(nodes->isVisible());
+    QVERIFY(window.gateStatusText().contains(u"Gate: up"_s));
+    RedisFixture *replica = cluster.replicasOf(cluster.masters().first()).value(0);
+    QVERIFY(replica);
+    replica->kill();
+    QTRY_COMPARE_WITH_TIMEOUT(nodes->summary(), u"Nodes: 3/3 masters, 2/3 replicas up"_s, 10000);
+    QVERIFY(nodes->toolTip().contains(u"127.0.0.1:%1"_s.arg(replica->port())));
+    QVERIFY(window.gateStatusText().contains(u"Gate: up"_s)); // replicas serve no SKU
+    if (qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR")) {
+        QCoreApplication::processEvents();
+        QVERIFY(window.grab().save(QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(u"cluster-nodes.png"_s)));
+    }
+}
+
 void TestUiConsole::preflightShowsTheEngineLaunchRules()
 {
     QTemporaryDir dir;
@@ -387,6 +420,123 @@ void TestUiConsole::preflightShowsTheEngineLaunchRules()
     for (const PreflightItem &item : result.items)
         discrepancyBlocks = discrepancyBlocks || (!item.ok && item.blocking && item.label.contains(u"discrepancy"_s));
     QVERIFY(discrepancyBlocks);
+}
+
+void TestUiConsole::reconciliationFollowsMouseAndKeyboard()
+{
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    RedisFixture redis;
+    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    qputenv("FLASHSTOCK_APPROVERS", "alice");
+    const auto unset = qScopeGuard([] { qunsetenv("FLASHSTOCK_APPROVERS"); });
+    {
+        auto db = FS_OK(DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s)));
+        auto engine = Engine::open(EngineOptions{db, redis.url(), Actor{u"tester"_s, u"test"_s}});
+        FS_VERIFY_OK(engine);
+        Engine &e = **engine;
+        FS_VERIFY_OK(e.addSku(u"B"_s, 40, 2));
+        FS_VERIFY_OK(e.addSku(u"C"_s, 10));
+        // Activity in bucket 1 of B, so its ledger has more than one row there.
+        int reserved = 0;
+        for (int i = 0; reserved < 3; ++i) {
+            const QString order = u"o%1"_s.arg(i);
+            if (Book::preferredBucket(order, 2) != 1)
+                continue;
+            FS_VERIFY_OK(e.reserve(order, u"u%1"_s.arg(i), {{u"B"_s, 1, {}}}));
+            ++reserved;
+        }
+        // Units their ledgers cannot explain, in bucket 1 of B and in C.
+        FS_VERIFY_OK(e.database().exec(u"UPDATE buckets SET available = available + 4, total = total + 4 "
+                                       u"WHERE sku = 'B' AND bucket = 1"_s));
+        FS_VERIFY_OK(e.database().exec(u"UPDATE buckets SET available = available + 2, total = total + 2 "
+                                       u"WHERE sku = 'C'"_s));
+        QCOMPARE(FS_OK(Reconciler(e).runPass(0)).stillPending, 2);
+    }
+    MainWindow window(EngineProfile{dir.path(), {}, redis.url().toString(), u"alice"_s});
+    window.resize(1400, 860);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    window.tabs()->setCurrentIndex(MainWindow::ReconciliationTab);
+    ReconciliationView *view = window.reconciliationView();
+    QTableView *table = view->table();
+    QTRY_COMPARE_WITH_TIMEOUT(table->model()->rowCount(), 2, 10000);
+    QCOMPARE(view->statusFilter(), u"pending_approval"_s);
+
+    // A mouse click on a row selects it: its detail and trace show, Approve is enabled.
+    table->clearSelection();
+    QVERIFY(!view->approveAction()->isEnabled());
+    int rowOfB = -1;
+    for (int r = 0; r < table->model()->rowCount(); ++r)
+        if (table->model()->index(r, DiscrepancyModel::Sku).data(RawRole).toString() == u"B"_s)
+            rowOfB = r;
+    QVERIFY(rowOfB >= 0);
+    const qint64 idOfB = table->model()->index(rowOfB, DiscrepancyModel::Id).data(RawRole).toLongLong();
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
+                      table->visualRect(table->model()->index(rowOfB, DiscrepancyModel::Kind)).center());
+    QVERIFY(view->approveAction()->isEnabled());
+    QVERIFY(view->rejectAction()->isEnabled());
+    // The ledger pane: the bucket at issue only, newest first.
+    QTRY_VERIFY_WITH_TIMEOUT(view->traceModel()->rowCount() >= 4, 10000); // its initial stock and the 3 reserves
+    const QList<LedgerRow> &trace = view->traceModel()->rows();
+    for (const LedgerRow &row : trace)
+        QCOMPARE(row.bucket, 1);
+    QVERIFY(trace.first().id > trace.last().id);
+    QCOMPARE(trace.first().operation, u"RESERVE"_s);
+
+    // Ctrl+Enter with the table focused opens the approval; Return in it approves with the reason.
+    table->setFocus();
+    QTest::keyClick(table, Qt::Key_Return, Qt::ControlModifier);
+    auto *dialog = view->findChild<ApprovalDialog *>();
+    QVERIFY(dialog);
+    QVERIFY(dialog->isApproval());
+    QCOMPARE(dialog->discrepancyId(), idOfB);
+    QTest::keyClick(dialog->reasonEdit(), Qt::Key_Return); // no reason yet: nothing happens
+    QVERIFY(dialog->isVisible());
+    QTest::keyClicks(dialog->reasonEdit(), u"stocktake of shelf 4"_s);
+    QSignalSpy resolved(window.session()->worker(), &EngineWorker::discrepancyResolved);
+    QTest::keyClick(dialog->reasonEdit(), Qt::Key_Return);
+    QTRY_VERIFY_WITH_TIMEOUT(!resolved.isEmpty(), 10000);
+    const Discrepancy approved = resolved.first().first().value<Discrepancy>();
+    QCOMPARE(approved.status, DiscrepancyStatus::Approved);
+    QCOMPARE(approved.reason, u"stocktake of shelf 4"_s);
+    // The filter stays on "Pending approval": the approved one left it, the other one stays.
+    QTRY_COMPARE_WITH_TIMEOUT(table->model()->rowCount(), 1, 10000);
+    QCOMPARE(view->statusFilter(), u"pending_approval"_s);
+    QCOMPARE(table->model()->index(0, DiscrepancyModel::Sku).data(RawRole).toString(), u"C"_s);
+
+    // Ctrl+Backspace rejects (with a reason) the one now selected, from the keyboard alone
+    // (the window active again once the dialog closed, as a window manager makes it).
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    table->selectRow(0);
+    table->setFocus();
+    QTest::keyClick(table, Qt::Key_Backspace, Qt::ControlModifier);
+    ApprovalDialog *reject = nullptr;
+    for (ApprovalDialog *d : view->findChildren<ApprovalDialog *>())
+        if (!d->isApproval())
+            reject = d;
+    QVERIFY(reject);
+    QTest::keyClicks(reject->reasonEdit(), u"counted again, the book is right"_s);
+    resolved.clear();
+    QTest::keyClick(reject->reasonEdit(), Qt::Key_Enter);
+    QTRY_VERIFY_WITH_TIMEOUT(!resolved.isEmpty(), 10000);
+    QCOMPARE(resolved.first().first().value<Discrepancy>().status, DiscrepancyStatus::Rejected);
+    QTRY_COMPARE_WITH_TIMEOUT(table->model()->rowCount(), 0, 10000);
+    QCOMPARE(view->statusFilter(), u"pending_approval"_s);
+
+    // Resolved by and at, as columns.
+    view->setStatusFilter(QString());
+    QVERIFY(view->select(idOfB));
+    const int row = view->model()->rowOf(idOfB);
+    QCOMPARE(view->model()->index(row, DiscrepancyModel::ResolvedBy).data().toString(), u"alice"_s);
+    QVERIFY(view->model()->index(row, DiscrepancyModel::ResolvedAt).data().toString().endsWith(u" UTC"_s));
+    if (qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR")) {
+        QCoreApplication::processEvents();
+        QVERIFY(window.grab().save(QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(u"reconciliation.png"_s)));
+    }
 }
 
 QTEST_MAIN(TestUiConsole)

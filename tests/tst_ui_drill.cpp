@@ -1,17 +1,26 @@
-// The console's Drill view, offscreen, on a real SQLite book in a temporary data dir,
-// book-only (`--redis none`, no redis-server needed): a small drill runs from the view on its
-// own thread, its report arrives and says PASSED, and the event loop keeps turning meanwhile.
-// A second drill on the same SKU is refused and the refusal is shown plainly.
+// The console's Drill view, offscreen: a small drill runs from the view on its own thread, on
+// a scratch book and gate of its own by default, its report arrives and says PASSED, and the
+// event loop keeps turning meanwhile; the console's book is left untouched. A console whose
+// book has an open sale: the scratch drill (every fault, a redis-server restart among them)
+// leaves the live gate's redis-server running with its pid, and pointing the drill at the
+// live book and gate asks first and is refused, naming the sale.
 
 #include "ConsoleSession.h"
 #include "DrillView.h"
+#include "Engine.h"
 #include "EngineWorker.h"
 #include "MainWindow.h"
+#include "gate/EmbeddedRedis.h"
+#include "open/EngineOpener.h"
+#include "store/SaleStore.h"
 #include "support/RedisFixture.h"
+#include "support/TestChecks.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
@@ -25,7 +34,7 @@ class TestUiDrill : public QObject {
     Q_OBJECT
 private slots:
     void drillRunsFromTheView();
-    void drillWithGateAndAllFaults();
+    void drillNeverTouchesALiveSale();
 };
 
 void TestUiDrill::drillRunsFromTheView()
@@ -104,29 +113,43 @@ void TestUiDrill::drillRunsFromTheView()
     QVERIFY(view->verdictText().contains(u"CANCELLED"_s));
     QVERIFY(!view->cancelButton()->isEnabled());
 
-    // The same SKU again: the drill refuses an existing SKU, and the view says so plainly.
-    view->skuField()->setText(u"DRILL-UI"_s);
-    finished.clear();
-    view->run();
-    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 30000);
-    const DrillOutcome refused = finished.first().first().value<DrillOutcome>();
-    QVERIFY(!refused.ran);
-    QVERIFY2(refused.error.contains(u"exists"_s), qPrintable(refused.error));
-    QVERIFY(view->verdictText().contains(u"could not run"_s));
-    QVERIFY(view->reportText().contains(u"exists"_s));
+    // Scratch by default: the console's own book got no drill SKU, and no scratch dir is left.
+    QCOMPARE(view->target(), DrillTarget::Scratch);
+    auto book = Engine::open(EngineOptions{FS_OK(DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s))),
+                                           std::nullopt, Actor{u"tester"_s, u"test"_s}});
+    FS_VERIFY_OK(book);
+    QCOMPARE(FS_OK((*book)->book().skus()), QStringList());
+    QVERIFY(outcome.target.contains(u"scratch"_s));
+    const QString scratchDir = outcome.target.section(u" in "_s, 1).section(u' ', 0, 0);
+    QVERIFY2(!scratchDir.isEmpty() && !QFileInfo::exists(scratchDir), qPrintable(outcome.target));
 }
 
-void TestUiDrill::drillWithGateAndAllFaults()
+void TestUiDrill::drillNeverTouchesALiveSale()
 {
     FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    RedisFixture redis;
-    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    MainWindow window(EngineProfile{dir.path(), {}, redis.url().toString(), u"tester"_s});
+    // The console's defaults: the data dir's book and its own embedded redis-server, which the
+    // redis-restart fault would restart if the drill ran there.
+    const EngineProfile profile{dir.path(), {}, {}, u"tester"_s};
+    auto opened = EngineOpener::open(FS_OK(EngineOpener::resolve(profile)), u"test"_s);
+    FS_VERIFY_OK(opened);
+    const auto stopLive = qScopeGuard([&] { (void)EmbeddedRedis(dir.path()).stop(); });
+    Engine &live = *opened->engine;
+    FS_VERIFY_OK(live.addSku(u"LIVE"_s, 100));
+    const qint64 saleId = FS_OK(live.createSale(u"LIVE"_s, 0, 0, 60, 1)).id;
+    FS_VERIFY_OK(live.setSaleStatus(saleId, SaleStatus::Open));
+    FS_VERIFY_OK(live.reserve(u"buyer-1"_s, u"alice"_s, {{u"LIVE"_s, 1, {}}}));
+    const qint64 pid = EmbeddedRedis(dir.path()).status().pid;
+    QVERIFY(pid > 0);
+
+    MainWindow window(profile);
+    window.resize(1280, 800);
     window.show();
     QTRY_VERIFY_WITH_TIMEOUT(window.session()->connection().bookOpen, 10000);
+    window.tabs()->setCurrentIndex(MainWindow::DrillTab);
     DrillView *view = window.drillView();
+    QCOMPARE(view->target(), DrillTarget::Scratch);
     view->stockField()->setValue(50);
     view->buyersField()->setValue(300);
     view->concurrencyField()->setValue(4);
@@ -135,18 +158,49 @@ void TestUiDrill::drillWithGateAndAllFaults()
     const QString sku = view->skuField()->text();
     QSignalSpy finished(view, &DrillView::drillFinished);
     view->run();
+    QVERIFY(!view->pendingConfirmation()); // scratch: nothing to ask
     QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 150000);
     const DrillOutcome outcome = finished.first().first().value<DrillOutcome>();
     QVERIFY2(outcome.ran, qPrintable(outcome.error));
     QVERIFY2(outcome.passed, qPrintable(outcome.reportText));
-    QVERIFY(view->reportText().contains(u"script-flush"_s));
-    // A generated name is renewed after a drill, so the next run does not collide.
-    QVERIFY(view->skuField()->text() != sku);
+    QVERIFY(outcome.reportText.contains(u"redis-restart"_s));
+    QVERIFY(view->skuField()->text() != sku); // a generated name is renewed
     if (qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR")) {
-        window.tabs()->setCurrentIndex(MainWindow::DrillTab);
         QCoreApplication::processEvents();
-        QVERIFY(window.grab().save(QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(u"drill-gate.png"_s)));
+        QVERIFY(window.grab().save(QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(u"drill.png"_s)));
     }
+    // The live sale did not notice: same redis-server, same book, its hold intact.
+    QCOMPARE(EmbeddedRedis(dir.path()).status().pid, pid);
+    QVERIFY(EmbeddedRedis(dir.path()).status().running);
+    QCOMPARE(FS_OK(live.book().skus()), QStringList{u"LIVE"_s});
+    QCOMPARE(FS_OK(live.book().levels(u"LIVE"_s)).locked, 1);
+    QCOMPARE(FS_OK(live.gate()->available(u"LIVE"_s)), 99);
+
+    // The live book and gate are an explicit choice: it asks, naming them, and is refused.
+    view->setTarget(DrillTarget::Console);
+    finished.clear();
+    view->run();
+    QMessageBox *ask = view->pendingConfirmation();
+    QVERIFY(ask);
+    QVERIFY2(ask->informativeText().contains(dir.filePath(u"flashstock.db"_s)), qPrintable(ask->informativeText()));
+    QVERIFY(ask->informativeText().contains(u"redis.sock"_s));
+    if (qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR")) {
+        QCoreApplication::processEvents();
+        QVERIFY(ask->grab().save(QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(u"drill-confirm.png"_s)));
+    }
+    QAbstractButton *go = nullptr;
+    for (QAbstractButton *b : ask->buttons())
+        if (b->text() == u"Run on the live book and gate"_s)
+            go = b;
+    QVERIFY(go);
+    go->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 30000);
+    const DrillOutcome refused = finished.first().first().value<DrillOutcome>();
+    QVERIFY(!refused.ran);
+    QVERIFY2(refused.error.contains(u"sale %1 of LIVE is open"_s.arg(saleId)), qPrintable(refused.error));
+    QVERIFY(view->verdictText().contains(u"could not run"_s));
+    QCOMPARE(EmbeddedRedis(dir.path()).status().pid, pid);
+    QCOMPARE(FS_OK(live.book().skus()), QStringList{u"LIVE"_s});
 }
 
 QTEST_MAIN(TestUiDrill)

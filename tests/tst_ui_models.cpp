@@ -1,6 +1,9 @@
 // The console's table models (QAbstractItemModelTester) and the live chart's point cap.
 
+#include "ConsoleText.h"
+#include "GateNodesStatus.h"
 #include "LiveView.h"
+#include "models/BucketLevelsModel.h"
 #include "models/DiscrepancyModel.h"
 #include "models/LedgerModel.h"
 #include "models/ModelRoles.h"
@@ -29,11 +32,14 @@ class TestUiModels : public QObject {
     Q_OBJECT
 private slots:
     void skuLevelsModel();
+    void skuLevelsShowSaleStatePauseAndNa();
+    void bucketLevelsModel();
     void salesModel();
     void discrepancyModel();
     void ledgerModel();
     void warningModel();
     void liveChartStaysWithinCap();
+    void gateNodesStatus();
     void liveRejectRateFollowsGateCounter();
 };
 
@@ -55,6 +61,51 @@ void TestUiModels::skuLevelsModel()
     QCOMPARE(reset.count(), 0);
     QCOMPARE(model.index(0, SkuLevelsModel::Available).data(RawRole).toLongLong(), 80);
     model.setSamples({});
+    QCOMPARE(model.rowCount(), 0);
+}
+
+void TestUiModels::skuLevelsShowSaleStatePauseAndNa()
+{
+    SkuLevelsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const qint64 now = 1'800'000'000'000;
+    QList<SkuSample> rows = samples(1234);
+    rows[0].sale = Sale{3, u"A"_s, SaleStatus::Open, 0, 0, 120, 1, true, 100, 0};
+    rows[0].pausedBy = {12};
+    rows[0].overdue = OverdueHolds{u"A"_s, 2, 5, now - 65000};
+    rows[1].sale = Sale{4, u"B"_s, SaleStatus::Scheduled, now + 3600000, 0, 120, 1, false, 50, 0};
+    model.setSamples(rows, {}, now);
+    QCOMPARE(model.index(0, SkuLevelsModel::SaleState).data().toString(), u"⏸ paused by #12 · open · book-only"_s);
+    QCOMPARE(model.index(0, SkuLevelsModel::SaleState).data(RawRole).toString(), u"open"_s);
+    QVERIFY(model.index(0, SkuLevelsModel::SaleState).data(Qt::ToolTipRole).toString().contains(u"#12 waits"_s));
+    QCOMPARE(model.index(1, SkuLevelsModel::SaleState).data().toString(),
+             u"scheduled · starts %1"_s.arg(ConsoleText::utcTime(now + 3600000, false)));
+    QCOMPARE(model.index(0, SkuLevelsModel::PastExpiry).data(RawRole).toLongLong(), 2);
+    QCOMPARE(model.index(0, SkuLevelsModel::PastExpiry).data().toString(), u"2 (5 units)"_s);
+    QVERIFY(model.index(0, SkuLevelsModel::PastExpiry).data(Qt::ToolTipRole).toString().contains(u"1 min 5 s"_s));
+    // No gate figure: n/a, not a number; exported empty; numbers exported plain.
+    QCOMPARE(model.index(1, SkuLevelsModel::GateAvailable).data().toString(), u"n/a"_s);
+    QCOMPARE(model.index(1, SkuLevelsModel::Drift).data().toString(), u"n/a"_s);
+    QCOMPARE(model.index(1, SkuLevelsModel::Drift).data(ExportRole).toString(), QString());
+    QCOMPARE(model.index(0, SkuLevelsModel::Available).data(ExportRole).toLongLong(), 1234);
+    QCOMPARE(model.index(0, SkuLevelsModel::Buckets).data(RawRole).toInt(), 1);
+    QCOMPARE(model.rowOf(u"B"_s), 1);
+    QCOMPARE(model.rowOf(u"nope"_s), -1);
+}
+
+void TestUiModels::bucketLevelsModel()
+{
+    BucketLevelsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setBuckets({{0, 10, 1, 2, 13}, {1, 7, 0, 0, 7}});
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.index(1, BucketLevelsModel::Available).data(RawRole).toLongLong(), 7);
+    QCOMPARE(model.index(0, BucketLevelsModel::Total).data().toString(), u"13"_s);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    model.setBuckets({{0, 9, 2, 2, 13}, {1, 7, 0, 0, 7}}); // same buckets: in place
+    QCOMPARE(reset.count(), 0);
+    QCOMPARE(model.index(0, BucketLevelsModel::Locked).data(RawRole).toLongLong(), 2);
+    model.setBuckets({});
     QCOMPARE(model.rowCount(), 0);
 }
 
@@ -212,6 +263,39 @@ void TestUiModels::liveRejectRateFollowsGateCounter()
     QCOMPARE(view.rates().value(u"A"_s).refused, 0.0);
     feed(22, 13);
     QCOMPARE(view.rates().value(u"A"_s).refused, 10.0);
+}
+
+void TestUiModels::gateNodesStatus()
+{
+    // A cluster's nodes as Gate::health() gives them: masters, then replicas; one master down.
+    GateNodesStatus status;
+    const auto node = [](const char *address, GateNodeHealth::Role role, bool up, int slotCount, const char *detail = "") {
+        GateNodeHealth n;
+        n.address = QString::fromLatin1(address);
+        n.role = role;
+        n.reachable = up;
+        n.scriptsLoaded = up;
+        n.roundTripUs = 180;
+        n.slotCount = slotCount;
+        n.detail = QString::fromLatin1(detail);
+        return n;
+    };
+    using Role = GateNodeHealth::Role;
+    status.setNodes({node("127.0.0.1:7000", Role::Master, true, 5461), node("127.0.0.1:7001", Role::Master, true, 5462),
+                     node("127.0.0.1:7002", Role::Master, false, 5461, "Connection refused"),
+                     node("127.0.0.1:7003", Role::Replica, true, 0), node("127.0.0.1:7004", Role::Replica, true, 0),
+                     node("127.0.0.1:7005", Role::Replica, true, 0)});
+    QVERIFY(!status.isHidden());
+    QCOMPARE(status.summary(), u"Nodes: 2/3 masters, 3/3 replicas up"_s);
+    QCOMPARE(status.text().count(u"#d9534f"_s), 1); // one red dot
+    QCOMPARE(status.text().count(u"●"_s), 6);
+    QVERIFY(status.toolTip().contains(u"127.0.0.1:7002"_s));
+    QVERIFY(status.toolTip().contains(u"DOWN — Connection refused"_s));
+    QVERIFY(status.toolTip().contains(u"master, 5462 slots"_s));
+    // A single server, or no gate: nothing beside the gate's own badge.
+    status.setNodes({node("127.0.0.1:6379", Role::Single, true, 0)});
+    QVERIFY(status.isHidden());
+    QVERIFY(status.summary().isEmpty());
 }
 
 QTEST_MAIN(TestUiModels)

@@ -75,7 +75,7 @@ void TestUiProfile::savedSettingsHaveNoPassword()
     QVERIFY(ProfileSettings::exists(dir.path()));
     const EngineProfile loaded = ProfileSettings::load(EngineProfile{dir.path(), {}, {}, u"someone"_s});
     QCOMPARE(loaded.dbUrl, u"postgresql://ops@db.example:5432/flash"_s);
-    QCOMPARE(loaded.redisUrl, u"redis://cache:6379/0"_s);
+    QCOMPARE(loaded.redisUrl, u"redis://cache:6379"_s); // database 0, the default
     QCOMPARE(loaded.operatorName, u"night-shift"_s);
 }
 

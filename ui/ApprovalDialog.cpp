@@ -24,7 +24,7 @@ ApprovalDialog::ApprovalDialog(const Discrepancy &d, bool approve, const QString
     auto *form = new QFormLayout;
     const QLocale loc;
     const auto units = [&](qint64 v) { return v < 0 ? tr("n/a") : loc.toString(v); };
-    form->addRow(tr("Kind:"), new QLabel(DiscrepancyModel::kindWord(d.kind).replace(u'_', u' '), this));
+    form->addRow(tr("Kind:"), new QLabel(DiscrepancyModel::kindText(d.kind), this));
     form->addRow(tr("SKU:"), new QLabel(d.bucket >= 0 ? tr("%1, bucket %2").arg(d.sku).arg(d.bucket) : d.sku, this));
     if (!d.order.isEmpty())
         form->addRow(tr("Order:"), new QLabel(d.order, this));
@@ -66,7 +66,9 @@ ApprovalDialog::ApprovalDialog(const Discrepancy &d, bool approve, const QString
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
     m_confirm = buttons->addButton(approve ? tr("&Approve") : tr("Re&ject"), QDialogButtonBox::AcceptRole);
     m_confirm->setEnabled(false);
-    buttons->button(QDialogButtonBox::Cancel)->setDefault(true);
+    // Return in the reason field confirms (once a reason is typed); it never discards it.
+    m_confirm->setDefault(true);
+    buttons->button(QDialogButtonBox::Cancel)->setAutoDefault(false);
     layout->addWidget(buttons);
     connect(m_reason, &QLineEdit::textChanged, this,
             [this](const QString &text) { m_confirm->setEnabled(!text.trimmed().isEmpty()); });

@@ -19,12 +19,18 @@ ConsoleSession::ConsoleSession(QObject *parent)
     qRegisterMetaType<Sale>();
     qRegisterMetaType<LedgerSearchMode>();
     qRegisterMetaType<QList<EngineWarning>>();
+    qRegisterMetaType<SkuChange>();
+    qRegisterMetaType<ExpiryRun>();
     m_thread.setObjectName(u"flashstock-engine"_s);
     m_worker = new EngineWorker; // no parent: it moves to the thread and dies there
     m_worker->moveToThread(&m_thread);
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
     connect(m_worker, &EngineWorker::opened, this, [this](const ConnectionInfo &info) { m_info = info; });
     connect(m_worker, &EngineWorker::sampled, this, [this] { m_sampleInFlight = false; });
+    connect(m_worker, &EngineWorker::expired, this, [this](const ExpiryRun &run) {
+        if (!run.manual)
+            m_expiryInFlight = false;
+    });
     m_thread.start();
 }
 
@@ -63,6 +69,32 @@ void ConsoleSession::setSaleStatus(qint64 saleId, SaleStatus status)
 {
     QMetaObject::invokeMethod(m_worker, [w = m_worker, saleId, status] { w->setSaleStatus(saleId, status); },
                               Qt::QueuedConnection);
+}
+
+void ConsoleSession::setSaleBookOnly(qint64 saleId, bool on)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, saleId, on] { w->setSaleBookOnly(saleId, on); },
+                              Qt::QueuedConnection);
+}
+
+void ConsoleSession::rebuildGate(const QString &sku)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, sku] { w->rebuildGate(sku); }, Qt::QueuedConnection);
+}
+
+void ConsoleSession::changeSku(const SkuChange &change)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, change] { w->changeSku(change); }, Qt::QueuedConnection);
+}
+
+void ConsoleSession::releaseExpired(bool manual)
+{
+    if (!manual) {
+        if (m_expiryInFlight)
+            return;
+        m_expiryInFlight = true;
+    }
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, manual] { w->releaseExpired(manual); }, Qt::QueuedConnection);
 }
 
 void ConsoleSession::listDiscrepancies()

@@ -33,6 +33,12 @@ public:
     void preflight(const QString &sku, qint64 units);
     void launchSale(const SaleRequest &request);
     void setSaleStatus(qint64 saleId, SaleStatus status);
+    void setSaleBookOnly(qint64 saleId, bool on);
+    void rebuildGate(const QString &sku);
+    void changeSku(const SkuChange &change);
+    /// `manual` false: one pass of the console's own expirer (with its heartbeat). Like
+    /// sample(), a scheduled pass is dropped while the previous one has not come back.
+    void releaseExpired(bool manual);
     void listDiscrepancies();
     void reconcileNow(qint64 graceMs);
     void resolveDiscrepancy(qint64 id, bool approve, const QString &reason);
@@ -45,6 +51,7 @@ private:
     ConnectionInfo m_info;
     EngineProfile m_profile;
     bool m_sampleInFlight = false;
+    bool m_expiryInFlight = false;
 };
 
 } // namespace flashstock

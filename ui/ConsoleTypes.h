@@ -2,7 +2,9 @@
 
 #include "Domain.h"
 #include "EngineWarning.h"
+#include "Expiry.h"
 #include "drill/DrillOptions.h"
+#include "gate/GateHealth.h"
 #include "open/EngineProfile.h"
 #include "reconcile/Reconciler.h"
 
@@ -10,6 +12,8 @@
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
+
+#include <optional>
 
 namespace flashstock {
 
@@ -33,6 +37,7 @@ struct HealthSnapshot {
     bool gateScriptsLoaded = false;
     qint64 gateRoundTripUs = 0; ///< one PING, microseconds
     QString gateDetail;         ///< why down or degraded
+    QList<GateNodeHealth> gateNodes; ///< per node: the one server, or each master and replica of a cluster
 };
 
 /// One SKU at one sample: book levels and the gate's available.
@@ -47,6 +52,10 @@ struct SkuSample {
     qint64 gateReserved = -1;  ///< the gate's reserve counter (calls); -1 = no gate figure
     qint64 gateRefused = -1;   ///< the gate's refusal counter (calls, the book's refusals behind
                                ///< the gate included); -1 = no gate figure
+    QList<BucketLevels> bucketLevels{}; ///< book, each bucket
+    std::optional<Sale> sale{};  ///< the SKU's latest sale, which governs its reserves; nullopt: none
+    QList<qint64> pausedBy{};    ///< pending discrepancies that pause the SKU (its reserves answer `paused`)
+    OverdueHolds overdue{};      ///< its holds past their expiry
 };
 
 /// Rates of one SKU over the last few seconds (LiveView::rates()).
@@ -62,6 +71,28 @@ struct LiveSnapshot {
     HealthSnapshot health;
     QList<SkuSample> skus;
     QList<Sale> sales;
+    std::optional<ExpiryStatus> expiry; ///< holds past expiry and the expirers; nullopt: unreadable
+};
+
+/// A change of a SKU's stock or buckets the operator asked for (SKU view, launch wizard).
+struct SkuChange {
+    enum class Kind { Add, Restock, Buckets, Rebalance };
+    Kind kind = Kind::Restock;
+    QString sku;
+    qint64 units = 0;  ///< Add: initial stock; Restock: units added; Rebalance: units moved
+    int buckets = 1;   ///< Add: bucket count; Buckets: the new count
+    int from = 0;      ///< Rebalance: bucket taken from
+    int to = 0;        ///< Rebalance: bucket given to
+    QString reason;    ///< Restock: why, for the ledger (required)
+};
+
+/// What one release of expired holds did (the console's own expirer, or the operator's
+/// "Release expired holds now").
+struct ExpiryRun {
+    bool manual = false;  ///< the operator asked for it now
+    qint64 orders = 0;    ///< orders released
+    qint64 units = 0;     ///< units back to available
+    QString problem;      ///< not empty: the pass (or its heartbeat) failed, and why
 };
 
 /// One check of the launch pre-flight list.
@@ -71,11 +102,12 @@ struct PreflightItem {
     bool blocking = true; ///< a failed blocking item keeps Start disabled
 };
 
-/// What the pre-flight of a launch found.
+/// What the pre-flight of a launch found: what the launch WILL do, and what keeps it from it.
 struct PreflightResult {
     QString sku;
     bool skuExists = false;
-    qint64 bookAvailable = 0; ///< units available in the book now (0 for a new SKU)
+    qint64 bookAvailable = 0; ///< units available in the book now (0 for a new SKU): the sale's units
+    qint64 bookTotal = 0;     ///< the SKU's total units in the book now (0 for a new SKU)
     QList<PreflightItem> items;
     bool ok() const
     {
@@ -86,10 +118,11 @@ struct PreflightResult {
     }
 };
 
-/// The launch wizard's answers.
+/// The launch wizard's answers. A launch never changes the stock of an existing SKU: its
+/// sale offers what the book has available (a restock is its own step, SkuChange).
 struct SaleRequest {
     QString sku;
-    qint64 units = 0;        ///< stock for the sale: a new SKU is created with it, a short one restocked
+    qint64 units = 0;        ///< only for a new SKU: it is created with this stock
     int buckets = 1;         ///< only for a new SKU
     qint64 startMs = 0;      ///< 0 = now
     qint64 endMs = 0;        ///< 0 = until stopped
@@ -98,8 +131,8 @@ struct SaleRequest {
     bool start = true;       ///< open it right away
 };
 
-/// How the ledger is searched.
-enum class LedgerSearchMode { Order, Token, Sku };
+/// How the ledger is searched; Recent: the newest rows of every SKU (no search text).
+enum class LedgerSearchMode { Recent, Order, Token, Sku };
 
 /// One ledger search answered.
 struct LedgerSearchResult {
@@ -111,8 +144,15 @@ struct LedgerSearchResult {
     QString error;
 };
 
+/// Where a console drill runs.
+enum class DrillTarget {
+    Scratch, ///< a temporary data dir with its own book and embedded redis-server, removed afterwards
+    Console, ///< the console's own book and gate (refused while a sale is open there: checkDrillTarget)
+};
+
 /// The drill view's answers (see DrillOptions for ranges; the runner fills in book and gate).
 struct DrillRequest {
+    DrillTarget target = DrillTarget::Scratch;
     QString sku;             ///< a new SKU; the drill creates it
     qint64 stock = 50;
     qint64 buyers = 200;
@@ -126,6 +166,7 @@ struct DrillRequest {
 /// A drill that ran (report) or could not run (error).
 struct DrillOutcome {
     QString sku;
+    QString target;      ///< where it ran, for people (scratch, or the console's book and gate)
     bool ran = false;    ///< false: `error` says why the drill could not run
     bool passed = false;
     bool cancelled = false; ///< the operator stopped it early (wound down, not passed)
@@ -149,3 +190,5 @@ Q_DECLARE_METATYPE(flashstock::Sale)
 Q_DECLARE_METATYPE(flashstock::DrillRequest)
 Q_DECLARE_METATYPE(flashstock::DrillOutcome)
 Q_DECLARE_METATYPE(flashstock::DrillProgress)
+Q_DECLARE_METATYPE(flashstock::SkuChange)
+Q_DECLARE_METATYPE(flashstock::ExpiryRun)

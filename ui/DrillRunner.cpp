@@ -1,10 +1,13 @@
 #include "DrillRunner.h"
 
 #include "drill/Drill.h"
+#include "gate/EmbeddedRedis.h"
 #include "open/EngineOpener.h"
 
+#include <QDir>
 #include <QElapsedTimer>
 #include <QJsonDocument>
+#include <QTemporaryDir>
 
 using namespace Qt::StringLiterals;
 
@@ -52,11 +55,34 @@ void DrillRunner::run(const EngineProfile &profile, const DrillRequest &request,
     clock.start();
     DrillOutcome outcome;
     outcome.sku = request.sku.trimmed();
+    // The scratch target: a data dir of its own (short path: the unix socket lives in it),
+    // its embedded redis-server stopped and the dir removed before the outcome is told.
+    std::optional<QTemporaryDir> scratch;
     const auto finish = [&] {
+        if (scratch) {
+            (void)EmbeddedRedis(scratch->path()).stop();
+            scratch.reset();
+        }
         outcome.seconds = double(clock.elapsed()) / 1000.0;
         emit finished(outcome);
     };
-    auto options = drillOptions(profile, request);
+    EngineProfile target = profile;
+    if (request.target == DrillTarget::Scratch) {
+        scratch.emplace(QDir::temp().filePath(u"flashstock-drill-XXXXXX"_s));
+        if (!scratch->isValid()) {
+            outcome.error = tr("Cannot create a scratch data dir: %1").arg(scratch->errorString());
+            return finish();
+        }
+        const bool haveRedis = EmbeddedRedis::findServer().has_value();
+        target = EngineProfile{scratch->path(), {}, haveRedis ? QString() : u"none"_s, profile.operatorName};
+        outcome.target = haveRedis ? tr("scratch book and gate in %1 (removed afterwards)").arg(scratch->path())
+                                   : tr("scratch book in %1, book-only: redis-server is not installed (removed "
+                                        "afterwards)")
+                                         .arg(scratch->path());
+    } else {
+        outcome.target = tr("the console's book and gate");
+    }
+    auto options = drillOptions(target, request);
     if (!options) {
         outcome.error = options.error().message;
         return finish();

@@ -12,8 +12,11 @@ namespace flashstock {
 
 /// Runs drills for the console. Lives on its own thread (DrillController moves it there),
 /// so a drill of several minutes blocks neither the GUI nor the EngineWorker's calls.
-/// Opens the book and gate of the console's EngineProfile through EngineOpener, as
-/// EngineWorker does (the data dir's SQLite book and private redis-server by default).
+/// By default (DrillTarget::Scratch) a drill runs in a temporary data dir of its own: its
+/// SQLite book and its own embedded redis-server (book-only if redis-server is not
+/// installed), opened through EngineOpener and stopped and removed afterwards, so it never
+/// touches the console's book or gate. DrillTarget::Console opens the console's profile
+/// instead; the core refuses it while a sale is open there (checkDrillTarget).
 class DrillRunner : public QObject {
     Q_OBJECT
 public:
@@ -21,6 +24,7 @@ public:
 
 public slots:
     /// Runs one drill to the end (blocking this thread); reports progress and the outcome.
+    /// `profile` is the console's (used for the Console target, and for the operator's name).
     /// Setting `*cancel` (any thread) winds the drill down early (DrillOptions::cancelled).
     void run(const flashstock::EngineProfile &profile, const flashstock::DrillRequest &request,
              std::shared_ptr<std::atomic<bool>> cancel = {});

@@ -2,6 +2,7 @@
 
 #include "ConsoleSession.h"
 #include "DrillRunner.h"
+#include "EngineWorker.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -13,9 +14,11 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRadioButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -87,20 +90,30 @@ DrillView::DrillView(ConsoleSession *session, QWidget *parent)
     m_faults->addItem(tr("All faults"), u"all"_s);
     m_faults->addItem(tr("None"), u"none"_s);
     m_faults->setToolTip(tr("All: every fault kind fires at least once; those that need a gate are left out "
-                            "when the console runs book-only."));
+                            "when the console runs book-only, node-failover unless the gate is a Redis Cluster."));
     form->addRow(tr("Fa&ults:"), m_faults);
     m_seed = spin(box, 0, std::numeric_limits<int>::max(), 1);
     m_seed->setGroupSeparatorShown(false);
     m_seed->setToolTip(tr("The same seed gives the same fault schedule."));
     form->addRow(tr("S&eed:"), m_seed);
-    m_target = new QLabel(box);
+    // Where it runs: scratch unless the operator says otherwise, and then only after a question.
+    auto *targetBox = new QGroupBox(tr("Run on"), box);
+    auto *targetLayout = new QVBoxLayout(targetBox);
+    m_scratch = new QRadioButton(tr("A scr&atch book and gate of its own"), targetBox);
+    m_scratch->setToolTip(tr("Safe during a sale: the drill's faults (a redis-server restart, a script flush, failing "
+                             "book transactions) hit only its own temporary servers"));
+    m_live = new QRadioButton(tr("This console's book and &gate"),
+                              targetBox);
+    m_scratch->setChecked(true);
+    targetLayout->addWidget(m_scratch);
+    targetLayout->addWidget(m_live);
+    m_target = new QLabel(targetBox);
     m_target->setWordWrap(true);
     m_target->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    form->addRow(m_target);
+    targetLayout->addWidget(m_target);
+    form->addRow(targetBox);
     m_run = new QPushButton(tr("&Run drill"), box);
-    m_run->setShortcut(Qt::CTRL | Qt::Key_Return);
-    m_run->setToolTip(tr("Run the drill (Ctrl+Enter)"));
-    m_run->setDefault(true);
+    m_run->setToolTip(tr("Run the drill where chosen above"));
     m_cancel = new QPushButton(tr("&Cancel drill"), box);
     m_cancel->setToolTip(tr("Stop serving buyers; the drill then winds down (holds expire, the reconciler runs) "
                             "so the book and gate stay consistent"));
@@ -165,6 +178,9 @@ DrillView::DrillView(ConsoleSession *session, QWidget *parent)
         m_line->setText(tr("Cancelling: no new buyers; winding down…"));
     });
     connect(m_json, &QCheckBox::toggled, this, &DrillView::showReport);
+    connect(m_scratch, &QRadioButton::toggled, this, &DrillView::describeTarget);
+    connect(session->worker(), &EngineWorker::opened, this, &DrillView::describeTarget);
+    describeTarget();
     connect(m_controller->runner(), &DrillRunner::progressed, this, &DrillView::onProgress);
     connect(m_controller->runner(), &DrillRunner::finished, this, &DrillView::onFinished);
 }
@@ -196,11 +212,35 @@ void DrillView::setVerdict(const QString &color, const QString &text)
     m_verdict->setText(u"<span style=\"color:%1\">%2</span>"_s.arg(color, text.toHtmlEscaped()));
 }
 
+DrillTarget DrillView::target() const
+{
+    return m_live->isChecked() ? DrillTarget::Console : DrillTarget::Scratch;
+}
+
+void DrillView::setTarget(DrillTarget target)
+{
+    (target == DrillTarget::Console ? m_live : m_scratch)->setChecked(true);
+}
+
+void DrillView::describeTarget()
+{
+    const ConnectionInfo &info = m_session->connection();
+    if (target() == DrillTarget::Scratch) {
+        m_target->setText(tr("A temporary data dir with its own SQLite book and redis-server, removed afterwards: "
+                             "nothing of the console's is touched, so it is safe during a sale."));
+        return;
+    }
+    m_target->setText(tr("Asks first, and is refused while a sale is open there.\nBook: %1\nGate: %2")
+                          .arg(info.bookDisplay.isEmpty() ? tr("(not open)") : info.bookDisplay,
+                               info.gateDisplay.isEmpty() ? tr("(not open)") : info.gateDisplay));
+}
+
 void DrillView::run()
 {
-    if (m_controller->isRunning())
+    if (m_controller->isRunning() || m_confirmation)
         return;
     DrillRequest r;
+    r.target = target();
     r.sku = m_sku->text().trimmed();
     r.stock = m_stock->value();
     r.buyers = m_buyers->value();
@@ -209,12 +249,32 @@ void DrillView::run()
     r.holdSeconds = m_hold->value();
     r.faults = m_faults->currentData().toString();
     r.seed = quint64(m_seed->value());
-    const EngineProfile profile = m_session->profile();
+    describeTarget();
+    if (r.target == DrillTarget::Scratch)
+        return start(r);
     const ConnectionInfo &info = m_session->connection();
-    m_target->setText(tr("Book: %1\nGate: %2")
-                          .arg(info.bookDisplay.isEmpty() ? tr("(the console's)") : info.bookDisplay,
-                               info.gateDisplay.isEmpty() ? tr("(the console's)") : info.gateDisplay));
-    if (!m_controller->start(profile, r))
+    auto *box = new QMessageBox(QMessageBox::Warning, tr("Drill on the live book and gate"),
+                                tr("Run the drill on this console's own book and gate?"), QMessageBox::Cancel, this);
+    box->setInformativeText(tr("Book: %1\nGate: %2\n\nIt creates SKU %3 there for good, and its faults act on these "
+                               "servers: the redis-server may be restarted and its scripts flushed, and book "
+                               "transactions fail on purpose. It is refused while any sale is open or paused there. "
+                               "A scratch drill tests the same code without any of this.")
+                                .arg(info.bookDisplay, info.gateDisplay, r.sku));
+    QPushButton *go = box->addButton(tr("Run on the live book and gate"), QMessageBox::AcceptRole);
+    box->setDefaultButton(qobject_cast<QPushButton *>(box->button(QMessageBox::Cancel)));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::buttonClicked, this, [this, go, r](QAbstractButton *clicked) {
+        if (clicked == go)
+            start(r);
+    });
+    connect(box, &QObject::destroyed, this, [this] { m_confirmation = nullptr; });
+    m_confirmation = box;
+    box->open();
+}
+
+void DrillView::start(const DrillRequest &r)
+{
+    if (!m_controller->start(m_session->profile(), r))
         return;
     m_run->setEnabled(false);
     m_cancel->setEnabled(true);
@@ -223,9 +283,10 @@ void DrillView::run()
     m_progress->setRange(0, int(qMin<qint64>(r.buyers, std::numeric_limits<int>::max())));
     m_progress->setValue(0);
     m_progress->setFormat(tr("starting… %p%"));
-    setVerdict(kAmber, tr("Running drill on %1…").arg(r.sku));
+    const QString where = r.target == DrillTarget::Scratch ? tr("a scratch book and gate") : tr("the live book and gate");
+    setVerdict(kAmber, tr("Running drill on %1 (%2)…").arg(r.sku, where));
     m_line->setText(tr("Opening the book and the gate…"));
-    emit message(tr("Drill started on %1").arg(r.sku));
+    emit message(tr("Drill started on %1, on %2").arg(r.sku, where));
 }
 
 void DrillView::onProgress(const DrillProgress &p)
@@ -259,7 +320,7 @@ void DrillView::onFinished(const DrillOutcome &outcome)
         m_progress->setFormat(tr("done"));
         const QString verdict = outcome.cancelled ? tr("CANCELLED") : outcome.passed ? tr("PASSED") : tr("FAILED");
         setVerdict(outcome.cancelled ? kAmber : outcome.passed ? kGreen : kRed, tr("%1 — %2").arg(verdict, outcome.sku));
-        m_line->setText(tr("Finished in %1 s.").arg(outcome.seconds, 0, 'f', 1));
+        m_line->setText(tr("Finished in %1 s, on %2.").arg(outcome.seconds, 0, 'f', 1).arg(outcome.target));
         emit message(tr("Drill on %1: %2").arg(outcome.sku, verdict));
         // The SKU now exists: offer a fresh default unless the operator typed their own.
         if (m_sku->text().trimmed() == m_generatedSku) {

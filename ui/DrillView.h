@@ -10,8 +10,10 @@ class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QMessageBox;
 class QProgressBar;
 class QPushButton;
+class QRadioButton;
 class QSpinBox;
 
 namespace flashstock {
@@ -19,10 +21,12 @@ namespace flashstock {
 class ConsoleSession;
 class DrillController;
 
-/// The drill view: a rehearsal on a fresh SKU against the console's own book and gate (the
-/// session's EngineProfile). The drill runs on its own thread (DrillController); its
-/// progress and report arrive as queued signals; the report is shown as text (or JSON) with
-/// PASSED or FAILED large above it. GUI thread.
+/// The drill view: a rehearsal on a fresh SKU, by default on a scratch book and gate of its
+/// own (DrillTarget::Scratch: a temporary data dir, removed afterwards), so it can run during
+/// a sale. The console's own book and gate are an explicit choice that asks first, naming
+/// them, and that the core refuses while a sale is open there. The drill runs on its own
+/// thread (DrillController); its progress and report arrive as queued signals; the report is
+/// shown as text (or JSON) with PASSED or FAILED large above it. GUI thread.
 class DrillView : public QWidget {
     Q_OBJECT
 public:
@@ -38,6 +42,11 @@ public:
     QComboBox *faultsField() const { return m_faults; }
     QSpinBox *seedField() const { return m_seed; }
     QPushButton *runButton() const { return m_run; }
+    /// Where the next drill runs (scratch by default).
+    DrillTarget target() const;
+    void setTarget(DrillTarget target);
+    /// The confirmation a drill on the console's book and gate asks first, while open.
+    QMessageBox *pendingConfirmation() const { return m_confirmation; }
     QPushButton *cancelButton() const { return m_cancel; }
     QProgressBar *progressBar() const { return m_progress; }
     /// The verdict line (PASSED, FAILED, or why the drill could not run).
@@ -46,7 +55,8 @@ public:
     QString reportText() const;
     bool isRunning() const;
 
-    /// Starts a drill with the fields' values (as if the operator pressed Run).
+    /// As if the operator pressed Run: starts a drill with the fields' values; on the console's
+    /// own book and gate it asks first (pendingConfirmation()).
     void run();
 
 signals:
@@ -58,6 +68,8 @@ private:
     void onProgress(const DrillProgress &p);
     void onFinished(const DrillOutcome &outcome);
     void showReport();
+    void start(const DrillRequest &request);
+    void describeTarget();
     void setVerdict(const QString &color, const QString &text);
     static QString freshSkuName();
 
@@ -78,6 +90,9 @@ private:
     QLabel *m_line = nullptr;
     QLabel *m_verdict = nullptr;
     QLabel *m_target = nullptr;
+    QRadioButton *m_scratch = nullptr;
+    QRadioButton *m_live = nullptr;
+    QMessageBox *m_confirmation = nullptr;
     QCheckBox *m_json = nullptr;
     QPlainTextEdit *m_report = nullptr;
     DrillOutcome m_last;

@@ -6,6 +6,7 @@
 #include "open/EngineOpener.h"
 #include "reconcile/Approvers.h"
 #include "reconcile/Reconciler.h"
+#include "store/DiscrepancyStore.h"
 #include "store/SaleStore.h"
 
 #include <QDateTime>
@@ -18,14 +19,8 @@ namespace flashstock {
 namespace {
 
 constexpr int kTraceRows = 200;        // a SKU's trace: its newest rows
+constexpr int kRecentRows = 200;       // the ledger view before any search
 constexpr int kSearchRowsCap = 5000;   // a ledger search keeps the newest rows only
-
-QList<LedgerRow> newest(QList<LedgerRow> rows, int cap)
-{
-    if (rows.size() > cap)
-        rows = rows.mid(rows.size() - cap);
-    return rows;
-}
 
 } // namespace
 
@@ -86,11 +81,11 @@ void EngineWorker::sample()
     HealthSnapshot &h = snap.health;
     QElapsedTimer timer;
     timer.start();
-    auto skus = m_engine->book().skus();
+    auto levels = m_engine->book().allLevels();
     h.bookRoundTripUs = timer.nsecsElapsed() / 1000;
-    h.bookUp = skus.has_value();
-    if (!skus)
-        h.bookDetail = skus.error().message;
+    h.bookUp = levels.has_value();
+    if (!levels)
+        h.bookDetail = levels.error().message;
 
     if (Gate *gate = m_engine->gate()) {
         h.gateConfigured = true;
@@ -99,37 +94,48 @@ void EngineWorker::sample()
         h.gateScriptsLoaded = gh.scriptsLoaded;
         h.gateRoundTripUs = gh.roundTripUs;
         h.gateDetail = gh.detail;
+        h.gateNodes = gh.nodes;
     }
-    if (skus) {
-        if (auto sales = m_engine->sales().list())
-            snap.sales = *sales;
-        // A SKU whose latest sale is book-only skips the gate: its refusals are not counted there.
-        QHash<QString, bool> bookOnly;
-        for (const Sale &s : std::as_const(snap.sales)) // newest first: the first one seen is the latest
-            if (!bookOnly.contains(s.sku))
-                bookOnly.insert(s.sku, s.bookOnly);
-        for (const QString &sku : *skus) {
-            auto levels = m_engine->book().levels(sku);
-            if (!levels)
-                continue;
-            SkuSample s{sku, levels->available, levels->locked, levels->sold, levels->total,
-                        int(levels->buckets.size()), -1};
-            // A gate that is down would cost a timeout per SKU: ask only when it answered.
-            if (h.gateUp) {
-                const GateSide gate = m_engine->gateLevels(sku);
-                if (gate.reachable) {
-                    s.gateAvailable = gate.available;
-                    if (gate.counts && !bookOnly.value(sku)) {
-                        s.gateReserved = gate.counts->reserved;
-                        s.gateRefused = gate.counts->refused();
-                    }
-                }
-            }
-            snap.skus << s;
-        }
-    }
+    if (levels)
+        sampleSkus(snap, *levels);
     emit sampled(snap);
     reportWarnings();
+}
+
+void EngineWorker::sampleSkus(LiveSnapshot &snap, const QList<SkuLevels> &levels)
+{
+    if (auto sales = m_engine->sales().list())
+        snap.sales = *sales;
+    if (auto expiry = m_engine->expiryStatus())
+        snap.expiry = *expiry;
+    QMap<QString, QList<qint64>> pausing;
+    if (auto p = DiscrepancyStore(m_engine->database()).pausingDiscrepancies())
+        pausing = *p;
+    QHash<QString, Sale> latest;
+    for (const Sale &s : std::as_const(snap.sales)) // newest first: the first one seen is the latest
+        if (!latest.contains(s.sku))
+            latest.insert(s.sku, s);
+    for (const SkuLevels &l : levels) {
+        SkuSample s{l.sku, l.available, l.locked, l.sold, l.total, int(l.buckets.size()), -1};
+        s.bucketLevels = l.buckets;
+        if (latest.contains(l.sku))
+            s.sale = latest.value(l.sku);
+        s.pausedBy = pausing.value(l.sku);
+        s.overdue = snap.expiry ? snap.expiry->overdueOf(l.sku) : OverdueHolds{l.sku, 0, 0, 0};
+        // A gate that is down would cost a timeout per SKU: ask only when it answered.
+        if (snap.health.gateUp) {
+            const GateSide gate = m_engine->gateLevels(l.sku);
+            if (gate.reachable) {
+                s.gateAvailable = gate.available;
+                // A SKU whose latest sale is book-only skips the gate: its refusals are not counted there.
+                if (gate.counts && !(s.sale && s.sale->bookOnly)) {
+                    s.gateReserved = gate.counts->reserved;
+                    s.gateRefused = gate.counts->refused();
+                }
+            }
+        }
+        snap.skus << s;
+    }
 }
 
 void EngineWorker::reportWarnings()
@@ -160,24 +166,35 @@ void EngineWorker::preflight(const QString &sku, qint64 units)
         result.items << PreflightItem{tr("No gate configured: reserves go straight to the book (slower, exact)"),
                                       true, false};
     }
-    auto levels = m_engine->book().levels(sku);
-    result.skuExists = levels.has_value();
-    if (levels) {
-        result.bookAvailable = levels->available;
-        if (levels->available >= units)
-            result.items << PreflightItem{tr("Book stock: %L1 available ≥ %L2 units").arg(levels->available).arg(units),
-                                          true, true};
-        else
-            result.items << PreflightItem{tr("Book stock: %L1 available < %L2 units; launch restocks %L3 (ledgered)")
-                                              .arg(levels->available)
-                                              .arg(units)
-                                              .arg(units - levels->available),
-                                          true, true};
-    } else {
-        result.items << PreflightItem{tr("New SKU: created with %L1 units (ledgered)").arg(units), units > 0, true};
-    }
+    addSkuPlan(result, sku, units);
     addLaunchRules(result, sku);
     emit preflightReady(result);
+}
+
+void EngineWorker::addSkuPlan(PreflightResult &result, const QString &sku, qint64 units)
+{
+    auto levels = m_engine->book().levels(sku);
+    result.skuExists = levels.has_value();
+    if (!levels) {
+        result.items << PreflightItem{tr("Will create SKU %1 with %L2 units (ledgered, operator %3)")
+                                          .arg(sku)
+                                          .arg(units)
+                                          .arg(m_engine->book().actor().operatorName),
+                                      units > 0, true};
+        return;
+    }
+    result.bookAvailable = levels->available;
+    result.bookTotal = levels->total;
+    // A launch never changes an existing SKU's stock: it sells what the book has.
+    if (levels->available > 0)
+        result.items << PreflightItem{tr("Existing SKU: the sale will offer its %L1 available units; its stock is "
+                                         "not changed")
+                                          .arg(levels->available),
+                                      true, true};
+    else
+        result.items << PreflightItem{tr("Existing SKU with no available units: restock it first (Restock…, "
+                                         "ledgered with a reason)"),
+                                      false, true};
 }
 
 void EngineWorker::addLaunchRules(PreflightResult &result, const QString &sku)
@@ -212,14 +229,9 @@ void EngineWorker::launchSale(const SaleRequest &req)
     const QString what = tr("Launch sale of %1").arg(req.sku);
     if (!requireEngine(what))
         return;
-    auto levels = m_engine->book().levels(req.sku);
-    if (!levels) {
+    if (!m_engine->book().levels(req.sku)) {
         if (auto added = m_engine->addSku(req.sku, req.units, req.buckets); !added)
             return emit failed(what, added.error().message);
-    } else if (levels->available < req.units) {
-        auto r = m_engine->restock(req.sku, req.units - levels->available, tr("stock for a flash sale"));
-        if (!r)
-            return emit failed(what, r.error().message);
     }
     auto sale = m_engine->createSale(req.sku, req.startMs, req.endMs, req.holdSeconds, req.perUserLimit);
     if (!sale)
@@ -227,7 +239,8 @@ void EngineWorker::launchSale(const SaleRequest &req)
     if (req.start) {
         auto started = m_engine->setSaleStatus(sale->id, SaleStatus::Open);
         if (!started)
-            return emit failed(what, started.error().message);
+            return emit failed(what, tr("sale #%1 was created and is not open: %2").arg(sale->id).arg(
+                                         started.error().message));
         sale = started;
     }
     emit saleLaunched(*sale);
@@ -244,6 +257,103 @@ void EngineWorker::setSaleStatus(qint64 saleId, SaleStatus status)
     if (!sale)
         return emit failed(what, sale.error().message);
     emit saleChanged(*sale);
+}
+
+void EngineWorker::setSaleBookOnly(qint64 saleId, bool on)
+{
+    const QString what = on ? tr("Switch sale #%1 to book-only").arg(saleId)
+                            : tr("Switch sale #%1 back to the gate").arg(saleId);
+    if (!requireEngine(what))
+        return;
+    auto sale = m_engine->setSaleBookOnly(saleId, on);
+    if (!sale)
+        return emit failed(what, sale.error().message);
+    emit saleChanged(*sale);
+}
+
+void EngineWorker::rebuildGate(const QString &sku)
+{
+    const QString what = tr("Rebuild the gate of %1").arg(sku);
+    if (!requireEngine(what))
+        return;
+    auto available = m_engine->rebuildGate(sku);
+    if (!available)
+        return emit failed(what, available.error().message);
+    emit gateRebuilt(sku, *available);
+}
+
+void EngineWorker::changeSku(const SkuChange &c)
+{
+    QString what;
+    switch (c.kind) {
+    case SkuChange::Kind::Add: what = tr("Add SKU %1").arg(c.sku); break;
+    case SkuChange::Kind::Restock: what = tr("Restock %1").arg(c.sku); break;
+    case SkuChange::Kind::Buckets: what = tr("Change the buckets of %1").arg(c.sku); break;
+    case SkuChange::Kind::Rebalance: what = tr("Rebalance %1").arg(c.sku); break;
+    }
+    if (!requireEngine(what))
+        return;
+    if (c.kind == SkuChange::Kind::Restock && c.reason.trimmed().isEmpty())
+        return emit failed(what, tr("reason: a restock needs a reason for the ledger"));
+    Result<Adjustment> done = fail(ErrorCode::Internal, u"unknown change"_s);
+    QString summary;
+    switch (c.kind) {
+    case SkuChange::Kind::Add:
+        done = m_engine->addSku(c.sku, c.units, c.buckets);
+        summary = tr("Added SKU %1 with %L2 units in %n bucket(s)", nullptr, c.buckets).arg(c.sku).arg(c.units);
+        break;
+    case SkuChange::Kind::Restock:
+        done = m_engine->restock(c.sku, c.units, c.reason.trimmed());
+        summary = tr("Restocked %1 by %L2 units").arg(c.sku).arg(c.units);
+        break;
+    case SkuChange::Kind::Buckets:
+        done = m_engine->book().setBucketCount(c.sku, c.buckets);
+        summary = tr("%1 now has %n bucket(s)", nullptr, c.buckets).arg(c.sku);
+        break;
+    case SkuChange::Kind::Rebalance:
+        done = m_engine->book().rebalance(c.sku, c.from, c.to, c.units);
+        summary = tr("Moved %L1 units of %2 from bucket %3 to bucket %4").arg(c.units).arg(c.sku).arg(c.from).arg(c.to);
+        break;
+    }
+    if (!done)
+        return emit failed(what, done.error().message);
+    emit skuChanged(c, tr("%1 (adjustment adj:%2, operator %3)")
+                           .arg(summary)
+                           .arg(done->id)
+                           .arg(m_engine->book().actor().operatorName));
+}
+
+void EngineWorker::releaseExpired(bool manual)
+{
+    ExpiryRun run;
+    run.manual = manual;
+    if (!m_engine) {
+        run.problem = tr("The book of record is not open.");
+        emit expired(run);
+        return;
+    }
+    QList<OrderChange> released;
+    if (manual) {
+        auto r = m_engine->expire();
+        if (r)
+            released = *r;
+        else
+            run.problem = r.error().message;
+    } else {
+        auto pass = m_engine->expireAsExpirer(ExpirerId{u"console"_s, kExpirerEveryMs});
+        if (pass) {
+            released = pass->released;
+            run.problem = pass->heartbeatProblem;
+        } else {
+            run.problem = pass.error().message;
+        }
+    }
+    for (const OrderChange &c : std::as_const(released)) {
+        ++run.orders;
+        for (const OrderLine &l : c.lines)
+            run.units += l.qty;
+    }
+    emit expired(run);
 }
 
 void EngineWorker::listDiscrepancies()
@@ -288,10 +398,11 @@ void EngineWorker::traceDiscrepancy(const Discrepancy &d)
 {
     if (!requireEngine(tr("Ledger trace")))
         return;
-    auto rows = d.order.isEmpty() ? m_engine->book().ledgerOfSku(d.sku) : m_engine->book().ledgerOfOrder(d.order);
+    auto rows = d.order.isEmpty() ? m_engine->book().ledgerOfSku(d.sku, kTraceRows, d.bucket)
+                                  : m_engine->book().ledgerOfOrder(d.order);
     if (!rows)
         return emit failed(tr("Ledger trace"), rows.error().message);
-    emit traceReady(d.id, newest(*rows, kTraceRows));
+    emit traceReady(d.id, *rows);
 }
 
 void EngineWorker::searchLedger(LedgerSearchMode mode, const QString &text)
@@ -303,6 +414,12 @@ void EngineWorker::searchLedger(LedgerSearchMode mode, const QString &text)
         return;
     Book &book = m_engine->book();
     switch (mode) {
+    case LedgerSearchMode::Recent:
+        if (auto rows = book.recentLedger(kRecentRows))
+            result.rows = *rows;
+        else
+            result.error = rows.error().message;
+        break;
     case LedgerSearchMode::Order:
         if (auto rows = book.ledgerOfOrder(text)) {
             result.rows = *rows;
@@ -315,8 +432,8 @@ void EngineWorker::searchLedger(LedgerSearchMode mode, const QString &text)
         }
         break;
     case LedgerSearchMode::Sku:
-        if (auto rows = book.ledgerOfSku(text))
-            result.rows = newest(*rows, kSearchRowsCap);
+        if (auto rows = book.ledgerOfSku(text, kSearchRowsCap))
+            result.rows = *rows;
         else
             result.error = rows.error().message;
         break;

@@ -2,6 +2,7 @@
 
 #include "ConsoleSession.h"
 #include "EngineWorker.h"
+#include "TableExport.h"
 #include "models/LedgerModel.h"
 
 #include <QComboBox>
@@ -24,6 +25,10 @@ LedgerView::LedgerView(ConsoleSession *session, QWidget *parent)
 {
     auto *layout = new QVBoxLayout(this);
     auto *row = new QHBoxLayout;
+    auto *recent = new QPushButton(tr("R&ecent activity"), this);
+    recent->setToolTip(tr("The newest ledger rows of every SKU, newest first"));
+    row->addWidget(recent);
+    row->addSpacing(12);
     m_mode = new QComboBox(this);
     m_mode->addItem(tr("Order"), int(LedgerSearchMode::Order));
     m_mode->addItem(tr("Token"), int(LedgerSearchMode::Token));
@@ -38,6 +43,8 @@ LedgerView::LedgerView(ConsoleSession *session, QWidget *parent)
     row->addWidget(m_text, 1);
     auto *go = new QPushButton(tr("&Search"), this);
     row->addWidget(go);
+    auto *exportButton = new QPushButton(tr("E&xport CSV…"), this);
+    row->addWidget(exportButton);
     layout->addLayout(row);
 
     m_chain = new QLabel(this);
@@ -53,6 +60,8 @@ LedgerView::LedgerView(ConsoleSession *session, QWidget *parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    QAction *exportAction = TableExport::install(m_table, u"flashstock-ledger"_s);
+    connect(exportButton, &QPushButton::clicked, exportAction, &QAction::trigger);
     layout->addWidget(m_table, 1);
 
     const auto run = [this] {
@@ -60,7 +69,15 @@ LedgerView::LedgerView(ConsoleSession *session, QWidget *parent)
     };
     connect(m_text, &QLineEdit::returnPressed, this, run);
     connect(go, &QPushButton::clicked, this, run);
+    connect(recent, &QPushButton::clicked, this, &LedgerView::showRecent);
     connect(session->worker(), &EngineWorker::ledgerFound, this, &LedgerView::showResult);
+    // Recent activity as soon as the book is open: the view is never blank before a search.
+    connect(session->worker(), &EngineWorker::opened, this, [this](const ConnectionInfo &info) {
+        m_bookOpen = info.bookOpen;
+        if (info.bookOpen)
+            showRecent();
+    });
+    clear();
 }
 
 void LedgerView::focusSearch()
@@ -69,21 +86,58 @@ void LedgerView::focusSearch()
     m_text->selectAll();
 }
 
+QString LedgerView::summaryText() const
+{
+    return m_chain->text();
+}
+
+void LedgerView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_bookOpen && m_showingRecent)
+        showRecent();
+}
+
+void LedgerView::clear()
+{
+    m_bookOpen = false;
+    m_model->setRows({});
+    m_chain->setText(tr("The ledger shows once the book of record is open."));
+}
+
+void LedgerView::showRecent()
+{
+    search(LedgerSearchMode::Recent, {});
+}
+
 void LedgerView::search(LedgerSearchMode mode, const QString &text)
 {
-    if (text.isEmpty())
+    if (text.isEmpty() && mode != LedgerSearchMode::Recent)
         return;
-    m_mode->setCurrentIndex(m_mode->findData(int(mode)));
-    m_text->setText(text);
+    m_showingRecent = mode == LedgerSearchMode::Recent;
+    if (mode != LedgerSearchMode::Recent) {
+        m_mode->setCurrentIndex(m_mode->findData(int(mode)));
+        m_text->setText(text);
+    }
     m_chain->setText(tr("Searching…"));
     m_session->searchLedger(mode, text);
 }
 
 void LedgerView::showResult(const LedgerSearchResult &r)
 {
-    m_model->setRows(r.rows);
+    const bool newestFirst = r.mode == LedgerSearchMode::Recent || r.mode == LedgerSearchMode::Sku;
+    m_model->setRows(r.rows, newestFirst ? LedgerModel::RowOrder::NewestFirst : LedgerModel::RowOrder::AsGiven);
     if (!r.error.isEmpty()) {
         m_chain->setText(tr("Search failed: %1").arg(r.error));
+        return;
+    }
+    if (r.mode == LedgerSearchMode::Recent) {
+        m_chain->setText(r.rows.isEmpty()
+                             ? tr("No ledger rows yet: every stock movement (a SKU added, a reserve, a payment, a "
+                                  "release, a restock) appears here.")
+                             : tr("Recent activity: the newest %n row(s) of every SKU, newest first. Search by order, "
+                                  "token or SKU for one trace.",
+                                  nullptr, int(r.rows.size())));
         return;
     }
     if (r.rows.isEmpty()) {
@@ -91,7 +145,7 @@ void LedgerView::showResult(const LedgerSearchResult &r)
         return;
     }
     if (r.mode == LedgerSearchMode::Sku) {
-        m_chain->setText(tr("%n row(s) of SKU %1 (newest last).", nullptr, int(r.rows.size())).arg(r.text));
+        m_chain->setText(tr("%n row(s) of SKU %1, newest first.", nullptr, int(r.rows.size())).arg(r.text));
         return;
     }
     // An order's chain at a glance: its operations in order, with units and outcome.

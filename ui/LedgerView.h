@@ -14,18 +14,31 @@ namespace flashstock {
 class ConsoleSession;
 class LedgerModel;
 
-/// The ledger view: search by order, token or SKU; an order's chain (reserve, then confirm
-/// or release, refunds) summarised in one line above its rows. GUI thread.
+/// The ledger view: recent activity (the newest rows of every SKU, newest first) as soon as
+/// the book is open and whenever the view is shown again, and a search by order, token or SKU; an order's chain (reserve, then
+/// confirm or release, refunds) summarised in one line above its rows, oldest first; a
+/// SKU's rows newest first. Copy and CSV export of the rows shown. GUI thread.
 class LedgerView : public QWidget {
     Q_OBJECT
 public:
     explicit LedgerView(ConsoleSession *session, QWidget *parent = nullptr);
 
     LedgerModel *model() const { return m_model; }
-    /// Searches now (as if the operator pressed Enter).
+    QTableView *table() const { return m_table; }
+    /// Searches now (as if the operator pressed Enter); Recent needs no text.
     void search(LedgerSearchMode mode, const QString &text);
+    /// Shows recent activity again (the Recent button).
+    void showRecent();
     /// Puts the keyboard focus in the search field.
     void focusSearch();
+    /// The line above the rows (for tests).
+    QString summaryText() const;
+    /// Forgets the rows shown (a new connection).
+    void clear();
+
+protected:
+    /// Recent activity is read again each time the view is shown.
+    void showEvent(QShowEvent *event) override;
 
 private:
     void showResult(const LedgerSearchResult &result);
@@ -36,6 +49,8 @@ private:
     QLineEdit *m_text = nullptr;
     QLabel *m_chain = nullptr;
     QTableView *m_table = nullptr;
+    bool m_showingRecent = false;
+    bool m_bookOpen = false;
 };
 
 } // namespace flashstock

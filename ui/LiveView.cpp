@@ -1,21 +1,27 @@
 #include "LiveView.h"
 
+#include "ConsoleText.h"
+#include "EngineWorker.h"
+#include "TableExport.h"
 #include "models/ModelRoles.h"
 #include "models/SkuLevelsModel.h"
 
+#include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
-#include <QDateTimeAxis>
 #include <QEvent>
 #include <QFrame>
 #include <QGridLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineSeries>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTableView>
 #include <QValueAxis>
 #include <QVBoxLayout>
@@ -29,6 +35,10 @@ namespace flashstock {
 namespace {
 
 constexpr qint64 kRateSpanMs = 5000; // rates average over this span, so one slow sample does not spike them
+constexpr qint64 kDayMs = 86400000;
+
+const QString kRed = u"#c62828"_s;
+const QString kAmber = u"#b26a00"_s;
 
 /// Change per second of the points' y from the newest point at least kRateSpanMs older than
 /// the last (or the oldest) to the last; 0 with fewer than two points.
@@ -44,6 +54,11 @@ double changePerSecond(const QList<QPointF> &points)
     return dt > 0 ? (points.last().y() - points[from].y()) / dt : 0.0;
 }
 
+QString colored(const QString &color, const QString &html, bool bold = false)
+{
+    return u"<span style=\"color:%1;%2\">%3</span>"_s.arg(color, bold ? u"font-weight:bold"_s : QString(), html);
+}
+
 } // namespace
 
 LiveView::LiveView(QWidget *parent)
@@ -53,11 +68,12 @@ LiveView::LiveView(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
 
     auto *top = new QHBoxLayout;
-    top->addWidget(new QLabel(tr("&SKU:"), this));
+    auto *skuLabel = new QLabel(tr("&SKU:"), this);
+    top->addWidget(skuLabel);
     m_sku = new QComboBox(this);
     m_sku->setMinimumContentsLength(16);
     m_sku->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    qobject_cast<QLabel *>(top->itemAt(0)->widget())->setBuddy(m_sku);
+    skuLabel->setBuddy(m_sku);
     top->addWidget(m_sku);
     top->addSpacing(16);
     auto *windowLabel = new QLabel(tr("&Window:"), this);
@@ -68,7 +84,11 @@ LiveView::LiveView(QWidget *parent)
     m_window->setSuffix(tr(" min"));
     windowLabel->setBuddy(m_window);
     top->addWidget(m_window);
-    top->addStretch();
+    top->addSpacing(16);
+    m_state = new QLabel(this);
+    m_state->setTextFormat(Qt::RichText);
+    m_state->setWordWrap(true);
+    top->addWidget(m_state, 1);
     layout->addLayout(top);
 
     // Large figures, readable across a room.
@@ -85,15 +105,40 @@ LiveView::LiveView(QWidget *parent)
                                    "as the gate counts them; n/a when book-only"));
     layout->addWidget(figures);
 
+    // Holds past expiry, and whether anything releases them.
+    auto *expiry = new QFrame(this);
+    expiry->setFrameShape(QFrame::StyledPanel);
+    auto *expiryRow = new QHBoxLayout(expiry);
+    expiryRow->setContentsMargins(8, 4, 8, 4);
+    m_expiry = new QLabel(expiry);
+    m_expiry->setTextFormat(Qt::RichText);
+    m_expiry->setWordWrap(true);
+    expiryRow->addWidget(m_expiry, 1);
+    m_expiryRun = new QLabel(expiry);
+    expiryRow->addWidget(m_expiryRun);
+    m_autoRelease = new QCheckBox(tr("This console &releases expired holds (every %1 s)")
+                                      .arg(EngineWorker::kExpirerEveryMs / 1000),
+                                  expiry);
+    m_autoRelease->setChecked(true);
+    m_autoRelease->setToolTip(tr("While on, this console is an expirer: it releases holds past their expiry and "
+                                 "records its heartbeat in the book, so every console sees that holds are released"));
+    expiryRow->addWidget(m_autoRelease);
+    m_releaseNow = new QPushButton(tr("Release e&xpired holds now"), expiry);
+    m_releaseNow->setToolTip(tr("Release every hold past its expiry now (database clock): its units go back to "
+                                "available"));
+    expiryRow->addWidget(m_releaseNow);
+    layout->addWidget(expiry);
+
     m_chart = new QChart;
     m_chart->legend()->setAlignment(Qt::AlignBottom);
     m_chart->setMargins(QMargins(4, 4, 4, 4));
     const QString names[SeriesCount] = {tr("Available (book)"), tr("Available (gate)"), tr("Locked"), tr("Sold")};
     const QColor colors[SeriesCount] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x9c, 0x27, 0xb0),
                                         QColor(0x2c, 0xa0, 0x2c)};
-    m_axisX = new QDateTimeAxis;
-    m_axisX->setFormat(u"HH:mm:ss"_s);
-    m_axisX->setTickCount(6);
+    // Labels are made by updateTimeAxis(), in UTC like every time the console shows.
+    m_axisX = new QCategoryAxis;
+    m_axisX->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    m_axisX->setTitleText(tr("UTC"));
     m_axisY = new QValueAxis;
     m_axisY->setLabelFormat(u"%d"_s);
     m_chart->addAxis(m_axisX, Qt::AlignBottom);
@@ -112,7 +157,29 @@ LiveView::LiveView(QWidget *parent)
     }
     m_chartView = new QChartView(m_chart, this);
     m_chartView->setRenderHint(QPainter::Antialiasing);
-    m_chartView->setMinimumHeight(260);
+    m_chartView->setMinimumHeight(240);
+
+    // What to do when there is nothing to draw (first start, book down).
+    auto *emptyPage = new QWidget(this);
+    auto *emptyLayout = new QVBoxLayout(emptyPage);
+    emptyLayout->addStretch(1);
+    m_empty = new QLabel(emptyPage);
+    m_empty->setTextFormat(Qt::RichText);
+    m_empty->setWordWrap(true);
+    m_empty->setAlignment(Qt::AlignCenter);
+    emptyLayout->addWidget(m_empty);
+    auto *emptyButtons = new QHBoxLayout;
+    emptyButtons->addStretch(1);
+    m_addSku = new QPushButton(tr("&Add a SKU…"), emptyPage);
+    m_launch = new QPushButton(tr("&Launch a sale…"), emptyPage);
+    emptyButtons->addWidget(m_addSku);
+    emptyButtons->addWidget(m_launch);
+    emptyButtons->addStretch(1);
+    emptyLayout->addLayout(emptyButtons);
+    emptyLayout->addStretch(2);
+    m_chartStack = new QStackedWidget(this);
+    m_chartStack->addWidget(emptyPage);
+    m_chartStack->addWidget(m_chartView);
 
     m_table = new QTableView(this);
     m_table->setModel(m_levels);
@@ -120,24 +187,43 @@ LiveView::LiveView(QWidget *parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    TableExport::install(m_table, u"flashstock-live"_s);
 
     auto *split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(m_chartView);
+    split->addWidget(m_chartStack);
     split->addWidget(m_table);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
-    split->setSizes({520, 180});
+    split->setSizes({480, 200});
     layout->addWidget(split, 1);
 
-    connect(m_sku, &QComboBox::currentTextChanged, this, [this] {
+    connect(m_sku, &QComboBox::currentTextChanged, this, [this](const QString &sku) {
+        // The table follows the chart's SKU, and the other way round (below).
+        const int row = m_levels->rowOf(sku);
+        if (row >= 0 && m_table->selectionModel()->selectedRows().value(0).row() != row)
+            m_table->selectRow(row);
         updateFigures();
+        updateState();
         redraw();
     });
     connect(m_window, &QSpinBox::valueChanged, this, [this] { redraw(); });
-    connect(m_table, &QTableView::activated, this, [this](const QModelIndex &index) {
-        setCurrentSku(index.siblingAtColumn(SkuLevelsModel::Sku).data(RawRole).toString());
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        const QModelIndexList rows = m_table->selectionModel()->selectedRows(SkuLevelsModel::Sku);
+        if (!rows.isEmpty())
+            setCurrentSku(rows.first().data(RawRole).toString());
+    });
+    connect(m_addSku, &QPushButton::clicked, this, &LiveView::addSkuRequested);
+    connect(m_launch, &QPushButton::clicked, this, &LiveView::launchSaleRequested);
+    connect(m_releaseNow, &QPushButton::clicked, this, [this] {
+        m_expiryRun->setText(tr("Releasing…"));
+        emit releaseNowRequested();
+    });
+    connect(m_autoRelease, &QCheckBox::toggled, this, [this](bool on) {
+        updateExpiry();
+        emit releasesExpiredHoldsChanged(on);
     });
     applyPalette();
+    clear(tr("Opening the book of record…"));
 }
 
 QLabel *LiveView::addFigure(QGridLayout *grid, int column, const QString &caption)
@@ -193,10 +279,83 @@ int LiveView::seriesPointCount(Series which) const
     return m_series[which]->count();
 }
 
+QStringList LiveView::timeAxisLabels() const
+{
+    return m_axisX->categoriesLabels();
+}
+
+bool LiveView::releasesExpiredHolds() const
+{
+    return m_autoRelease->isChecked();
+}
+
+void LiveView::setReleasesExpiredHolds(bool on)
+{
+    m_autoRelease->setChecked(on);
+}
+
+QString LiveView::emptyStateText() const
+{
+    return m_chartStack->currentWidget() == m_chartView ? QString() : m_empty->text();
+}
+
+QString LiveView::stateText() const
+{
+    return m_state->text();
+}
+
+QString LiveView::expiryText() const
+{
+    return m_expiry->text();
+}
+
+void LiveView::clear(const QString &why)
+{
+    m_history.clear();
+    m_rates.clear();
+    m_last.clear();
+    m_expiryStatus.reset();
+    m_bookUp = false;
+    m_sampled = false;
+    m_lastAtMs = 0;
+    {
+        QSignalBlocker block(m_sku);
+        m_sku->clear();
+    }
+    m_levels->setSamples({});
+    m_expiryRun->clear();
+    showEmptyState(u"<p style=\"font-size:large\">%1</p>"_s.arg(why.toHtmlEscaped().replace(u'\n', u"<br>"_s)), false);
+    updateFigures();
+    updateState();
+    updateExpiry();
+    redraw();
+}
+
+void LiveView::showEmptyState(const QString &html, bool offerActions)
+{
+    m_empty->setText(html);
+    m_addSku->setVisible(offerActions);
+    m_launch->setVisible(offerActions);
+    m_chartStack->setCurrentIndex(0);
+}
+
 void LiveView::addSnapshot(const LiveSnapshot &snap)
 {
-    if (!snap.health.bookUp)
-        return; // nothing new to draw; the status bar says why
+    m_sampled = true;
+    m_bookUp = snap.health.bookUp;
+    if (!snap.health.bookUp) {
+        // Nothing new to draw, and no stale figure left looking live: the status bar says why.
+        m_last.clear();
+        m_levels->setSamples({});
+        showEmptyState(tr("<p style=\"font-size:large\">The book of record does not answer: no figures.</p>"
+                          "<p>%1</p><p>The status bar shows when it is back.</p>")
+                           .arg(snap.health.bookDetail.toHtmlEscaped()),
+                       false);
+        updateFigures();
+        updateState();
+        updateExpiry();
+        return;
+    }
     const qint64 keepFromMs = snap.atMs - qint64(m_window->maximum()) * 60000;
     for (const SkuSample &s : snap.skus) {
         History &h = m_history[s.sku];
@@ -229,6 +388,7 @@ void LiveView::addSnapshot(const LiveSnapshot &snap)
     }
     m_last = snap.skus;
     m_lastAtMs = snap.atMs;
+    m_expiryStatus = snap.expiry;
 
     QStringList skus;
     for (const SkuSample &s : snap.skus)
@@ -236,23 +396,36 @@ void LiveView::addSnapshot(const LiveSnapshot &snap)
     QStringList shown;
     for (int i = 0; i < m_sku->count(); ++i)
         shown << m_sku->itemText(i);
+    m_levels->setSamples(snap.skus, m_rates, snap.expiry ? snap.expiry->nowMs : snap.atMs);
     if (skus != shown) {
         const QString keep = m_sku->currentText();
-        QSignalBlocker block(m_sku);
-        m_sku->clear();
-        m_sku->addItems(skus);
+        {
+            QSignalBlocker block(m_sku);
+            m_sku->clear();
+            m_sku->addItems(skus);
+            m_sku->setCurrentIndex(-1);
+        }
         const int i = m_sku->findText(keep);
-        m_sku->setCurrentIndex(i >= 0 ? i : (skus.isEmpty() ? -1 : 0));
+        m_sku->setCurrentIndex(i >= 0 ? i : (skus.isEmpty() ? -1 : 0)); // selects the table row too
     }
-    m_levels->setSamples(snap.skus, m_rates);
+    if (skus.isEmpty())
+        showEmptyState(tr("<p style=\"font-size:large\"><b>No SKUs yet.</b></p>"
+                          "<p>Start with a SKU and its stock (SKUs view, <b>Add SKU…</b>), or launch a flash sale, "
+                          "which creates its SKU (Sales view, <b>New sale…</b>, Ctrl+N).</p>"
+                          "<p>Then this view draws book and gate stock, holds and sales as they happen.</p>"),
+                       true);
+    else
+        m_chartStack->setCurrentWidget(m_chartView);
     updateFigures();
+    updateState();
+    updateExpiry();
     redraw();
 }
 
 void LiveView::updateFigures()
 {
     const QString sku = m_sku->currentText();
-    for (const SkuSample &s : m_last) {
+    for (const SkuSample &s : std::as_const(m_last)) {
         if (s.sku != sku)
             continue;
         const QLocale loc;
@@ -267,13 +440,94 @@ void LiveView::updateFigures()
         const bool drift = s.gateAvailable >= 0 && s.gateAvailable != s.available;
         m_figures[GateAvailable]->setStyleSheet(drift ? u"color: #d9534f;"_s : QString());
         m_figures[GateAvailable]->setToolTip(drift ? tr("Gate and book differ by %1 units").arg(s.gateAvailable - s.available)
-                                                   : QString());
+                                             : s.gateAvailable < 0
+                                                 ? tr("No gate figure: the gate is down, not configured, or not loaded")
+                                                 : QString());
         return;
     }
-    for (QLabel *label : m_figures)
+    for (QLabel *label : m_figures) {
         label->setText(u"–"_s);
+        label->setStyleSheet({});
+        label->setToolTip({});
+    }
     m_rateFigure->setText(u"–"_s);
     m_refusedFigure->setText(u"–"_s);
+}
+
+void LiveView::updateState()
+{
+    const QString sku = m_sku->currentText();
+    for (const SkuSample &s : std::as_const(m_last)) {
+        if (s.sku != sku)
+            continue;
+        const qint64 now = m_expiryStatus ? m_expiryStatus->nowMs : m_lastAtMs;
+        QString html = s.sale ? tr("Sale #%1: <b>%2</b>").arg(s.sale->id).arg(ConsoleText::saleState(*s.sale, now).toHtmlEscaped())
+                              : tr("No sale: %1 sells normally (holds of %2)").arg(sku.toHtmlEscaped(), ConsoleText::duration(kDefaultHoldSeconds * 1000));
+        if (!s.pausedBy.isEmpty()) {
+            QStringList ids;
+            for (qint64 id : s.pausedBy)
+                ids << u"#%1"_s.arg(id);
+            html = colored(kRed, tr("⏸ PAUSED by discrepancy %1: reserves answer paused until it is approved or "
+                                    "rejected (Reconciliation)")
+                                     .arg(ids.join(u", "_s)),
+                           true)
+                + u" &nbsp; "_s + html;
+        }
+        m_state->setText(html);
+        return;
+    }
+    m_state->clear();
+}
+
+void LiveView::updateExpiry()
+{
+    m_releaseNow->setEnabled(m_bookUp);
+    if (!m_sampled || !m_bookUp) {
+        m_expiry->setText(tr("Holds past expiry: –"));
+        return;
+    }
+    if (!m_expiryStatus) {
+        m_expiry->setText(colored(kAmber, tr("Holds past expiry: unknown (the book did not answer the question)")));
+        return;
+    }
+    const ExpiryStatus &e = *m_expiryStatus;
+    QStringList who;
+    for (const ExpirerBeat &b : e.alive())
+        who << tr("%1 on %2 (%3, every %4, last pass %5 ago)")
+                   .arg(b.kind, b.expirer.section(u'@', 1).section(u':', 0, 0), b.operatorName,
+                        ConsoleText::duration(b.everyMs), ConsoleText::duration(e.nowMs - b.atMs))
+                   .toHtmlEscaped();
+    const QString releasing = who.isEmpty() ? QString() : tr("released by %1").arg(who.join(u"; "_s));
+    if (e.overdueOrders == 0) {
+        m_expiry->setText(who.isEmpty()
+                              ? tr("No holds past expiry. <b>No expirer is running</b>: holds that expire stay locked "
+                                   "until one runs (the switch on the right, <tt>expire --every</tt>, or the server).")
+                              : tr("No holds past expiry; %1.").arg(releasing));
+        return;
+    }
+    qint64 oldest = 0;
+    for (const OverdueHolds &h : e.overdue)
+        oldest = oldest ? qMin(oldest, h.oldestDueMs) : h.oldestDueMs;
+    const QString count = tr("<b>%L1 hold(s) past expiry</b> (%L2 units locked), the oldest for %3")
+                              .arg(e.overdueOrders)
+                              .arg(e.overdueUnits())
+                              .arg(ConsoleText::duration(e.nowMs - oldest));
+    if (who.isEmpty())
+        m_expiry->setText(colored(kRed, tr("%1 — <b>nothing is releasing them</b>: release them now, switch this "
+                                           "console's expirer on, or run <tt>expire --every</tt>.")
+                                            .arg(count)));
+    else
+        m_expiry->setText(colored(kAmber, tr("%1 — being %2.").arg(count, releasing)));
+}
+
+void LiveView::showExpiryRun(const ExpiryRun &run)
+{
+    if (!run.manual && run.problem.isEmpty())
+        return; // the console's own passes show in the heartbeat line
+    if (!run.problem.isEmpty())
+        m_expiryRun->setText(colored(kRed, tr("Release failed: %1").arg(run.problem.toHtmlEscaped())));
+    else
+        m_expiryRun->setText(tr("Released %n hold(s), %L1 units.", nullptr, int(run.orders)).arg(run.units));
 }
 
 void LiveView::redraw()
@@ -293,7 +547,7 @@ void LiveView::redraw()
         }
         m_series[i]->replace(visible);
     }
-    m_axisX->setRange(QDateTime::fromMSecsSinceEpoch(qint64(from)), QDateTime::fromMSecsSinceEpoch(now));
+    updateTimeAxis(from, double(now));
     // Headroom above the highest point, rounded up to a readable step (1, 2 or 5 x 10^n).
     const double want = qMax(10.0, top * 1.1);
     double step = std::pow(10.0, std::floor(std::log10(want)));
@@ -304,6 +558,35 @@ void LiveView::redraw()
         }
     m_axisY->setRange(0, std::ceil(want / step) * step);
     m_axisY->setTickCount(int(std::ceil(want / step)) + 1 <= 11 ? int(std::ceil(want / step)) + 1 : 6);
+}
+
+void LiveView::updateTimeAxis(double fromMs, double toMs)
+{
+    // A step that gives at most 6 labels, on round UTC times (every step divides a day).
+    static const qint64 steps[] = {1000, 2000, 5000, 10000, 15000, 30000, 60000, 120000, 300000, 600000,
+                                   900000, 1800000, 3600000, 7200000};
+    qint64 step = steps[std::size(steps) - 1];
+    for (qint64 s : steps) {
+        if ((toMs - fromMs) / double(s) <= 6) {
+            step = s;
+            break;
+        }
+    }
+    for (const QString &label : m_axisX->categoriesLabels())
+        m_axisX->remove(label);
+    m_axisX->setStartValue(fromMs);
+    const QString timeFormat = step < 60000 ? u"HH:mm:ss"_s : u"HH:mm"_s;
+    // The date on the first label, and on the first one of a new UTC day.
+    const bool crossesMidnight = qint64(fromMs) / kDayMs != qint64(toMs) / kDayMs;
+    qint64 previousDay = -1;
+    for (qint64 t = (qint64(fromMs) / step + 1) * step; double(t) <= toMs; t += step) {
+        const QDateTime at = QDateTime::fromMSecsSinceEpoch(t, Qt::UTC);
+        const bool withDate = crossesMidnight && t / kDayMs != previousDay;
+        previousDay = t / kDayMs;
+        m_axisX->append(at.toString(withDate ? u"MM-dd "_s + timeFormat : timeFormat), double(t));
+    }
+    m_axisX->setRange(fromMs, toMs);
+    m_axisX->setTitleText(crossesMidnight ? tr("UTC (the window crosses midnight)") : tr("UTC"));
 }
 
 void LiveView::changeEvent(QEvent *event)
@@ -322,6 +605,7 @@ void LiveView::applyPalette()
     m_chart->legend()->setLabelColor(pal.color(QPalette::Text));
     for (QAbstractAxis *axis : {static_cast<QAbstractAxis *>(m_axisX), static_cast<QAbstractAxis *>(m_axisY)}) {
         axis->setLabelsColor(pal.color(QPalette::Text));
+        axis->setTitleBrush(pal.color(QPalette::Text));
         QColor grid = pal.color(QPalette::Text);
         grid.setAlpha(40);
         axis->setGridLineColor(grid);

@@ -6,14 +6,17 @@
 #include <QPointF>
 #include <QWidget>
 
+class QCategoryAxis;
 class QChart;
 class QChartView;
+class QCheckBox;
 class QComboBox;
-class QDateTimeAxis;
 class QGridLayout;
 class QLabel;
 class QLineSeries;
+class QPushButton;
 class QSpinBox;
+class QStackedWidget;
 class QTableView;
 class QValueAxis;
 
@@ -23,8 +26,12 @@ class SkuLevelsModel;
 
 /// The live view: for the chosen SKU, book available, gate available, locked and sold over
 /// time (one point per sample, the last `window` minutes, at most pointCap() points per
-/// series, updated with QLineSeries::replace()), the current figures in large type, and a
-/// table of every SKU. Fed by addSnapshot(); touches no engine. GUI thread.
+/// series, updated with QLineSeries::replace(); the time axis in UTC, with the date when the
+/// window crosses midnight), the current figures in large type, the state of its sale and
+/// the discrepancy that pauses it, the holds past expiry and whether an expirer releases
+/// them, and a table of every SKU (selecting a row shows that SKU). With no SKU, or with the
+/// book down, it says what to do instead of drawing. Fed by addSnapshot(); touches no
+/// engine (its requests are signals). GUI thread.
 class LiveView : public QWidget {
     Q_OBJECT
 public:
@@ -33,8 +40,12 @@ public:
 
     explicit LiveView(QWidget *parent = nullptr);
 
-    /// Adds one sample of every SKU and redraws the chosen SKU.
+    /// Adds one sample of every SKU and redraws the chosen SKU. A sample with the book down
+    /// draws nothing new and says so.
     void addSnapshot(const LiveSnapshot &snapshot);
+    /// Forgets every sample (a new connection): figures, chart and table are emptied and the
+    /// view says `why` (e.g. connecting, or the connection failed).
+    void clear(const QString &why);
     /// Units taken (book available going down) and reserves refused per second over the last
     /// few seconds, by SKU.
     const QHash<QString, SkuRates> &rates() const { return m_rates; }
@@ -49,7 +60,30 @@ public:
     void setCurrentSku(const QString &sku);
     /// Points the chart's series `which` holds now (for tests).
     int seriesPointCount(Series which) const;
+    /// The time axis labels as drawn now (for tests), oldest first.
+    QStringList timeAxisLabels() const;
     SkuLevelsModel *levelsModel() const { return m_levels; }
+    QTableView *table() const { return m_table; }
+    /// Whether the console releases expired holds by itself (the switch; on by default).
+    bool releasesExpiredHolds() const;
+    void setReleasesExpiredHolds(bool on);
+    QPushButton *releaseNowButton() const { return m_releaseNow; }
+    /// The texts shown now (for tests): the empty state (empty while the chart shows), the
+    /// SKU's state line, and the expiry line.
+    QString emptyStateText() const;
+    QString stateText() const;
+    QString expiryText() const;
+    /// Shows what a release of expired holds did.
+    void showExpiryRun(const ExpiryRun &run);
+
+signals:
+    /// The empty state's buttons.
+    void addSkuRequested();
+    void launchSaleRequested();
+    /// "Release expired holds now".
+    void releaseNowRequested();
+    /// The switch "this console releases expired holds" changed.
+    void releasesExpiredHoldsChanged(bool on);
 
 protected:
     void changeEvent(QEvent *event) override;
@@ -60,7 +94,11 @@ private:
         QList<QPointF> refused; ///< the gate's refusal counter, the last few seconds only
     };
     void redraw();
+    void updateTimeAxis(double fromMs, double toMs);
     void updateFigures();
+    void updateState();
+    void updateExpiry();
+    void showEmptyState(const QString &html, bool offerActions);
     void applyPalette();
     QLabel *addFigure(QGridLayout *grid, int column, const QString &caption);
 
@@ -70,15 +108,27 @@ private:
     QLabel *m_figures[SeriesCount] = {};
     QLabel *m_rateFigure = nullptr;
     QLabel *m_refusedFigure = nullptr;
+    QLabel *m_state = nullptr;
+    QLabel *m_expiry = nullptr;
+    QLabel *m_expiryRun = nullptr;
+    QCheckBox *m_autoRelease = nullptr;
+    QPushButton *m_releaseNow = nullptr;
+    QStackedWidget *m_chartStack = nullptr;
+    QLabel *m_empty = nullptr;
+    QPushButton *m_addSku = nullptr;
+    QPushButton *m_launch = nullptr;
     QChart *m_chart = nullptr;
     QChartView *m_chartView = nullptr;
     QLineSeries *m_series[SeriesCount] = {};
-    QDateTimeAxis *m_axisX = nullptr;
+    QCategoryAxis *m_axisX = nullptr;
     QValueAxis *m_axisY = nullptr;
     QTableView *m_table = nullptr;
     QHash<QString, History> m_history;
     QHash<QString, SkuRates> m_rates;
     QList<SkuSample> m_last;
+    std::optional<ExpiryStatus> m_expiryStatus;
+    bool m_bookUp = false;
+    bool m_sampled = false;
     qint64 m_lastAtMs = 0;
     int m_pointCap = 15 * 60;
 };

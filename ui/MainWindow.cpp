@@ -1,8 +1,11 @@
 #include "MainWindow.h"
 
 #include "ConsoleSession.h"
+#include "ConsoleText.h"
+#include "GateNodesStatus.h"
 #include "DrillView.h"
 #include "EngineWorker.h"
+#include "HelpDialogs.h"
 #include "LaunchWizard.h"
 #include "LedgerView.h"
 #include "LiveView.h"
@@ -10,6 +13,8 @@
 #include "ProfileSettings.h"
 #include "ReconciliationView.h"
 #include "SalesView.h"
+#include "SkuDialogs.h"
+#include "SkuView.h"
 #include "models/DiscrepancyModel.h"
 #include "models/LedgerModel.h"
 #include "models/WarningModel.h"
@@ -26,6 +31,7 @@
 #include <QTableView>
 #include <QDir>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStatusBar>
@@ -39,15 +45,8 @@ namespace flashstock {
 
 namespace {
 
-QString latency(qint64 us)
-{
-    return us < 1000 ? QObject::tr("%1 µs").arg(us) : QObject::tr("%1 ms").arg(double(us) / 1000.0, 0, 'f', 1);
-}
-
-QString badge(const QString &color, const QString &text)
-{
-    return u"<span style=\"color:%1\">●</span> %2"_s.arg(color, text.toHtmlEscaped());
-}
+constexpr auto latency = &ConsoleText::roundTrip;
+constexpr auto badge = &ConsoleText::badge;
 
 /// The list of `model`'s warnings with the dropped count and Clear; `model` stays the caller's.
 QDialog *warningsDialog(WarningModel *model, QWidget *parent)
@@ -85,9 +84,37 @@ QDialog *warningsDialog(WarningModel *model, QWidget *parent)
     return dialog;
 }
 
-const QString kGreen = u"#2e9d4b"_s;
-const QString kAmber = u"#d08a00"_s;
-const QString kRed = u"#d9534f"_s;
+const QString &kGreen = ConsoleText::kGreen;
+const QString &kAmber = ConsoleText::kAmber;
+const QString &kRed = ConsoleText::kRed;
+const QString &kGrey = ConsoleText::kGrey;
+
+/// The gate's badge for one health sample (a configured gate only).
+QString gateBadge(const HealthSnapshot &h)
+{
+    if (!h.gateUp)
+        return badge(kRed, QObject::tr("Gate: DOWN — reserves refused unless book-only"));
+    if (!h.gateScriptsLoaded)
+        return badge(kAmber, QObject::tr("Gate: up, scripts not loaded, %1").arg(latency(h.gateRoundTripUs)));
+    return badge(kGreen, QObject::tr("Gate: up, %1").arg(latency(h.gateRoundTripUs)));
+}
+
+/// The book's badge for one health sample.
+QString bookBadge(const HealthSnapshot &h)
+{
+    return h.bookUp ? badge(kGreen, QObject::tr("Book: up, %1").arg(latency(h.bookRoundTripUs)))
+                    : badge(kRed, QObject::tr("Book: DOWN — %1").arg(h.bookDetail.left(80)));
+}
+
+/// The README's sections Help offers, in the order of the README.
+const char *const kReadmeSections[] = {
+    QT_TRANSLATE_NOOP("MainWindow", "The console"),
+    QT_TRANSLATE_NOOP("MainWindow", "A flash sale"),
+    QT_TRANSLATE_NOOP("MainWindow", "Reconciliation and approval"),
+    QT_TRANSLATE_NOOP("MainWindow", "Hot SKUs"),
+    QT_TRANSLATE_NOOP("MainWindow", "Using the CLI"),
+    QT_TRANSLATE_NOOP("MainWindow", "Using PostgreSQL"),
+};
 
 } // namespace
 
@@ -99,49 +126,24 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     m_tabs = new QTabWidget(this);
     m_live = new LiveView(this);
     m_sales = new SalesView(m_session, this);
+    m_skus = new SkuView(m_session, this);
     m_reconciliation = new ReconciliationView(m_session, this);
     m_ledger = new LedgerView(m_session, this);
     m_drill = new DrillView(m_session, this);
     m_tabs->addTab(m_live, tr("&Live"));
     m_tabs->addTab(m_sales, tr("Sa&les"));
+    m_tabs->addTab(m_skus, tr("S&KUs"));
     m_tabs->addTab(m_reconciliation, tr("&Reconciliation"));
     m_tabs->addTab(m_ledger, tr("Le&dger"));
     m_tabs->addTab(m_drill, tr("Dr&ill"));
     m_tabs->setDocumentMode(true);
     setCentralWidget(m_tabs);
-
-    auto *file = menuBar()->addMenu(tr("&File"));
-    QAction *connection = file->addAction(tr("&Connection…"), this, &MainWindow::editConnection);
-    connection->setShortcut(Qt::CTRL | Qt::SHIFT | Qt::Key_P);
-    file->addSeparator();
-    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence::Quit);
-    auto *view = menuBar()->addMenu(tr("&View"));
-    const QString names[] = {tr("Live"), tr("Sales"), tr("Reconciliation"), tr("Ledger"), tr("Drill")};
-    for (int i = 0; i < 5; ++i) {
-        QAction *a = view->addAction(names[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
-        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
-    }
-    auto *actions = menuBar()->addMenu(tr("&Actions"));
-    actions->addAction(m_sales->newSaleAction());
-    QAction *reconcile = actions->addAction(tr("Reconcile now"), this, [this] {
-        m_tabs->setCurrentWidget(m_reconciliation);
-        m_reconciliation->reconcileAction()->trigger();
-    });
-    reconcile->setShortcut(Qt::Key_F5);
-    QAction *find = actions->addAction(tr("Search the ledger"), this, [this] {
-        m_tabs->setCurrentWidget(m_ledger);
-        m_ledger->focusSearch();
-    });
-    find->setShortcut(Qt::CTRL | Qt::Key_L);
-    // The view's own F5 only fires while it has focus; the menu's covers the other tabs.
-    m_reconciliation->reconcileAction()->setShortcut({});
+    buildMenus();
 
     m_gateStatus = new QLabel(this);
+    m_gateNodes = new GateNodesStatus(this);
     m_bookStatus = new QLabel(this);
     m_where = new QLabel(this);
-    m_gateStatus->setText(badge(kAmber, tr("Gate: connecting…")));
-    m_bookStatus->setText(badge(kAmber, tr("Book: opening…")));
     m_warningModel = new WarningModel(WarningModel::kDefaultCapacity, this);
     m_warningStatus = new QToolButton(this);
     m_warningStatus->setAutoRaise(true);
@@ -152,50 +154,132 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     statusBar()->addPermanentWidget(m_warningStatus);
     statusBar()->addPermanentWidget(m_where);
     statusBar()->addPermanentWidget(m_gateStatus);
+    statusBar()->addPermanentWidget(m_gateNodes);
     statusBar()->addPermanentWidget(m_bookStatus);
-    m_where->setText(tr("Operator %1").arg(profile.operatorName));
 
     connect(m_sales, &SalesView::message, this, &MainWindow::showStatusMessage);
+    connect(m_skus, &SkuView::message, this, &MainWindow::showStatusMessage);
     connect(m_reconciliation, &ReconciliationView::message, this, &MainWindow::showStatusMessage);
     connect(m_drill, &DrillView::message, this, &MainWindow::showStatusMessage);
+    connect(m_live, &LiveView::addSkuRequested, this, [this] {
+        m_tabs->setCurrentWidget(m_skus);
+        m_skus->openDialog(m_skus->addSkuAction());
+    });
+    connect(m_live, &LiveView::launchSaleRequested, this, [this] {
+        m_tabs->setCurrentWidget(m_sales);
+        m_sales->openWizard();
+    });
+    connect(m_live, &LiveView::releaseNowRequested, this, [this] { m_session->releaseExpired(true); });
 
     EngineWorker *w = m_session->worker();
     connect(w, &EngineWorker::opened, this, &MainWindow::onOpened);
     connect(w, &EngineWorker::sampled, this, &MainWindow::onSampled);
     connect(w, &EngineWorker::failed, this, &MainWindow::onFailed);
     connect(w, &EngineWorker::warned, m_warningModel, &WarningModel::add);
+    connect(w, &EngineWorker::expired, this, [this](const ExpiryRun &run) {
+        m_live->showExpiryRun(run);
+        if (run.manual && run.problem.isEmpty())
+            showStatusMessage(tr("Released %n expired hold(s), %L1 units back to available", nullptr, int(run.orders))
+                                  .arg(run.units));
+        if (run.orders > 0 || run.manual)
+            m_session->sample();
+    });
 
     m_sampleTimer = new QTimer(this);
     m_sampleTimer->setInterval(1000);
     connect(m_sampleTimer, &QTimer::timeout, m_session, &ConsoleSession::sample);
+    // The console is an expirer of its own while the Live view's switch is on.
+    m_expiryTimer = new QTimer(this);
+    m_expiryTimer->setInterval(int(EngineWorker::kExpirerEveryMs));
+    connect(m_expiryTimer, &QTimer::timeout, this, [this] {
+        if (m_connected && m_live->releasesExpiredHolds())
+            m_session->releaseExpired(false);
+    });
 
     resize(1280, 800);
-    m_session->open(profile);
+    reopen(profile, false);
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus()
+{
+    auto *file = menuBar()->addMenu(tr("&File"));
+    QAction *connection = file->addAction(tr("&Connection…"), this, &MainWindow::editConnection);
+    connection->setShortcut(Qt::CTRL | Qt::SHIFT | Qt::Key_P);
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+    auto *view = menuBar()->addMenu(tr("&View"));
+    const QString names[] = {tr("Live"), tr("Sales"), tr("SKUs"), tr("Reconciliation"), tr("Ledger"), tr("Drill")};
+    for (int i = 0; i < int(std::size(names)); ++i) {
+        QAction *a = view->addAction(names[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
+        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+    }
+    auto *actions = menuBar()->addMenu(tr("&Actions"));
+    actions->addAction(m_sales->newSaleAction());
+    actions->addAction(tr("Add a SKU…"), this, [this] {
+        m_tabs->setCurrentWidget(m_skus);
+        m_skus->openDialog(m_skus->addSkuAction());
+    });
+    QAction *reconcile = actions->addAction(tr("Reconcile now"), this, [this] {
+        m_tabs->setCurrentWidget(m_reconciliation);
+        m_reconciliation->reconcileAction()->trigger();
+    });
+    reconcile->setShortcut(Qt::Key_F5);
+    QAction *find = actions->addAction(tr("Search the ledger"), this, [this] {
+        m_tabs->setCurrentWidget(m_ledger);
+        m_ledger->focusSearch();
+    });
+    find->setShortcut(Qt::CTRL | Qt::Key_L);
+    actions->addAction(tr("Release expired holds now"), this, [this] { m_session->releaseExpired(true); });
+    // The view's own F5 only fires while it has focus; the menu's covers the other tabs.
+    m_reconciliation->reconcileAction()->setShortcut({});
+
+    m_help = menuBar()->addMenu(tr("&Help"));
+    for (const char *section : kReadmeSections) {
+        const QString heading = tr(section);
+        m_help->addAction(tr("README: %1").arg(heading), this, [this, heading] { showReadme(heading); });
+    }
+    m_help->addSeparator();
+    m_help->addAction(tr("&About FlashStock"), this, &MainWindow::showAbout);
+    m_help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
 
 void MainWindow::editConnection()
 {
     auto *dialog = new ProfileDialog(m_session->profile(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    connect(dialog, &QDialog::accepted, this, [this, dialog] {
-        const EngineProfile p = dialog->profile();
-        if (!ProfileSettings::save(p))
-            showStatusMessage(tr("Cannot save the profile to %1").arg(ProfileSettings::filePath(p.dataDir)));
-        reopen(p);
-    });
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { reopen(dialog->profile(), true); });
     dialog->open();
 }
 
-void MainWindow::reopen(const EngineProfile &profile)
+void MainWindow::clearViews(const QString &why)
+{
+    m_live->clear(why);
+    m_sales->clear();
+    m_skus->clear();
+    m_reconciliation->clear();
+    m_ledger->clear();
+}
+
+void MainWindow::reopen(const EngineProfile &profile, bool saveOnSuccess)
 {
     m_sampleTimer->stop();
+    m_expiryTimer->stop();
+    m_connected = false; // a sample of the engine before is no longer news
     m_liveSkuChosen = false;
+    m_saveOnOpen = saveOnSuccess ? std::optional<EngineProfile>(profile) : std::nullopt;
+    setWindowTitle(tr("FlashStock console — connecting…"));
     m_gateStatus->setText(badge(kAmber, tr("Gate: connecting…")));
+    m_gateNodes->setNodes({});
+    m_gateStatus->setToolTip({});
     m_bookStatus->setText(badge(kAmber, tr("Book: opening…")));
+    m_bookStatus->setToolTip({});
     m_where->setText(tr("Operator %1").arg(profile.operatorName));
-    showStatusMessage(tr("Reconnecting…"));
+    clearViews(tr("Connecting…"));
+    if (saveOnSuccess)
+        showStatusMessage(tr("Reconnecting…"));
     m_session->open(profile);
 }
 
@@ -238,39 +322,69 @@ QDialog *MainWindow::showWarnings()
     return m_warningsDialog;
 }
 
+ReadmeDialog *MainWindow::showReadme(const QString &heading)
+{
+    if (!m_readme)
+        m_readme = new ReadmeDialog(this);
+    m_readme->show();
+    m_readme->raise();
+    QApplication::processEvents(); // laid out, so the section can be scrolled to
+    m_readme->showSection(heading);
+    return m_readme;
+}
+
+QMessageBox *MainWindow::showAbout()
+{
+    auto *box = new QMessageBox(QMessageBox::Information, tr("About FlashStock"), AboutText::html(), QMessageBox::Ok,
+                                this);
+    box->setTextFormat(Qt::RichText);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+    return box;
+}
+
 void MainWindow::onOpened(const ConnectionInfo &info)
 {
     if (!info.bookOpen) {
-        m_bookStatus->setText(badge(kRed, tr("Book: DOWN")));
+        // Nothing of the connection before stays on screen as if live, and nothing is saved.
+        m_saveOnOpen.reset();
+        setWindowTitle(tr("FlashStock console — not connected"));
+        m_bookStatus->setText(badge(kRed, tr("Book: not open")));
         m_bookStatus->setToolTip(info.error);
+        m_gateStatus->setText(badge(kGrey, tr("Gate: not connected")));
+        m_gateStatus->setToolTip(info.error);
+        clearViews(tr("Not connected: %1\n\nFile > Connection… (Ctrl+Shift+P) to try again.").arg(info.error));
         statusBar()->showMessage(tr("Cannot open the book of record: %1").arg(info.error));
         if (!m_quiet)
             onFailed(tr("Open the book of record"), info.error);
         return;
     }
+    if (m_saveOnOpen) {
+        if (!ProfileSettings::save(*m_saveOnOpen))
+            showStatusMessage(tr("Cannot save the profile to %1").arg(ProfileSettings::filePath(m_saveOnOpen->dataDir)));
+        m_saveOnOpen.reset();
+    }
+    m_connected = true;
     setWindowTitle(tr("FlashStock console — %1").arg(info.bookDisplay));
     m_bookStatus->setToolTip(info.bookDisplay);
     m_gateStatus->setToolTip(info.gateDisplay);
     if (!info.gateConfigured)
         m_gateStatus->setText(badge(kAmber, tr("Gate: %1").arg(info.gateDisplay)));
+    m_live->clear(tr("Reading the book…"));
     m_session->sample();
     m_sampleTimer->start();
+    m_expiryTimer->start();
 }
 
 void MainWindow::onSampled(const LiveSnapshot &snap)
 {
+    if (!m_connected)
+        return; // from the engine of the connection before
     const HealthSnapshot &h = snap.health;
-    if (h.bookUp)
-        m_bookStatus->setText(badge(kGreen, tr("Book: up, %1").arg(latency(h.bookRoundTripUs))));
-    else
-        m_bookStatus->setText(badge(kRed, tr("Book: DOWN — %1").arg(h.bookDetail.left(80))));
+    m_bookStatus->setText(bookBadge(h));
     if (h.gateConfigured) {
-        if (!h.gateUp)
-            m_gateStatus->setText(badge(kRed, tr("Gate: DOWN — reserves refused unless book-only")));
-        else if (!h.gateScriptsLoaded)
-            m_gateStatus->setText(badge(kAmber, tr("Gate: up, scripts not loaded, %1").arg(latency(h.gateRoundTripUs))));
-        else
-            m_gateStatus->setText(badge(kGreen, tr("Gate: up, %1").arg(latency(h.gateRoundTripUs))));
+        m_gateStatus->setText(gateBadge(h));
+        m_gateNodes->setNodes(h.gateNodes);
         m_gateStatus->setToolTip(h.gateDetail.isEmpty() ? m_session->connection().gateDisplay : h.gateDetail);
     }
     m_live->addSnapshot(snap);
@@ -285,6 +399,7 @@ void MainWindow::onSampled(const LiveSnapshot &snap)
         m_liveSkuChosen = true;
     }
     m_sales->setSnapshot(snap, m_live->rates());
+    m_skus->setSnapshot(snap);
     if (!m_screenshotDir.isEmpty() && h.bookUp && ++m_samplesSeen == m_samplesBeforeShots)
         QTimer::singleShot(300, this, &MainWindow::shootNow);
 }
@@ -324,7 +439,36 @@ void MainWindow::shootNow()
     m_tabs->setCurrentWidget(m_live);
     saveShot(this, u"live.png"_s);
     m_tabs->setCurrentWidget(m_sales);
+    m_sales->table()->selectRow(0);
     saveShot(this, u"sales.png"_s);
+    m_tabs->setCurrentWidget(m_skus);
+    m_skus->select(u"PHONE-X"_s);
+    saveShot(this, u"skus.png"_s);
+    if (SkuChangeDialog *restock = m_skus->openDialog(m_skus->restockAction())) {
+        auto *d = static_cast<RestockDialog *>(restock);
+        d->qtyField()->setValue(200);
+        d->reasonField()->setText(u"delivery 4711 from the warehouse"_s);
+        saveShot(d, u"sku-restock.png"_s);
+        d->reject();
+    }
+    // A small rehearsal on its scratch book and gate (the default), then its report.
+    m_tabs->setCurrentWidget(m_drill);
+    m_drill->stockField()->setValue(50);
+    m_drill->buyersField()->setValue(300);
+    m_drill->concurrencyField()->setValue(4);
+    m_drill->holdField()->setValue(1);
+    auto *drilled = new QMetaObject::Connection;
+    *drilled = connect(m_drill, &DrillView::drillFinished, this, [this, drilled] {
+        disconnect(*drilled);
+        delete drilled;
+        shootRest();
+    });
+    m_drill->run();
+}
+
+void MainWindow::shootRest()
+{
+    saveShot(this, u"drill.png"_s);
     m_tabs->setCurrentWidget(m_reconciliation);
     m_reconciliation->setStatusFilter(QString()); // show the healed ones too
     m_reconciliation->selectFirstPending();

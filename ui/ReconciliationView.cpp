@@ -2,14 +2,15 @@
 
 #include "ApprovalDialog.h"
 #include "ConsoleSession.h"
+#include "ConsoleText.h"
 #include "EngineWorker.h"
+#include "TableExport.h"
 #include "models/DiscrepancyModel.h"
 #include "models/LedgerModel.h"
 #include "models/ModelRoles.h"
 
 #include <QAction>
 #include <QComboBox>
-#include <QDateTime>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -56,13 +57,17 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     m_reconcile->setToolTip(tr("Run one reconcile pass (F5)"));
     bar->addSeparator();
     m_approve = bar->addAction(tr("&Approve…"));
-    m_approve->setShortcut(Qt::CTRL | Qt::Key_Return);
+    // Return and the keypad's Enter alike.
+    m_approve->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)});
     m_approve->setToolTip(tr("Approve the proposed correction (Ctrl+Enter)"));
     m_reject = bar->addAction(tr("Re&ject…"));
     m_reject->setShortcut(Qt::CTRL | Qt::Key_Backspace);
     m_reject->setToolTip(tr("Reject: close without changing stock (Ctrl+Backspace)"));
-    for (QAction *a : {m_reconcile, m_approve, m_reject})
+    // The view owns the shortcuts (not only the toolbar), so they work while the table has the focus.
+    for (QAction *a : {m_reconcile, m_approve, m_reject}) {
         a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        addAction(a);
+    }
     bar->addSeparator();
     bar->addWidget(new QLabel(tr(" Status: "), this));
     m_status = new QComboBox(this);
@@ -76,8 +81,7 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     m_kind = new QComboBox(this);
     m_kind->addItem(tr("All"), QString());
     for (int k = int(DiscrepancyKind::OrphanPreDeduct); k <= int(DiscrepancyKind::UnrefundedPayment); ++k) {
-        const QString word = DiscrepancyModel::kindWord(DiscrepancyKind(k));
-        m_kind->addItem(QString(word).replace(u'_', u' '), word);
+        m_kind->addItem(DiscrepancyModel::kindText(DiscrepancyKind(k)), discrepancyKindName(DiscrepancyKind(k)));
     }
     bar->addWidget(m_kind);
     bar->addWidget(new QLabel(tr("  SKU: "), this));
@@ -86,6 +90,7 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     m_sku->setClearButtonEnabled(true);
     m_sku->setMaximumWidth(180);
     bar->addWidget(m_sku);
+    bar->addSeparator();
     layout->addWidget(bar);
 
     m_banner = new QLabel(this);
@@ -101,16 +106,25 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
     m_table->setWordWrap(false);
+    bar->addAction(TableExport::install(m_table, u"flashstock-discrepancies"_s));
 
     m_detail = new QTextBrowser(this);
     m_detail->setOpenLinks(false);
     m_traceView = new QTableView(this);
     m_traceView->setModel(m_trace);
     m_traceView->verticalHeader()->hide();
+    m_traceView->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_traceView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    TableExport::install(m_traceView, u"flashstock-trace"_s);
+    m_traceTitle = new QLabel(this);
+    auto *tracePane = new QWidget(this);
+    auto *traceLayout = new QVBoxLayout(tracePane);
+    traceLayout->setContentsMargins(0, 0, 0, 0);
+    traceLayout->addWidget(m_traceTitle);
+    traceLayout->addWidget(m_traceView, 1);
     auto *detailSplit = new QSplitter(Qt::Horizontal, this);
     detailSplit->addWidget(m_detail);
-    detailSplit->addWidget(m_traceView);
+    detailSplit->addWidget(tracePane);
     detailSplit->setStretchFactor(0, 2);
     detailSplit->setStretchFactor(1, 3);
 
@@ -133,7 +147,9 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     connect(m_status, &QComboBox::currentIndexChanged, this, refilter);
     connect(m_kind, &QComboBox::currentIndexChanged, this, refilter);
     connect(m_sku, &QLineEdit::textChanged, this, refilter);
-    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] {
+    // The selection, not the current row: a mouse click sets the current row before it
+    // selects it.
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         updateDetail();
         updateActions();
     });
@@ -156,13 +172,18 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
             m_session->listDiscrepancies();
     });
     connect(w, &EngineWorker::discrepanciesListed, this, [this](const QList<Discrepancy> &list) {
+        // Keep the operator's filters: stay on the same discrepancy if it is still shown
+        // (an approved one leaves the "Pending approval" filter), else on the same row.
         const Discrepancy *current = selected();
         const qint64 keep = current ? current->id : -1;
+        const int keepRow = qMax(0, m_table->selectionModel()->selectedRows().value(0).row());
         m_model->setDiscrepancies(list);
-        if (keep < 0 || !select(keep)) {
-            if (m_filter->rowCount() > 0)
-                m_table->selectRow(0);
-        }
+        const int row = keep < 0 ? -1 : m_model->rowOf(keep);
+        const QModelIndex still = row < 0 ? QModelIndex() : m_filter->mapFromSource(m_model->index(row, 0));
+        if (still.isValid())
+            m_table->selectRow(still.row());
+        else if (m_filter->rowCount() > 0)
+            m_table->selectRow(qMin(keepRow, m_filter->rowCount() - 1));
         m_busy = false;
         fitColumns();
         updateDetail();
@@ -170,11 +191,11 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     });
     connect(w, &EngineWorker::reconciled, this, [this](const QString &summary) { emit message(summary); });
     connect(w, &EngineWorker::discrepancyResolved, this, [this](const Discrepancy &d) {
-        emit message(tr("Discrepancy #%1 %2 by %3").arg(d.id).arg(DiscrepancyModel::statusWord(d.status), d.resolvedBy));
+        emit message(tr("Discrepancy #%1 %2 by %3").arg(d.id).arg(DiscrepancyModel::statusText(d.status), d.resolvedBy));
     });
     connect(w, &EngineWorker::traceReady, this, [this](qint64 id, const QList<LedgerRow> &rows) {
         if (id == m_tracedId)
-            m_trace->setRows(rows);
+            m_trace->setRows(rows, LedgerModel::RowOrder::NewestFirst);
     });
     connect(w, &EngineWorker::failed, this, [this] {
         m_busy = false;
@@ -185,10 +206,10 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
 
 const Discrepancy *ReconciliationView::selected() const
 {
-    const QModelIndex current = m_table->currentIndex();
-    if (!current.isValid() || !m_table->selectionModel()->isRowSelected(current.row(), {}))
+    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    if (rows.isEmpty())
         return nullptr;
-    return m_model->at(m_filter->mapToSource(current).row());
+    return m_model->at(m_filter->mapToSource(rows.first()).row());
 }
 
 bool ReconciliationView::select(qint64 id)
@@ -206,6 +227,21 @@ bool ReconciliationView::select(qint64 id)
     m_table->selectRow(proxy.row());
     m_table->setCurrentIndex(proxy);
     return true;
+}
+
+void ReconciliationView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_available)
+        m_session->listDiscrepancies();
+}
+
+void ReconciliationView::clear()
+{
+    m_model->setDiscrepancies({});
+    m_available = false;
+    updateDetail();
+    updateActions();
 }
 
 void ReconciliationView::fitColumns()
@@ -233,6 +269,11 @@ void ReconciliationView::setStatusFilter(const QString &status)
     m_status->setCurrentIndex(qMax(0, m_status->findData(status)));
 }
 
+QString ReconciliationView::statusFilter() const
+{
+    return m_status->currentData().toString();
+}
+
 void ReconciliationView::updateActions()
 {
     const Discrepancy *d = selected();
@@ -247,12 +288,13 @@ void ReconciliationView::updateDetail()
     const Discrepancy *d = selected();
     if (!d) {
         m_detail->setPlainText(m_model->rowCount() ? tr("Select a discrepancy.") : tr("No discrepancies."));
+        m_traceTitle->setText(tr("Ledger rows behind the selected discrepancy:"));
         m_tracedId = -1;
         m_trace->setRows({});
         return;
     }
     const auto esc = [](const QString &s) { return s.toHtmlEscaped(); };
-    QString html = u"<h3>#%1 %2</h3><table cellspacing=4>"_s.arg(d->id).arg(esc(DiscrepancyModel::kindWord(d->kind)));
+    QString html = u"<h3>#%1 %2</h3><table cellspacing=4>"_s.arg(d->id).arg(esc(DiscrepancyModel::kindText(d->kind)));
     const auto row = [&](const QString &k, const QString &v) {
         if (!v.isEmpty())
             html += u"<tr><td><b>%1</b></td><td>%2</td></tr>"_s.arg(esc(k), esc(v));
@@ -260,16 +302,19 @@ void ReconciliationView::updateDetail()
     row(tr("SKU"), d->bucket >= 0 ? tr("%1, bucket %2").arg(d->sku).arg(d->bucket) : d->sku);
     row(tr("Order"), d->order);
     row(tr("Token"), d->token);
-    row(tr("Status"), DiscrepancyModel::statusWord(d->status));
-    row(tr("Detected"), QDateTime::fromMSecsSinceEpoch(d->detectedAtMs).toString(Qt::ISODate));
+    row(tr("Status"), DiscrepancyModel::statusText(d->status));
+    row(tr("Detected"), ConsoleText::utcTime(d->detectedAtMs));
     row(tr("Delta"), QString::number(d->delta));
     row(tr("Proposal"), d->proposal);
     row(tr("Found"), d->detail);
     row(tr("Resolved by"), d->resolvedBy);
+    row(tr("Resolved at"), d->resolvedAtMs ? ConsoleText::utcTime(d->resolvedAtMs) : QString());
     row(tr("Reason"), d->reason);
-    html += u"</table><p>"_s + esc(d->order.isEmpty() ? tr("Ledger: the SKU's latest rows (right).")
-                                                       : tr("Ledger: the order's rows (right).")) + u"</p>"_s;
+    html += u"</table>"_s;
     m_detail->setHtml(html);
+    m_traceTitle->setText(!d->order.isEmpty() ? tr("Ledger of order %1, newest first:").arg(d->order)
+                          : d->bucket >= 0    ? tr("Ledger of %1, bucket %2: its newest rows first:").arg(d->sku).arg(d->bucket)
+                                              : tr("Ledger of %1: its newest rows first:").arg(d->sku));
     if (m_tracedId != d->id) {
         m_tracedId = d->id;
         m_trace->setRows({});

@@ -19,9 +19,12 @@ class ConsoleSession;
 class DiscrepancyModel;
 class LedgerModel;
 
-/// The reconciliation view: the discrepancies with filters (status, kind, SKU), a detail
-/// pane with the ledger trace behind the selected one, Approve and Reject through an
-/// ApprovalDialog, and "Reconcile now". Requests go through the ConsoleSession. GUI thread.
+/// The reconciliation view: the discrepancies with filters (status, kind, SKU) that a refresh
+/// never changes, a detail pane with the ledger trace behind the selected one (its order's
+/// rows, or its SKU's and bucket's, newest first), Approve and Reject through an
+/// ApprovalDialog, "Reconcile now", and copy and CSV export of the list. Follows the
+/// selection (mouse or keyboard); its shortcuts work wherever the focus is inside the view.
+/// Requests go through the ConsoleSession. GUI thread.
 class ReconciliationView : public QWidget {
     Q_OBJECT
 public:
@@ -29,6 +32,9 @@ public:
 
     DiscrepancyModel *model() const { return m_model; }
     LedgerModel *traceModel() const { return m_trace; }
+    QTableView *traceView() const { return m_traceView; }
+    /// Forgets the discrepancies shown (a new connection).
+    void clear();
     QTableView *table() const { return m_table; }
     QAction *reconcileAction() const { return m_reconcile; }
     QAction *approveAction() const { return m_approve; }
@@ -42,10 +48,16 @@ public:
     void selectFirstPending();
     /// Shows the filter for status word `status` ("" = all).
     void setStatusFilter(const QString &status);
+    /// The status word the list is filtered by ("" = all).
+    QString statusFilter() const;
 
 signals:
     /// A one-line message for the status bar.
     void message(const QString &text);
+
+protected:
+    /// Shown, it lists the discrepancies again (another process may have found some).
+    void showEvent(QShowEvent *event) override;
 
 private:
     const Discrepancy *selected() const;
@@ -63,6 +75,7 @@ private:
     QTableView *m_table = nullptr;
     QTextBrowser *m_detail = nullptr;
     QTableView *m_traceView = nullptr;
+    QLabel *m_traceTitle = nullptr;
     QLabel *m_banner = nullptr;
     QAction *m_reconcile = nullptr;
     QAction *m_approve = nullptr;

@@ -4,7 +4,10 @@
 
 #include <QWidget>
 
+#include <functional>
+
 class QAction;
+class QMessageBox;
 class QTableView;
 
 namespace flashstock {
@@ -13,9 +16,11 @@ class ConsoleSession;
 class LaunchWizard;
 class SalesModel;
 
-/// The sales view: the flash sales (SKU, units, window, status, progress, live reserve and
-/// reject rates), the launch wizard, and Start / Pause / Stop of the selected sale. Pause is
-/// resumed by Start; Stop closes a sale for good, so it asks first. GUI thread.
+/// The sales view: the flash sales (SKU, units, window in UTC, status, progress, live
+/// reserve and reject rates), the launch wizard, Start / Pause / Stop of the selected sale,
+/// and its gate controls: book-only on and off, and rebuilding its SKU's gate from the book.
+/// Pause is resumed by Start. Stop, book-only and rebuild ask first, naming the sale and
+/// what will happen. The shortcuts work wherever the focus is inside the view. GUI thread.
 class SalesView : public QWidget {
     Q_OBJECT
 public:
@@ -23,13 +28,20 @@ public:
 
     /// Refreshes the table from a live sample; `rates`: see LiveView::rates().
     void setSnapshot(const LiveSnapshot &snapshot, const QHash<QString, SkuRates> &rates);
+    /// Forgets the sales shown (a new connection).
+    void clear();
     SalesModel *model() const { return m_model; }
     QTableView *table() const { return m_table; }
     QAction *newSaleAction() const { return m_new; }
     QAction *startAction() const { return m_start; }
     QAction *pauseAction() const { return m_pause; }
+    QAction *stopAction() const { return m_stop; }
+    QAction *bookOnlyAction() const { return m_bookOnly; }
+    QAction *rebuildGateAction() const { return m_rebuild; }
     /// Opens the launch wizard (window-modal, does not block the event loop) and returns it.
     LaunchWizard *openWizard();
+    /// The confirmation open now (Stop, book-only, rebuild), or nullptr (for tests).
+    QMessageBox *pendingConfirmation() const { return m_confirmation; }
 
 signals:
     void message(const QString &text);
@@ -37,6 +49,8 @@ signals:
 private:
     const Sale *selected() const;
     void updateActions();
+    /// Asks `question` (window-modal, not blocking the event loop); `yes` names the action.
+    void confirm(const QString &title, const QString &question, const QString &yes, std::function<void()> then);
 
     ConsoleSession *m_session = nullptr;
     SalesModel *m_model = nullptr;
@@ -45,8 +59,12 @@ private:
     QAction *m_start = nullptr;
     QAction *m_pause = nullptr;
     QAction *m_stop = nullptr;
-    QStringList m_skus;
+    QAction *m_bookOnly = nullptr;
+    QAction *m_rebuild = nullptr;
+    QMessageBox *m_confirmation = nullptr;
+    QList<SkuSample> m_skus;
     bool m_bookOpen = false;
+    bool m_gateConfigured = false;
 };
 
 } // namespace flashstock

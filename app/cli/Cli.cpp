@@ -1,8 +1,11 @@
 #include "Cli.h"
 
+#include "BuildInfo.h"
 #include "CliContext.h"
+#include "ContractJson.h"
 #include "Identifiers.h"
 #include "commands/BenchCommand.h"
+#include "commands/CompletionCommand.h"
 #include "commands/DrillCommand.h"
 #include "commands/GateCommands.h"
 #include "commands/LedgerCommand.h"
@@ -10,6 +13,7 @@
 #include "commands/ReconcileCommands.h"
 #include "commands/SaleCommands.h"
 #include "commands/SkuCommands.h"
+#include "commands/TokenCommands.h"
 
 #include <QCommandLineParser>
 #include <QJsonDocument>
@@ -21,11 +25,13 @@ namespace flashstock {
 int exitCodeFor(const Error &error)
 {
     switch (error.code) {
-    case ErrorCode::InvalidArgument: return ExitUsage;
+    case ErrorCode::InvalidArgument:
+    case ErrorCode::NotFound: return ExitUsage; // an unknown order is bad input to the CLI
     case ErrorCode::NotPermitted: return ExitNotPermitted;
     case ErrorCode::Unavailable:
     case ErrorCode::Conflict:
-    case ErrorCode::Internal: return ExitRuntime;
+    case ErrorCode::Internal:
+    case ErrorCode::OutcomeUnknown: return ExitRuntime;
     }
     return ExitRuntime;
 }
@@ -34,9 +40,7 @@ CommandOutput errorOutput(const Error &error)
 {
     CommandOutput out;
     out.exitCode = exitCodeFor(error);
-    out.json = {{u"error"_s, QJsonObject{{u"code"_s, errorCodeName(error.code)},
-                                         {u"message"_s, error.message},
-                                         {u"field"_s, error.field.isEmpty() ? QJsonValue() : QJsonValue(error.field)}}}};
+    out.json = errorJson(error);
     out.text = u"error: "_s + error.message + u'\n';
     return out;
 }
@@ -50,17 +54,6 @@ Result<void> noPositional(const QStringList &args)
 }
 
 namespace {
-
-QList<QCommandLineOption> globalOptions()
-{
-    return {{u"data-dir"_s, u"Where the embedded defaults live (env FLASHSTOCK_DATA_DIR)."_s, u"DIR"_s},
-            {u"db"_s, u"Book of record: sqlite:///file.db, sqlite:////abs/file.db or "
-                      u"postgresql://user:pass@host:port/db."_s, u"URL"_s},
-            {u"redis"_s, u"Gate: redis://[:pass@]host:port[/n], unix:///path/redis.sock, or none."_s, u"URL"_s},
-            {u"json"_s, u"Print one JSON object on stdout."_s},
-            {u"operator"_s, u"Who is acting (default: the OS user)."_s, u"NAME"_s},
-            {{u"h"_s, u"help"_s}, u"Show help."_s}};
-}
 
 void addOptions(QCommandLineParser &parser, const QList<QCommandLineOption> &options, QStringList &seen)
 {
@@ -92,12 +85,38 @@ void print(QTextStream &out, QTextStream &err, const CommandOutput &output, bool
 Cli::Cli()
 {
     for (Commands (*area)() : {skuCommands, orderCommands, ledgerCommands, saleCommands, gateCommands, benchCommands,
-                               drillCommands, reconcileCommands})
+                               drillCommands, reconcileCommands, tokenCommands})
         for (auto &command : area())
             m_commands.push_back(std::move(command));
+    m_commands.push_back(completionCommand(*this));
 }
 
 Cli::~Cli() = default;
+
+QList<QCommandLineOption> Cli::globalOptions()
+{
+    return {{u"data-dir"_s, u"Where the embedded defaults live (env FLASHSTOCK_DATA_DIR)."_s, u"DIR"_s},
+            {u"db"_s, u"Book of record: sqlite:///file.db, sqlite:////abs/file.db or "
+                      u"postgresql://user:pass@host:port/db."_s, u"URL"_s},
+            {u"redis"_s,
+             u"Gate: redis://[:pass@]host:port[/n], unix:///path/redis.sock, "
+             u"redis-cluster://[:pass@]host:port[,host:port...], or none (?wait=N: writes wait for N replicas). "
+             u"The password may come from FLASHSTOCK_REDIS_PASSWORD."_s,
+             u"URL"_s},
+            {u"json"_s, u"Print one JSON object on stdout."_s},
+            {u"operator"_s, u"Who is acting (default: the OS user)."_s, u"NAME"_s},
+            {{u"h"_s, u"help"_s}, u"Show help."_s},
+            {u"version"_s, u"Show the version and the git revision it was built from."_s}};
+}
+
+QList<std::pair<int, QString>> Cli::exitCodes()
+{
+    return {{ExitOk, u"done (a refusal such as out_of_stock too)"_s},
+            {ExitRuntime, u"runtime failure (server unreachable, I/O, conflict after retries)"_s},
+            {ExitUsage, u"bad usage or input"_s},
+            {ExitPending, u"discrepancies wait for approval"_s},
+            {ExitNotPermitted, u"not permitted (the operator is not an approver)"_s}};
+}
 
 QString Cli::usage() const
 {
@@ -109,8 +128,9 @@ QString Cli::usage() const
         const QString name = u"--"_s + o.names().constLast() + (o.valueName().isEmpty() ? QString() : u' ' + o.valueName());
         text += u"  %1  %2\n"_s.arg(name, -22).arg(o.description());
     }
-    text += u"\nExit codes: 0 done (a refusal such as out_of_stock too), 1 runtime failure, 2 bad usage or "
-            u"input,\n3 discrepancies wait for approval, 4 not permitted.\n"_s;
+    text += u"\nExit codes:\n"_s;
+    for (const auto &[code, meaning] : exitCodes())
+        text += u"  %1  %2\n"_s.arg(code).arg(meaning);
     return text;
 }
 
@@ -143,6 +163,17 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
         const QStringList &words = c->spec().words;
         if (positional.mid(0, words.size()) == words && (!command || words.size() > command->spec().words.size()))
             command = c.get();
+    }
+    if (!command && scan.isSet(u"version"_s)) {
+        if (wantsJson)
+            out << QString::fromUtf8(QJsonDocument(QJsonObject{{u"version"_s, buildVersion()},
+                                                               {u"revision"_s, buildRevision()}})
+                                         .toJson(QJsonDocument::Compact))
+                << '\n';
+        else
+            out << u"flashstock-cli "_s << versionLine() << '\n';
+        out.flush();
+        return ExitOk;
     }
     if (!command) {
         const bool askedForHelp = scan.isSet(u"help"_s) || (!positional.isEmpty() && positional.first() == u"help"_s);

@@ -2,56 +2,9 @@
 
 #include "Identifiers.h"
 
-#include <QDateTime>
-
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
-
-QString isoTime(qint64 ms)
-{
-    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(Qt::ISODateWithMs);
-}
-
-QJsonObject levelsJson(const SkuLevels &levels)
-{
-    return {{u"available"_s, levels.available}, {u"locked"_s, levels.locked},
-            {u"sold"_s, levels.sold}, {u"total"_s, levels.total}};
-}
-
-QJsonArray bucketsJson(const SkuLevels &levels)
-{
-    QJsonArray out;
-    for (const BucketLevels &b : levels.buckets)
-        out.append(QJsonObject{{u"bucket"_s, b.bucket}, {u"available"_s, b.available}, {u"locked"_s, b.locked},
-                               {u"sold"_s, b.sold}, {u"total"_s, b.total}});
-    return out;
-}
-
-QJsonObject ledgerRowJson(const LedgerRow &row)
-{
-    QJsonObject out{{u"id"_s, row.id},
-            {u"order"_s, row.order},
-            {u"operation"_s, row.operation},
-            {u"sku"_s, row.sku},
-            {u"bucket"_s, row.bucket},
-            {u"delta_available"_s, row.deltaAvailable},
-            {u"delta_locked"_s, row.deltaLocked},
-            {u"delta_sold"_s, row.deltaSold},
-            {u"after"_s, QJsonObject{{u"available"_s, row.after.available}, {u"locked"_s, row.after.locked},
-                                     {u"sold"_s, row.after.sold}}},
-            {u"token"_s, row.token.isEmpty() ? QJsonValue() : QJsonValue(row.token)},
-            {u"operator"_s, row.operatorName},
-            {u"source"_s, row.source},
-            {u"at"_s, isoTime(row.atMs)}};
-    if (!row.adjustmentKind.isEmpty())
-        out.insert(u"adjustment"_s, QJsonObject{{u"kind"_s, row.adjustmentKind},
-                                                {u"units"_s, row.adjustmentUnits},
-                                                {u"reason"_s, row.reason},
-                                                {u"discrepancy"_s, row.discrepancy > 0 ? QJsonValue(row.discrepancy)
-                                                                                       : QJsonValue()}});
-    return out;
-}
 
 QString ledgerTable(const QList<LedgerRow> &rows)
 {
@@ -78,15 +31,6 @@ QString ledgerTable(const QList<LedgerRow> &rows)
                    .arg(u"%1/%2/%3  %4  %5"_s.arg(r.after.available).arg(r.after.locked).arg(r.after.sold)
                             .arg(printable(r.operatorName), adjustmentText(r)));
     }
-    return out;
-}
-
-QJsonArray tokensJson(const QList<OrderLine> &lines)
-{
-    QJsonArray out;
-    for (const OrderLine &l : lines)
-        if (!l.token.isEmpty())
-            out.append(l.token);
     return out;
 }
 

@@ -44,6 +44,7 @@ public:
         auto client = std::make_unique<GuardedClient>();
         client->m_spec = spec;
         client->m_engine = std::move(*engine);
+        client->m_engine->useBookWriters(spec.writers);
         return client;
     }
 
@@ -227,6 +228,13 @@ private:
 
 Result<std::unique_ptr<BenchClient>> openGuardedClient(const BenchClientSpec &spec)
 {
+    return GuardedClient::open(spec);
+}
+
+Result<std::unique_ptr<BenchClient>> openBatchedClient(const BenchClientSpec &spec)
+{
+    if (!spec.writers)
+        return fail(ErrorCode::InvalidArgument, u"batched_row needs the book writers"_s);
     return GuardedClient::open(spec);
 }
 

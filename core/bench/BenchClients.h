@@ -12,6 +12,8 @@
 
 namespace flashstock {
 
+class BookWriters;
+
 /// Operator and source written on every benchmark ledger row (and the users' prefix).
 inline const QString kBenchActor = QStringLiteral("bench");
 
@@ -26,6 +28,7 @@ struct BenchClientSpec {
     QString user;        ///< the buyer named on each order
     QString now;         ///< Database::nowMsExpr() of the backend (bare SQL needs the text)
     std::optional<RedisUrl> redis; ///< the gate, for gate_book (the benchmark's private redis-server)
+    BookWriters *writers = nullptr; ///< batched_row: the book writers every client's engine uses (not owned)
 };
 
 /// One benchmark client: created, used and destroyed on one thread; owns its connection.
@@ -45,6 +48,9 @@ using BenchClientFactory = Result<std::unique_ptr<BenchClient>> (*)(const BenchC
 /// bare_sql: Book::reserve's statements (core/store/BookSql.h), binds and round trips,
 /// through plain prepared QSqlQuery on its own QSqlDatabase, with nothing around them.
 [[nodiscard]] Result<std::unique_ptr<BenchClient>> openBareClient(const BenchClientSpec &spec);
+/// batched_row: Engine::reserve whose book part goes to the shared book writers
+/// (`spec.writers`, group commit); InvalidArgument without them.
+[[nodiscard]] Result<std::unique_ptr<BenchClient>> openBatchedClient(const BenchClientSpec &spec);
 /// gate_book: Engine::reserve with the Redis gate in front (the full reserve path);
 /// InvalidArgument without `spec.redis`.
 [[nodiscard]] Result<std::unique_ptr<BenchClient>> openGateClient(const BenchClientSpec &spec);

@@ -2,7 +2,9 @@
 
 #include "Engine.h"
 #include "bench/BenchClients.h"
+#include "bench/PgBench.h"
 #include "store/BookSql.h"
+#include "store/BookWriters.h"
 #include "store/Database.h"
 
 #include <QAtomicInteger>
@@ -22,6 +24,7 @@
 #include <cmath>
 #include <latch>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -50,11 +53,17 @@ struct CaseDef {
     int buckets = 1;
     BenchClientFactory open = nullptr;
     bool gate = false; ///< needs BenchOptions::redis
+    int writers = 0;   ///< book writers the clients share (group commit); 0: none
 };
+
+/// Book writers of batched_row: a hot row takes one writer at a time anyway; the others
+/// serve other SKUs in a real sale.
+constexpr int kBenchWriters = 4;
 
 const QList<CaseDef> &caseDefs()
 {
     static const QList<CaseDef> defs{{u"guarded_row"_s, 1, &openGuardedClient},
+                                     {u"batched_row"_s, 1, &openBatchedClient, false, kBenchWriters},
                                      {u"bare_sql"_s, 1, &openBareClient},
                                      {u"naive"_s, 1, &openNaiveClient},
                                      {u"buckets4"_s, 4, &openGuardedClient},
@@ -132,6 +141,14 @@ struct CaseRun {
 /// what they did to `run`. Errors: a client that could not open.
 Result<void> runClients(const CaseDef &def, const BenchClientSpec &base, int clients, double seconds, CaseRun &run)
 {
+    std::optional<BookWriters> writers;
+    BenchClientSpec shared = base;
+    if (def.writers > 0) {
+        writers.emplace(base.url, Actor{kBenchActor, kBenchActor}, def.writers);
+        if (auto r = writers->start(); !r)
+            return fail(r.error().code, u"%1: the book writers did not start: %2"_s.arg(def.name, r.error().message));
+        shared.writers = &*writers;
+    }
     std::vector<Tally> tallies(static_cast<std::size_t>(clients));
     std::latch ready(clients);
     std::latch go(1);
@@ -141,7 +158,7 @@ Result<void> runClients(const CaseDef &def, const BenchClientSpec &base, int cli
     for (int t = 0; t < clients; ++t) {
         pool.emplace_back([&, t] {
             Tally &tally = tallies[std::size_t(t)];
-            BenchClientSpec spec = base;
+            BenchClientSpec spec = shared;
             spec.orderPrefix = base.orderPrefix + u"t%1-"_s.arg(t);
             spec.user = u"%1-t%2"_s.arg(kBenchActor).arg(t);
             auto client = def.open(spec);
@@ -300,6 +317,8 @@ QStringList BenchReport::notes() const
         if (!b.ran)
             lines << b.note;
     }
+    if (!pgbenchNote.isEmpty())
+        lines << u"pgbench: not run: "_s + pgbenchNote;
     return lines;
 }
 
@@ -321,7 +340,7 @@ QJsonObject BenchReport::toJson() const
                                      {u"unaccounted"_s, c.unaccounted},
                                      {u"seconds"_s, rounded(c.seconds, 1000)}});
     }
-    QJsonObject guardedVsBare, buckets16VsRow, crowdTime, crowdTxn;
+    QJsonObject guardedVsBare, batchedVsGuarded, batchedVsPgbench, buckets16VsRow, crowdTime, crowdTxn;
     QJsonArray crowdArray;
     for (const CrowdResult &c : crowd) {
         crowdArray.append(QJsonObject{{u"backend"_s, c.backend}, {u"path"_s, c.path}, {u"buyers"_s, c.buyers},
@@ -353,10 +372,18 @@ QJsonObject BenchReport::toJson() const
                                         {u"note"_s, b.note}});
         if (!b.ran)
             continue;
-        QJsonArray values;
+        QJsonArray values, batched, overPgbench;
         for (const auto &r : ratios(u"guarded_row"_s, u"bare_sql"_s, b.backend))
             values.append(jsonRatio(r));
         guardedVsBare.insert(b.backend, values);
+        for (const auto &r : ratios(u"batched_row"_s, u"guarded_row"_s, b.backend))
+            batched.append(jsonRatio(r));
+        batchedVsGuarded.insert(b.backend, batched);
+        if (b.backend == u"postgresql"_s) {
+            for (const auto &r : ratios(u"batched_row"_s, u"pgbench"_s, b.backend))
+                overPgbench.append(jsonRatio(r));
+            batchedVsPgbench.insert(b.backend, overPgbench);
+        }
         // 16 buckets against one row at the highest client count (32 by default).
         const int most = clients.isEmpty() ? 0 : *std::max_element(clients.cbegin(), clients.cend());
         const BenchCaseResult *spread = find(u"buckets16"_s, b.backend, most);
@@ -375,6 +402,8 @@ QJsonObject BenchReport::toJson() const
                        {u"machine"_s, QJsonObject{{u"cpus"_s, cpus}, {u"load_at_start"_s, loadAtStart}}},
                        {u"cases"_s, caseArray},
                        {u"ratios"_s, QJsonObject{{u"guarded_vs_bare"_s, guardedVsBare},
+                                                 {u"batched_vs_guarded"_s, batchedVsGuarded},
+                                                 {u"batched_vs_pgbench"_s, batchedVsPgbench},
                                                  {u"buckets16_vs_row_32"_s, buckets16VsRow},
                                                  {u"crowd_time_row_vs_gate"_s, crowdTime},
                                                  {u"crowd_book_txn_per_unit"_s, crowdTxn}}},
@@ -471,6 +500,34 @@ Result<BenchReport> BookBench::run()
     return report;
 }
 
+Result<void> BookBench::runPgBenchCase(Engine &engine, const DbUrl &url, const QString &backend, int clients,
+                                       BenchReport &report)
+{
+    // PostgreSQL's own tool with the single-order transaction, on the same server and in the
+    // same run: the baseline batched_row is measured against.
+    const QString sku = u"bench.%1.pgbench.c%2"_s.arg(backend).arg(clients);
+    if (auto r = engine.addSku(sku, kStock, 1); !r)
+        return std::unexpected(r.error());
+    const int seconds = std::max(1, int(std::lround(m_options.secondsPerCase)));
+    auto pgb = runPgBench(url, sku, clients, seconds, engine.database().nowMsExpr());
+    if (!pgb) {
+        say(u"%1 pgbench %2 clients: not run: %3"_s.arg(backend).arg(clients).arg(pgb.error().message));
+        report.pgbenchNote = pgb.error().message;
+        return {};
+    }
+    BenchCaseResult r;
+    r.name = u"pgbench"_s;
+    r.backend = backend;
+    r.clients = clients;
+    r.seconds = pgb->seconds;
+    r.opsPerSecond = pgb->tps;
+    r.p50Ms = pgb->latencyMs; // pgbench reports the average, not the median
+    say(u"%1 pgbench %2 clients (BEGIN; guarded UPDATE; ledger INSERT; COMMIT): %3 transactions/s, average %4 ms"_s
+            .arg(backend).arg(clients).arg(r.opsPerSecond, 0, 'f', 0).arg(pgb->latencyMs, 0, 'f', 3));
+    report.cases << r;
+    return {};
+}
+
 Result<void> BookBench::runBackend(const DbUrl &url, const QString &backend, BenchReport &report)
 {
     // The setup connection creates each case's SKU and reads its levels afterwards.
@@ -546,6 +603,9 @@ Result<void> BookBench::runBackend(const DbUrl &url, const QString &backend, Ben
             say(line);
             report.cases << r;
         }
+        if (url.dialect == Dialect::Postgres && (m_options.cases.isEmpty() || m_options.cases.contains(u"batched_row"_s)))
+            if (auto r = runPgBenchCase(engine, url, backend, clients, report); !r)
+                return r;
     }
     if (m_options.crowdBuyers > 0) {
         // The crowd: every buyer through the book alone, then through the gate in front.

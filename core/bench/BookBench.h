@@ -15,6 +15,8 @@
 
 namespace flashstock {
 
+class Engine;
+
 /// What one run of the book benchmark measures, and where.
 struct BenchOptions {
     QList<int> clients{1, 8, 32};  ///< concurrent clients per case: threads, one connection each
@@ -40,7 +42,7 @@ struct BenchOptions {
 
 /// The figures of one case on one backend at one client count.
 struct BenchCaseResult {
-    QString name;            ///< guarded_row, bare_sql, naive
+    QString name;            ///< guarded_row, batched_row, bare_sql, naive, ..., pgbench (PostgreSQL's tool)
     QString backend;         ///< sqlite or postgresql
     int clients = 0;
     double seconds = 0;      ///< wall time from the start signal to the last client's last answer
@@ -78,6 +80,7 @@ struct BenchReport {
     bool gate = false;                    ///< gate_book and the crowd's gate path ran
     int cpus = 0;                         ///< logical CPUs of this machine
     QString loadAtStart;                  ///< 1/5/15-minute load average as the run began (Linux)
+    QString pgbenchNote;                  ///< why pgbench did not run (empty if it ran or was not due)
 
     /// The result of one case, or nullptr if it did not run.
     const BenchCaseResult *find(const QString &name, const QString &backend, int clients) const;
@@ -118,6 +121,9 @@ public:
 
 private:
     Result<void> runBackend(const DbUrl &url, const QString &backend, BenchReport &report);
+    /// pgbench's single-order transaction at `clients` on the same server (report.cases, name `pgbench`).
+    Result<void> runPgBenchCase(Engine &engine, const DbUrl &url, const QString &backend, int clients,
+                                BenchReport &report);
     void say(const QString &line) const;
 
     BenchOptions m_options;

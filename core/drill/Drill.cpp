@@ -5,7 +5,9 @@
 #include "drill/DrillQuiesce.h"
 #include "drill/DrillShared.h"
 #include "gate/Gate.h"
+#include "store/BookWriters.h"
 #include "store/Database.h"
+#include "store/SaleStore.h"
 
 #include <QElapsedTimer>
 #include <QSet>
@@ -129,6 +131,8 @@ Result<void> Rehearsal::setUp()
         if (auto c = m_control->gate()->connect(); !c)
             return std::unexpected(c.error());
     }
+    if (auto safe = checkDrillTarget(*m_control); !safe)
+        return safe;
     if (auto added = m_control->addSku(m_o.sku, m_o.stock); !added) {
         Error e = added.error();
         if (e.message.contains(u"already exists"_s))
@@ -149,8 +153,8 @@ Result<void> Rehearsal::setUp()
     for (auto it = m_schedule.scheduled.cbegin(); it != m_schedule.scheduled.cend(); ++it)
         m_report.faults[it.key()].scheduled = it.value();
     for (auto it = m_o.faults.rates.cbegin(); it != m_o.faults.rates.cend(); ++it) {
-        if (!m_report.gateConfigured && needsGate(it.key()))
-            m_report.notes << u"%1 left out: it needs a gate and this drill runs book-only"_s.arg(faultName(it.key()));
+        if (const QString why = faultLeftOutReason(it.key(), m_o.redis); !why.isEmpty())
+            m_report.notes << u"%1 left out: %2"_s.arg(faultName(it.key()), why);
         else
             m_report.faults[it.key()]; // listed even if it never fired
     }
@@ -166,6 +170,20 @@ void Rehearsal::runSale()
     m_sale.start();
     if (!m_schedule.events.empty())
         m_shared.holdFrom = m_schedule.events.front().beforeBuyer;
+    // The workers' book work goes to the book writers (group commit), as a server's does.
+    // The broken-engine rehearsal keeps each worker's own book: its naive take is per book.
+    std::optional<BookWriters> writers;
+    if (!m_o.naiveBookForTesting) {
+        writers.emplace(m_o.db, Actor{m_o.operatorName, u"drill"_s}, m_o.bookWriters);
+        writers->setWriteFaultsForTesting(&m_shared.dbErrors);
+        if (auto started = writers->start(); started) {
+            m_shared.writers = &*writers;
+        } else {
+            m_report.notes << u"book writers did not start (%1): each worker used its own connection"_s.arg(
+                started.error().message);
+            writers.reset();
+        }
+    }
     std::vector<std::thread> workers;
     workers.reserve(size_t(m_o.concurrency));
     for (int w = 0; w < m_o.concurrency; ++w)
@@ -199,6 +217,14 @@ void Rehearsal::runSale()
     for (std::thread &t : workers)
         t.join();
     m_report.saleSeconds = double(m_sale.nsecsElapsed()) / 1e9;
+    if (writers) {
+        const BookWriters::Stats stats = writers->stats();
+        m_report.bookBatches = stats.batches;
+        m_report.bookOrders = stats.orders;
+        m_report.largestBookBatch = stats.largest;
+        m_shared.writers = nullptr;
+        writers->stop();
+    }
     progress(u"sale"_s);
 }
 
@@ -211,19 +237,25 @@ void Rehearsal::fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_
             continue;
         }
         FaultRecord rec{e.kind, e.beforeBuyer, {}, {}, 0, true, {}};
+        const auto releaseBuyers = [&] {
+            m_shared.holdFrom = nextEvent < m_schedule.events.size() ? m_schedule.events[nextEvent].beforeBuyer
+                                                                     : std::numeric_limits<qint64>::max();
+        };
+        Result<QString> done = u"SCRIPT FLUSH"_s;
         if (e.kind == FaultKind::RedisRestart) {
-            auto r = gateFaults->restart();
-            rec.ok = r.has_value();
-            rec.detail = r ? *r : r.error().message;
-            m_report.faults[e.kind].note = rec.detail;
-        } else {
-            auto r = gateFaults->flushScripts();
-            rec.ok = r.has_value();
-            rec.detail = r ? u"SCRIPT FLUSH"_s : r.error().message;
+            done = gateFaults->restart();
+        } else if (e.kind == FaultKind::NodeFailover) {
+            // The buyers go on while the master is down: they meet gate_unavailable and retry.
+            done = gateFaults->failOver(m_o.sku, releaseBuyers);
+        } else if (auto flushed = gateFaults->flushScripts(); !flushed) {
+            done = std::unexpected(flushed.error());
         }
+        rec.ok = done.has_value();
+        rec.detail = done ? *done : done.error().message;
+        if (e.kind != FaultKind::ScriptFlush && rec.ok)
+            m_report.faults[e.kind].note = rec.detail;
         rec.doneNs = drillNowNs();
-        m_shared.holdFrom = nextEvent < m_schedule.events.size() ? m_schedule.events[nextEvent].beforeBuyer
-                                                                 : std::numeric_limits<qint64>::max();
+        releaseBuyers();
         if (rec.ok)
             m_shared.addRecord(rec);
         else
@@ -370,7 +402,8 @@ bool Rehearsal::healed(const FaultRecord &r)
         const auto s = statusOf(r.order);
         return (!s || *s == OrderStatus::Abandoned) && !m_openOrders.contains(r.order);
     }
-    case FaultKind::RedisRestart: return m_shared.lastGateAnswerSentNs.load() > r.doneNs && m_report.i5;
+    case FaultKind::RedisRestart:
+    case FaultKind::NodeFailover: return m_shared.lastGateAnswerSentNs.load() > r.doneNs && m_report.i5;
     case FaultKind::ScriptFlush: return m_shared.lastGateAnswerSentNs.load() > r.doneNs;
     }
     return false;
@@ -389,6 +422,33 @@ void Rehearsal::judgeFaults()
 }
 
 } // namespace
+
+Result<void> checkDrillTarget(Engine &engine)
+{
+    const QString instead = u"a drill injects faults into the book and gate it runs on: run it on a scratch book and "
+                            u"gate (the console's default), or stop the sale first"_s;
+    auto sales = engine.sales().list();
+    if (!sales)
+        return std::unexpected(sales.error());
+    for (const Sale &s : std::as_const(*sales)) {
+        if (s.status == SaleStatus::Open || s.status == SaleStatus::Paused)
+            return fail(ErrorCode::InvalidArgument,
+                        u"db: refused: sale %1 of %2 is %3 in the book %4; %5"_s.arg(s.id).arg(
+                            s.sku, saleStatusName(s.status), engine.database().url().display(), instead),
+                        u"db"_s);
+    }
+    if (Gate *gate = engine.gate()) {
+        auto open = gate->openSaleSkus();
+        if (!open)
+            return std::unexpected(open.error());
+        if (!open->isEmpty())
+            return fail(ErrorCode::InvalidArgument,
+                        u"redis: refused: the gate %1 has an open sale of %2; %3"_s.arg(
+                            gate->url().toDisplayString(), open->join(u", "_s), instead),
+                        u"redis"_s);
+    }
+    return {};
+}
 
 GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku)
 {

@@ -20,6 +20,13 @@ struct GateAgreement {
 /// the engine's thread.
 GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku);
 
+/// The rule that a rehearsal never disturbs a live sale (DESIGN.md, drill line), for the CLI
+/// and the console alike: InvalidArgument naming `db` (a sale of the engine's book is open or
+/// paused) or `redis` (the engine's gate has an open sale, of any book), naming the sale, and
+/// what to do instead. Drill::run applies it before it creates anything. Blocking; the
+/// engine's thread. Errors reading the book or the gate are returned as they are.
+[[nodiscard]] Result<void> checkDrillTarget(Engine &engine);
+
 /// The rehearsal drill (issue 5, DESIGN.md drill line): M buyers, one unit each, race for N
 /// units through the real gate and book from C worker threads, each with its own Engine;
 /// a share pays, the rest abandon and their holds expire; faults fire on a schedule fixed
@@ -36,14 +43,22 @@ GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku);
 ///   ledger row, no refund.
 /// - late-payment: the buyer pays only after every hold was closed. Healed: the answer was
 ///   `refund_required` and the order has exactly one refund record.
-/// - redis-restart: the embedded server is stopped and started (external: only our own
-///   connections are killed). Healed: the gate answered a reserve sent after it, and I5 holds.
-/// - script-flush: SCRIPT FLUSH. Healed: the gate answered a reserve sent after it (the
+/// - redis-restart: the embedded server is stopped and started (external, also every node of
+///   a cluster: only our own connections are killed). Healed: the gate answered a reserve sent after it, and I5 holds.
+/// - node-failover (a Redis Cluster gate only): the master that serves the drill's SKU is
+///   stopped (SIGSTOP; it must run on this machine) while the buyers go on, until the
+///   cluster promotes its replica; then it runs again and rejoins as a replica
+///   (DrillGateFaults::failOver). Reserves lost with it are healed by the reconciler from
+///   the book. Healed: the gate answered a reserve sent after the promotion, and I5 holds.
+/// - script-flush: SCRIPT FLUSH (on every master of a cluster). Healed: the gate answered a reserve sent after it (the
 ///   scripts were reloaded).
-/// - db-error: the worker's Database fails the book transaction of its reserve before its
-///   COMMIT (Database::setWriteFaults), as if the connection dropped; the engine gives the
-///   gate units back. Healed: the order is not in the book and no gate token of it is open
-///   after reconciliation.
+/// - db-error: the buyer's part of the book writers' batch that carries its reserve fails
+///   (WriteFaults::failOrder) and rolls back alone, its neighbours commit; the engine gives
+///   the gate units back. Healed: the order is not in the book and no gate token of it is
+///   open after reconciliation.
+///
+/// The workers' book work (reserve, confirm, release) goes to DrillOptions::bookWriters book
+/// writers (group commit), as a server's does.
 ///
 /// run() blocks; call it from one thread. The progress callback runs on that thread.
 class Drill {

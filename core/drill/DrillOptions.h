@@ -23,7 +23,8 @@ enum class FaultKind {
     LatePayment,       ///< the payment arrives after the hold was closed: a refund must be recorded
     RedisRestart,      ///< the embedded redis-server restarted mid-sale (external: our connections killed)
     ScriptFlush,       ///< SCRIPT FLUSH mid-sale
-    DbError,           ///< a book transaction fails before its COMMIT (Database::setWriteFaults)
+    DbError,           ///< an order's part of its book batch fails (WriteFaults::failOrder)
+    NodeFailover,      ///< a Redis Cluster master stops mid-sale and its replica takes over
 };
 
 /// Every kind, in report order.
@@ -32,10 +33,12 @@ QList<FaultKind> allFaultKinds();
 QString faultName(FaultKind kind);
 /// The kind of a name, or nullopt.
 std::optional<FaultKind> faultFromName(const QString &name);
-/// True for kinds that act on the whole gate (restart, flush) rather than on one buyer.
+/// True for kinds that act on the whole gate (restart, flush, failover) rather than on one buyer.
 bool isGlobalFault(FaultKind kind);
-/// True for kinds that need a gate (crash-after-gate, redis-restart, script-flush).
-bool needsGate(FaultKind kind);
+/// Why `kind` cannot be injected into a drill on `gate` (nullopt or `none`: book-only), for
+/// people (`it needs a gate, and this drill runs book-only`); empty when it can. Kinds that
+/// act on the gate need one; node-failover needs a Redis Cluster (`redis-cluster://`).
+QString faultLeftOutReason(FaultKind kind, const std::optional<RedisUrl> &gate);
 /// The rate `all` uses for a kind (chance per request).
 double defaultFaultRate(FaultKind kind);
 
@@ -65,6 +68,7 @@ struct DrillOptions {
     qint64 stock = 1000;        ///< units, 1..2^31-1
     qint64 buyers = 20000;      ///< each wants 1 unit, 1..10 000 000
     int concurrency = 8;        ///< worker threads, each with its own Engine, 1..256
+    int bookWriters = 4;        ///< book writers the workers' book work goes to (group commit), 1..64
     double payRatio = 0.7;      ///< share of buyers that pay, 0..1
     qint64 holdSeconds = 2;     ///< hold of each reservation, 1..3600
     FaultSpec faults;

@@ -87,6 +87,9 @@ QJsonObject DrillReport::toJson() const
                                      {u"auto_fixed"_s, reconcile.autoFixed},
                                      {u"pending_approval"_s, reconcile.stillPending}}},
         {u"gate_warnings"_s, gateWarnings},
+        {u"book_writers"_s, QJsonObject{{u"batches"_s, bookBatches},
+                                        {u"orders"_s, bookOrders},
+                                        {u"largest_batch"_s, largestBookBatch}}},
     };
     if (!check.ok() || !i5Detail.isEmpty()) {
         QStringList problems = check.problems();
@@ -111,6 +114,11 @@ QString DrillReport::toText() const
     t += u"\nsale: %1 s, %2 buyers answered/s, %3 units reserved/s; reserve latency p50 %4 ms, p99 %5 ms\n"_s
              .arg(saleSeconds, 0, 'f', 2).arg(throughputPerS, 0, 'f', 0).arg(unitsPerS, 0, 'f', 0)
              .arg(p50Ms, 0, 'f', 2).arg(p99Ms, 0, 'f', 2);
+    if (bookBatches > 0)
+        t += u"  book writers: %1 orders in %2 transactions (%3 per transaction, the largest %4)\n"_s.arg(bookOrders)
+                 .arg(bookBatches)
+                 .arg(double(bookOrders) / double(bookBatches), 0, 'f', 1)
+                 .arg(largestBookBatch);
     t += u"  reserve answers: %1\n"_s.arg(countsText(reserveOutcomes));
     t += u"  payment answers: %1\n"_s.arg(countsText(paymentOutcomes));
     t += u"\nfaults              injected  healed\n"_s;

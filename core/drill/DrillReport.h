@@ -56,6 +56,9 @@ struct DrillReport {
     double p50Ms = 0;                      ///< reserve latency (each engine call)
     double p99Ms = 0;
     qint64 gateWarnings = 0;               ///< gate trouble the engines left for the reconciler
+    qint64 bookBatches = 0;                ///< transactions the book writers ran during the sale
+    qint64 bookOrders = 0;                 ///< orders (reserve, confirm, release) they answered
+    int largestBookBatch = 0;              ///< the largest of those transactions, in orders
 
     // after quiescence, from the book and the gate
     qint64 sold = 0;           ///< book sold of the SKU

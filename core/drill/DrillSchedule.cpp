@@ -38,10 +38,9 @@ DrillSchedule DrillSchedule::build(const DrillOptions &options)
 {
     DrillSchedule s;
     std::mt19937_64 rng(options.seed);
-    const bool gate = options.redis && !options.redis->isNone();
     QList<QPair<FaultKind, double>> kinds;
     for (FaultKind k : allFaultKinds()) {
-        if (options.faults.rates.contains(k) && (gate || !needsGate(k)))
+        if (options.faults.rates.contains(k) && faultLeftOutReason(k, options.redis).isEmpty())
             kinds << qMakePair(k, options.faults.rates.value(k));
     }
     s.buyers.resize(size_t(options.buyers));

@@ -4,8 +4,10 @@
 
 #include "drill/DrillOptions.h"
 #include "drill/DrillSchedule.h"
+#include "store/Database.h"
 
 #include <QMap>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 
@@ -18,6 +20,8 @@
 #include <vector>
 
 namespace flashstock {
+
+class BookWriters;
 
 /// One fault that fired on one buyer (or one gate-wide event), for the heal check.
 struct FaultRecord {
@@ -34,6 +38,21 @@ struct FaultRecord {
 struct PendingPayment {
     QString order;
     QString payment;
+};
+
+/// The db-error fault: a buyer's order armed here fails its part of the book batch that
+/// carries it (WriteFaults::failOrder), once; that order alone rolls back. Thread-safe.
+class DrillDbErrors : public WriteFaults {
+public:
+    void arm(const QString &order);
+    /// Disarms an order whose failure has not fired; true if it was still armed.
+    bool disarm(const QString &order);
+    bool failBeforeCommit() override { return false; }
+    bool failOrder(const QString &order) override { return disarm(order); }
+
+private:
+    std::mutex m_mutex;
+    QSet<QString> m_armed;
 };
 
 /// Shared by the workers and the controller of one drill. Atomics for counters, `mutex`
@@ -60,6 +79,10 @@ struct DrillShared {
     /// Buyers from this number on wait: the next gate-wide event fires before them.
     std::atomic<qint64> holdFrom{std::numeric_limits<qint64>::max()};
     std::atomic<bool> stop{false};        ///< cancelled: serve no new buyer
+    /// The book writers every worker's book work goes to (group commit); nullptr: each
+    /// worker's own connection (the broken-engine rehearsal, whose naive take is per book).
+    BookWriters *writers = nullptr;
+    DrillDbErrors dbErrors;
 
     std::mutex mutex;
     std::deque<PendingPayment> payments;

@@ -22,19 +22,6 @@ QString errorWord(const Error &e)
     return u"error_"_s + errorCodeName(e.code);
 }
 
-/// The db-error fault: armed before a buyer's reserve, it fails that reserve's book
-/// transaction before its COMMIT, once.
-class FailNextWrite : public WriteFaults {
-public:
-    void arm() { m_armed = true; }
-    /// Disarms a fault that has not fired; true if it was still armed.
-    bool disarm() { return std::exchange(m_armed, false); }
-    bool failBeforeCommit() override { return std::exchange(m_armed, false); }
-
-private:
-    bool m_armed = false;
-};
-
 class Worker {
 public:
     Worker(DrillShared &shared, Engine &engine)
@@ -42,9 +29,14 @@ public:
         , m_engine(engine)
         , m_sku(shared.options.sku)
     {
-        m_engine.database().setWriteFaults(&m_dbError);
+        m_engine.database().setWriteFaults(&m_s.dbErrors);
+        m_engine.useBookWriters(m_s.writers);
     }
-    ~Worker() { m_engine.database().setWriteFaults(nullptr); }
+    ~Worker()
+    {
+        m_engine.database().setWriteFaults(nullptr);
+        m_engine.useBookWriters(nullptr);
+    }
 
     void run();
 
@@ -58,7 +50,6 @@ private:
     Engine &m_engine;
     const QString m_sku;
     std::vector<qint64> m_latencies;
-    FailNextWrite m_dbError;
 };
 
 void Worker::run()
@@ -147,7 +138,7 @@ void Worker::serveBuyer(qint64 i)
     }
     const bool dbError = plan.fault == FaultKind::DbError;
     if (dbError)
-        m_dbError.arm();
+        m_s.dbErrors.arm(order);
     Result<ReserveResult> r = fail(ErrorCode::Internal, u"not sent"_s);
     for (int attempt = 0; attempt < kGateRetries; ++attempt) {
         const qint64 sent = drillNowNs();
@@ -164,7 +155,7 @@ void Worker::serveBuyer(qint64 i)
         }
         break;
     }
-    if (dbError && !m_dbError.disarm()) {
+    if (dbError && !m_s.dbErrors.disarm(order)) {
         // The injected failure fired inside the book's transaction.
         m_s.addRecord({FaultKind::DbError, i, order, {}, 0, true, {}});
     }
@@ -227,6 +218,18 @@ void Worker::pay(const QString &order, const QString &payment, bool countForDupl
 }
 
 } // namespace
+
+void DrillDbErrors::arm(const QString &order)
+{
+    std::lock_guard lock(m_mutex);
+    m_armed.insert(order);
+}
+
+bool DrillDbErrors::disarm(const QString &order)
+{
+    std::lock_guard lock(m_mutex);
+    return m_armed.remove(order);
+}
 
 void DrillShared::addRecord(FaultRecord r)
 {

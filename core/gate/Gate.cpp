@@ -2,11 +2,12 @@
 
 #include "Identifiers.h"
 #include "gate/GateKeys.h"
+#include "gate/GateRouter.h"
+#include "gate/HashSlot.h"
 #include "gate/RedisConnection.h"
 #include "gate/ScriptError.h"
 #include "gate/ScriptRegistry.h"
 
-#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -18,23 +19,31 @@ namespace {
 
 QByteArray num(qint64 v) { return QByteArray::number(v); }
 
-/// KEYS of reserve-8.lua, in its order.
-QList<QByteArray> reserveKeys(const QString &sku)
-{
-    return GateKeys::keys(sku, {"stock", "orders", "tokens", "held", "users", "sale", "paused", "counts"});
-}
+/// KEYS of reserve-2.lua and settle-2.lua, in their order.
+QList<QByteArray> reserveKeys(const QString &sku) { return GateKeys::keys(sku, {"gate", "open"}); }
+/// KEYS of release-3.lua and mark-sold-3.lua.
+QList<QByteArray> finishKeys(const QString &sku) { return GateKeys::keys(sku, {"gate", "open", "done"}); }
 
-/// The counter field of `fs:{sku}:counts` that reserve-8.lua increments for a refusal.
+/// The counter fields of `fs:{sku}:gate` (see reserve-2.lua) and where GateCounts keeps them.
+constexpr std::pair<const char *, qint64 GateCounts::*> kCounterFields[] = {
+    {"n:reserved", &GateCounts::reserved},         {"n:out_of_stock", &GateCounts::outOfStock},
+    {"n:limit_exceeded", &GateCounts::limitExceeded}, {"n:sale_closed", &GateCounts::saleClosed},
+    {"n:paused", &GateCounts::paused}};
+
+/// The counter field that reserve-2.lua increments for a refusal.
 const char *refusalCounter(Outcome outcome)
 {
     switch (outcome) {
-    case Outcome::OutOfStock: return "out_of_stock";
-    case Outcome::LimitExceeded: return "limit_exceeded";
-    case Outcome::SaleClosed: return "sale_closed";
-    case Outcome::Paused: return "paused";
+    case Outcome::OutOfStock: return "n:out_of_stock";
+    case Outcome::LimitExceeded: return "n:limit_exceeded";
+    case Outcome::SaleClosed: return "n:sale_closed";
+    case Outcome::Paused: return "n:paused";
     default: return nullptr;
     }
 }
+
+/// The file name of script `id`, for messages.
+QString scriptName(ScriptId id) { return ScriptRegistry::instance().script(id).fileName; }
 
 TokenState parseState(const QByteArray &s)
 {
@@ -59,6 +68,15 @@ Result<void> checkUser(const QString &user)
     if (user.isEmpty())
         return {};
     return checkName(user, u"user"_s, 128);
+}
+
+/// The input checks of one reserve.
+Result<void> checkLine(const GateReserveLine &l)
+{
+    if (auto v = checkSkuId(l.sku); !v) return v;
+    if (auto v = checkOrderId(l.order); !v) return v;
+    if (auto v = checkUser(l.user); !v) return v;
+    return checkQuantity(l.qty);
 }
 
 /// Server error replies that say "try again later" are Unavailable; the rest are Internal.
@@ -99,7 +117,7 @@ Result<GateReservation> parseReservation(const RedisValue &r, const QString &sku
         out.code = *refusal;
         return out;
     }
-    return scriptFailure(code, u"reserve-8.lua"_s, sku);
+    return scriptFailure(code, scriptName(ScriptId::Reserve), sku);
 }
 
 } // namespace
@@ -117,29 +135,18 @@ QString tokenStateName(TokenState state)
 }
 
 struct Gate::Private {
-    explicit Private(RedisUrl u) : url(u), conn(std::move(u)) {}
+    explicit Private(RedisUrl u) : router(std::move(u)) {}
 
-    /// Connects if needed and, on a new connection, loads every script by SHA.
-    Result<void> prepare()
+    /// The command that runs script `id` on the node that owns its keys' slot.
+    static GateCommand scriptCommand(ScriptId id, const QList<QByteArray> &keys, const QList<QByteArray> &args)
     {
-        if (auto c = conn.ensureConnected(); !c)
-            return c;
-        if (scriptsLoadedFor != conn.connectCount()) {
-            auto loaded = ScriptRegistry::instance().loadAll(conn);
-            if (!loaded && loaded.error().code == ErrorCode::Unavailable)
-                return loaded;
-            // Any other failure (e.g. LOADING) is retried on the call's NOSCRIPT path.
-            if (loaded)
-                scriptsLoadedFor = conn.connectCount();
-        }
-        return {};
+        return GateCommand{HashSlot::ofKey(keys.first()), ScriptRegistry::instance().evalshaArgv(id, keys, args),
+                           id != ScriptId::OpenTokens, id};
     }
 
     Result<RedisValue> run(ScriptId id, const QList<QByteArray> &keys, const QList<QByteArray> &args)
     {
-        if (auto p = prepare(); !p)
-            return std::unexpected(p.error());
-        return ScriptRegistry::instance().run(conn, id, keys, args);
+        return router.execute(scriptCommand(id, keys, args));
     }
 
     /// Runs a script that answers one integer; negative codes become errors.
@@ -149,7 +156,7 @@ struct Gate::Private {
         auto r = run(id, keys, args);
         if (!r)
             return std::unexpected(r.error());
-        const QString name = ScriptRegistry::instance().script(id).fileName;
+        const QString name = scriptName(id);
         if (r->type != RedisValue::Type::Integer)
             return unexpectedReply(*r, u"%1 for %2"_s.arg(name, sku));
         if (r->integer < 0)
@@ -157,21 +164,19 @@ struct Gate::Private {
         return r->integer;
     }
 
-    /// One plain command on a key of `sku` (the SKU checked, connected first); `integer`
-    /// also requires an integer reply, naming `what` otherwise.
-    Result<RedisValue> keyCommand(const QString &sku, const QList<QByteArray> &argv, const char *what = nullptr)
+    /// One plain command on a key of `sku` (argv[1]; the SKU checked first); `what` also
+    /// requires an integer reply, naming `what` otherwise. `writes`: see GateCommand.
+    Result<RedisValue> keyCommand(const QString &sku, const QList<QByteArray> &argv, bool writes,
+                                  const char *what = nullptr)
     {
         if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-        if (auto p = prepare(); !p) return std::unexpected(p.error());
-        auto r = conn.command(argv);
+        auto r = router.execute(GateCommand{HashSlot::ofKey(argv.at(1)), argv, writes, std::nullopt});
         if (r && what && r->type != RedisValue::Type::Integer)
             return unexpectedReply(*r, u"%1 of %2"_s.arg(QString::fromLatin1(what), sku));
         return r;
     }
 
-    RedisUrl url;
-    RedisConnection conn;
-    int scriptsLoadedFor = -1; ///< connectCount() at which loadAll last succeeded
+    GateRouter router;
     int retentionSeconds = kDefaultTokenRetentionSeconds;
 };
 
@@ -182,46 +187,56 @@ Gate::Gate(RedisUrl url)
 
 Gate::~Gate() = default;
 
-const RedisUrl &Gate::url() const { return d->url; }
-int Gate::connectCount() const { return d->conn.connectCount(); }
+const RedisUrl &Gate::url() const { return d->router.url(); }
+int Gate::connectCount() const { return d->router.connectCount(); }
 void Gate::setTokenRetentionSeconds(int seconds) { d->retentionSeconds = qMax(0, seconds); }
 
-Result<void> Gate::connect() { return d->prepare(); }
+Result<void> Gate::connect() { return d->router.connect(); }
 
 Result<GateReservation> Gate::reserve(const QString &sku, const QString &order,
                                       const QString &user, qint64 qty)
 {
-    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    if (auto v = checkOrderId(order); !v) return std::unexpected(v.error());
-    if (auto v = checkUser(user); !v) return std::unexpected(v.error());
-    if (auto v = checkQuantity(qty); !v) return std::unexpected(v.error());
-    auto r = d->run(ScriptId::Reserve, reserveKeys(sku), {order.toUtf8(), user.toUtf8(), num(qty), sku.toUtf8()});
-    if (!r)
-        return std::unexpected(r.error());
-    return parseReservation(*r, sku);
+    return reservePipeline({GateReserveLine{sku, order, user, qty}}).first();
+}
+
+QList<Result<GateReservation>> Gate::reservePipeline(const QList<GateReserveLine> &lines)
+{
+    QList<Result<GateReservation>> out(lines.size(), fail(ErrorCode::Internal, u"not sent"_s));
+    QList<GateCommand> commands;
+    QList<qsizetype> sent; // index into `lines` of each command
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        const GateReserveLine &l = lines[i];
+        if (auto valid = checkLine(l); !valid) {
+            out[i] = std::unexpected(valid.error());
+            continue;
+        }
+        commands.append(Private::scriptCommand(ScriptId::Reserve, reserveKeys(l.sku),
+                                               {l.order.toUtf8(), l.user.toUtf8(), num(l.qty), l.sku.toUtf8()}));
+        sent.append(i);
+    }
+    const QList<Result<RedisValue>> replies = d->router.execute(commands);
+    for (qsizetype k = 0; k < replies.size(); ++k) {
+        const qsizetype i = sent[k];
+        out[i] = replies[k] ? parseReservation(*replies[k], lines[i].sku) : std::unexpected(replies[k].error());
+    }
+    return out;
 }
 
 Result<QList<GateReservation>> Gate::reserveBatch(const QString &sku,
                                                   const QList<GateReserveRequest> &requests)
 {
-    if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    QList<QList<QByteArray>> argsList;
-    argsList.reserve(requests.size());
+    QList<GateReserveLine> lines;
+    lines.reserve(requests.size());
     for (const GateReserveRequest &req : requests) {
-        if (auto v = checkOrderId(req.order); !v) return std::unexpected(v.error());
-        if (auto v = checkUser(req.user); !v) return std::unexpected(v.error());
-        if (auto v = checkQuantity(req.qty); !v) return std::unexpected(v.error());
-        argsList.append({req.order.toUtf8(), req.user.toUtf8(), num(req.qty), sku.toUtf8()});
+        const GateReserveLine line{sku, req.order, req.user, req.qty};
+        // A malformed request fails the whole batch before anything is sent.
+        if (auto valid = checkLine(line); !valid)
+            return std::unexpected(valid.error());
+        lines.append(line);
     }
-    if (auto p = d->prepare(); !p)
-        return std::unexpected(p.error());
-    auto replies = ScriptRegistry::instance().runBatch(d->conn, ScriptId::Reserve, reserveKeys(sku), argsList);
-    if (!replies)
-        return std::unexpected(replies.error());
     QList<GateReservation> out;
-    out.reserve(replies->size());
-    for (const RedisValue &r : *replies) {
-        auto one = parseReservation(r, sku);
+    out.reserve(lines.size());
+    for (const Result<GateReservation> &one : reservePipeline(lines)) {
         if (!one)
             return std::unexpected(one.error());
         out.append(*one);
@@ -233,8 +248,7 @@ Result<void> Gate::settle(const QString &sku, const QString &token)
 {
     if (auto v = checkSkuId(sku); !v) return v;
     if (auto v = checkToken(token); !v) return v;
-    auto r = d->runCode(ScriptId::Settle, sku, token, GateKeys::keys(sku, {"tokens", "held", "settled"}),
-                        {token.toUtf8()});
+    auto r = d->runCode(ScriptId::Settle, sku, token, reserveKeys(sku), {token.toUtf8()});
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -244,8 +258,7 @@ Result<void> Gate::markSold(const QString &sku, const QString &token)
 {
     if (auto v = checkSkuId(sku); !v) return v;
     if (auto v = checkToken(token); !v) return v;
-    auto r = d->runCode(ScriptId::MarkSold, sku, token,
-                        GateKeys::keys(sku, {"tokens", "held", "settled", "done", "orders"}),
+    auto r = d->runCode(ScriptId::MarkSold, sku, token, finishKeys(sku),
                         {token.toUtf8(), num(d->retentionSeconds)});
     if (!r)
         return std::unexpected(r.error());
@@ -256,9 +269,7 @@ Result<bool> Gate::release(const QString &sku, const QString &token)
 {
     if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
     if (auto v = checkToken(token); !v) return std::unexpected(v.error());
-    auto r = d->runCode(ScriptId::Release, sku, token,
-                        GateKeys::keys(sku, {"stock", "tokens", "held", "settled", "done", "users",
-                                             "orders"}),
+    auto r = d->runCode(ScriptId::Release, sku, token, finishKeys(sku),
                         {token.toUtf8(), num(d->retentionSeconds)});
     if (!r)
         return std::unexpected(r.error());
@@ -270,26 +281,21 @@ Result<bool> Gate::release(const QString &sku, const QString &token)
 Result<void> Gate::settleBatch(const QString &sku, const QList<QString> &tokens)
 {
     if (auto v = checkSkuId(sku); !v) return v;
-    QList<QList<QByteArray>> argsList;
-    argsList.reserve(tokens.size());
+    QList<GateCommand> commands;
+    commands.reserve(tokens.size());
     for (const QString &t : tokens) {
         if (auto v = checkToken(t); !v) return v;
-        argsList.append({t.toUtf8()});
+        commands.append(Private::scriptCommand(ScriptId::Settle, reserveKeys(sku), {t.toUtf8()}));
     }
-    if (argsList.isEmpty())
-        return {};
-    if (auto p = d->prepare(); !p)
-        return p;
-    auto replies = ScriptRegistry::instance().runBatch(
-        d->conn, ScriptId::Settle, GateKeys::keys(sku, {"tokens", "held", "settled"}), argsList);
-    if (!replies)
-        return std::unexpected(replies.error());
-    for (qsizetype i = 0; i < replies->size(); ++i) {
-        const RedisValue &r = replies->at(i);
+    const QList<Result<RedisValue>> replies = d->router.execute(commands);
+    for (qsizetype i = 0; i < replies.size(); ++i) {
+        if (!replies[i])
+            return std::unexpected(replies[i].error());
+        const RedisValue &r = *replies[i];
         if (r.type != RedisValue::Type::Integer)
             return unexpectedReply(r, u"settle of %1"_s.arg(tokens[i]));
         if (r.integer < 0)
-            return scriptFailure(int(r.integer), u"settle-3.lua"_s, tokens[i]);
+            return scriptFailure(int(r.integer), scriptName(ScriptId::Settle), tokens[i]);
     }
     return {};
 }
@@ -300,7 +306,7 @@ Result<qint64> Gate::load(const QString &sku, qint64 bookAvailable, bool force)
     if (bookAvailable < 0)
         return fail(ErrorCode::InvalidArgument,
                     u"book available must be >= 0, got %1"_s.arg(bookAvailable), u"available"_s);
-    auto r = d->run(ScriptId::Load, GateKeys::keys(sku, {"stock", "held", "tokens"}),
+    auto r = d->run(ScriptId::Load, reserveKeys(sku),
                     {num(bookAvailable), force ? QByteArrayLiteral("1") : QByteArrayLiteral("0")});
     if (!r)
         return std::unexpected(r.error());
@@ -308,27 +314,28 @@ Result<qint64> Gate::load(const QString &sku, qint64 bookAvailable, bool force)
         return unexpectedReply(*r, u"load of %1"_s.arg(sku));
     const qint64 code = r->elements[0].integer;
     if (code < 0)
-        return scriptFailure(int(code), u"load-3.lua"_s, sku);
+        return scriptFailure(int(code), scriptName(ScriptId::Load), sku);
     return r->elements[1].integer;
 }
 
 Result<bool> Gate::adjust(const QString &sku, qint64 units)
 {
     if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    auto r = d->run(ScriptId::Adjust, GateKeys::keys(sku, {"stock"}), {num(units)});
+    auto r = d->run(ScriptId::Adjust, GateKeys::keys(sku, {"gate"}), {num(units)});
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.size() != 2)
         return unexpectedReply(*r, u"adjust of %1"_s.arg(sku));
     const qint64 code = r->elements[0].integer;
     if (code < 0)
-        return scriptFailure(int(code), u"adjust-1.lua"_s, sku);
+        return scriptFailure(int(code), scriptName(ScriptId::Adjust), sku);
     return code == int(AdjustAnswer::Adjusted);
 }
 
 Result<qint64> Gate::available(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("GET"), GateKeys::key(sku, "stock")});
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGET"), GateKeys::key(sku, "gate"), QByteArrayLiteral("available")},
+                           false);
     if (!r)
         return std::unexpected(r.error());
     if (r->type == RedisValue::Type::Nil)
@@ -336,47 +343,55 @@ Result<qint64> Gate::available(const QString &sku)
     bool ok = false;
     const qint64 v = r->str.toLongLong(&ok);
     if (r->type != RedisValue::Type::String || !ok)
-        return unexpectedReply(*r, u"GET stock of %1"_s.arg(sku));
+        return unexpectedReply(*r, u"HGET available of %1"_s.arg(sku));
     return v;
 }
 
 Result<GateCounts> Gate::counts(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGETALL"), GateKeys::key(sku, "counts")});
+    QList<QByteArray> argv{QByteArrayLiteral("HMGET"), GateKeys::key(sku, "gate")};
+    for (const auto &[name, member] : kCounterFields)
+        argv.append(name);
+    auto r = d->keyCommand(sku, argv, false);
     if (!r)
         return std::unexpected(r.error());
-    if (r->type != RedisValue::Type::Array || r->elements.size() % 2 != 0)
-        return unexpectedReply(*r, u"HGETALL counts of %1"_s.arg(sku));
+    if (r->type != RedisValue::Type::Array || r->elements.size() != qsizetype(std::size(kCounterFields)))
+        return unexpectedReply(*r, u"HMGET counters of %1"_s.arg(sku));
     GateCounts out;
-    const std::pair<const char *, qint64 GateCounts::*> fields[] = {
-        {"reserved", &GateCounts::reserved},     {"out_of_stock", &GateCounts::outOfStock},
-        {"limit_exceeded", &GateCounts::limitExceeded}, {"sale_closed", &GateCounts::saleClosed},
-        {"paused", &GateCounts::paused}};
-    for (qsizetype i = 0; i < r->elements.size(); i += 2) {
-        for (const auto &[name, member] : fields) {
-            if (r->elements[i].str != name)
-                continue;
-            bool ok = false;
-            out.*member = r->elements[i + 1].str.toLongLong(&ok);
-            if (!ok)
-                return fail(ErrorCode::Internal, u"gate counter %1 of %2 is not a number"_s.arg(
-                                                     QString::fromLatin1(name), sku));
-        }
+    for (qsizetype i = 0; i < r->elements.size(); ++i) {
+        const RedisValue &v = r->elements[i];
+        if (v.type == RedisValue::Type::Nil)
+            continue;
+        bool ok = false;
+        out.*kCounterFields[i].second = v.str.toLongLong(&ok);
+        if (!ok)
+            return fail(ErrorCode::Internal, u"gate counter %1 of %2 is not a number"_s.arg(
+                                                 QString::fromLatin1(kCounterFields[i].first), sku));
     }
     return out;
 }
 
 Result<qint64> Gate::heldCount(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("ZCARD"), GateKeys::key(sku, "held")}, "ZCARD held");
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("HGET"), GateKeys::key(sku, "open"), QByteArrayLiteral("#held")},
+                           false);
     if (!r)
         return std::unexpected(r.error());
-    return r->integer;
+    if (r->type == RedisValue::Type::Nil)
+        return 0;
+    bool ok = false;
+    const qint64 held = r->str.toLongLong(&ok);
+    if (r->type != RedisValue::Type::String || !ok)
+        return unexpectedReply(*r, u"HGET #held of %1"_s.arg(sku));
+    return held;
 }
 
 Result<void> Gate::clearCounts(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("DEL"), GateKeys::key(sku, "counts")}, "DEL counts");
+    QList<QByteArray> argv{QByteArrayLiteral("HDEL"), GateKeys::key(sku, "gate")};
+    for (const auto &[name, member] : kCounterFields)
+        argv.append(name);
+    auto r = d->keyCommand(sku, argv, true, "HDEL counters");
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -389,9 +404,9 @@ Result<void> Gate::countRefusal(const QString &sku, Outcome outcome)
     if (!counter)
         return fail(ErrorCode::InvalidArgument,
                     u"outcome: %1 is not a reserve refusal"_s.arg(outcomeWord(outcome)), u"outcome"_s);
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("HINCRBY"), GateKeys::key(sku, "counts"), counter,
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("HINCRBY"), GateKeys::key(sku, "gate"), counter,
                                  QByteArrayLiteral("1")},
-                           "HINCRBY counts");
+                           true, "HINCRBY counter");
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -404,7 +419,7 @@ Result<void> Gate::setSale(const QString &sku, const GateSale &sale)
         || (sale.endMs > 0 && sale.startMs > sale.endMs))
         return fail(ErrorCode::InvalidArgument,
                     u"sale window and limit must be >= 0 and start <= end"_s, u"sale"_s);
-    auto r = d->runCode(ScriptId::SetSale, sku, sku, GateKeys::keys(sku, {"sale"}),
+    auto r = d->runCode(ScriptId::SetSale, sku, sku, GateKeys::keys(sku, {"gate"}),
                         {sale.open ? QByteArrayLiteral("1") : QByteArrayLiteral("0"),
                          num(sale.startMs), num(sale.endMs), num(sale.perUserLimit)});
     if (!r)
@@ -415,10 +430,50 @@ Result<void> Gate::setSale(const QString &sku, const GateSale &sale)
 Result<void> Gate::clearSale(const QString &sku)
 {
     if (auto v = checkSkuId(sku); !v) return v;
-    auto r = d->runCode(ScriptId::ClearSale, sku, sku, GateKeys::keys(sku, {"sale"}), {});
+    auto r = d->runCode(ScriptId::ClearSale, sku, sku, GateKeys::keys(sku, {"gate"}), {});
     if (!r)
         return std::unexpected(r.error());
     return {};
+}
+
+Result<QStringList> Gate::openSaleSkus()
+{
+    const QByteArray pattern = GateKeys::key(u"*"_s, "gate");
+    const QByteArray prefix = QByteArrayLiteral("fs:{"), suffix = QByteArrayLiteral("}:gate");
+    QStringList open;
+    // Each master holds the gates of its own slots: every one is walked.
+    auto walked = d->router.forEachServingNode([&](RedisConnection &conn) -> Result<void> {
+        QByteArray cursor = "0";
+        do {
+            auto page = conn.command({QByteArrayLiteral("SCAN"), cursor, QByteArrayLiteral("MATCH"), pattern,
+                                      QByteArrayLiteral("COUNT"), QByteArrayLiteral("1000")});
+            if (!page)
+                return std::unexpected(page.error());
+            if (page->type != RedisValue::Type::Array || page->elements.size() != 2
+                || page->elements[1].type != RedisValue::Type::Array)
+                return unexpectedReply(*page, u"SCAN of the sales"_s);
+            cursor = page->elements[0].str;
+            QList<QList<QByteArray>> reads;
+            for (const RedisValue &key : std::as_const(page->elements[1].elements))
+                reads.append({QByteArrayLiteral("HGET"), key.str, QByteArrayLiteral("sale_open")});
+            if (reads.isEmpty())
+                continue;
+            auto flags = conn.pipeline(reads);
+            if (!flags)
+                return std::unexpected(flags.error());
+            for (qsizetype i = 0; i < flags->size(); ++i) {
+                const QByteArray &key = reads[i][1];
+                if ((*flags)[i].str == "1" && key.startsWith(prefix) && key.endsWith(suffix))
+                    open << QString::fromUtf8(key.mid(prefix.size(), key.size() - prefix.size() - suffix.size()));
+            }
+        } while (cursor != "0");
+        return {};
+    });
+    if (!walked)
+        return std::unexpected(walked.error());
+    open.sort();
+    open.removeDuplicates(); // SCAN may return a key twice
+    return open;
 }
 
 Result<qint64> Gate::setUserUnits(const QString &sku, const QHash<QString, qint64> &units)
@@ -431,20 +486,21 @@ Result<qint64> Gate::setUserUnits(const QString &sku, const QHash<QString, qint6
         if (auto v = checkQuantity(it.value(), u"units"_s); !v) return std::unexpected(v.error());
         args << it.key().toUtf8() << num(it.value());
     }
-    auto r = d->run(ScriptId::SetUsers, GateKeys::keys(sku, {"users"}), args);
+    auto r = d->run(ScriptId::SetUsers, GateKeys::keys(sku, {"gate"}), args);
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.size() != 2)
         return unexpectedReply(*r, u"set-users of %1"_s.arg(sku));
     if (r->elements[0].integer < 0)
-        return scriptFailure(int(r->elements[0].integer), u"set-users-1.lua"_s, sku);
+        return scriptFailure(int(r->elements[0].integer), scriptName(ScriptId::SetUsers), sku);
     return r->elements[1].integer;
 }
 
 Result<bool> Gate::claimRestore(const QString &sku, qint64 ttlMs)
 {
     auto r = d->keyCommand(sku, {QByteArrayLiteral("SET"), GateKeys::key(sku, "restoring"), QByteArrayLiteral("1"),
-                                 QByteArrayLiteral("NX"), QByteArrayLiteral("PX"), num(qMax<qint64>(1, ttlMs))});
+                                 QByteArrayLiteral("NX"), QByteArrayLiteral("PX"), num(qMax<qint64>(1, ttlMs))},
+                           true);
     if (!r)
         return std::unexpected(r.error());
     if (r->type == RedisValue::Type::Nil)
@@ -456,7 +512,7 @@ Result<bool> Gate::claimRestore(const QString &sku, qint64 ttlMs)
 
 Result<void> Gate::endRestore(const QString &sku)
 {
-    auto r = d->keyCommand(sku, {QByteArrayLiteral("DEL"), GateKeys::key(sku, "restoring")}, "DEL restoring");
+    auto r = d->keyCommand(sku, {QByteArrayLiteral("DEL"), GateKeys::key(sku, "restoring")}, true, "DEL restoring");
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -465,7 +521,7 @@ Result<void> Gate::endRestore(const QString &sku)
 Result<void> Gate::setPaused(const QString &sku, bool paused)
 {
     if (auto v = checkSkuId(sku); !v) return v;
-    auto r = d->runCode(ScriptId::SetPaused, sku, sku, GateKeys::keys(sku, {"paused"}),
+    auto r = d->runCode(ScriptId::SetPaused, sku, sku, GateKeys::keys(sku, {"gate"}),
                         {paused ? QByteArrayLiteral("1") : QByteArrayLiteral("0")});
     if (!r)
         return std::unexpected(r.error());
@@ -475,7 +531,7 @@ Result<void> Gate::setPaused(const QString &sku, bool paused)
 Result<QList<GateToken>> Gate::openTokens(const QString &sku)
 {
     if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
-    auto r = d->run(ScriptId::OpenTokens, GateKeys::keys(sku, {"held", "settled", "tokens"}), {});
+    auto r = d->run(ScriptId::OpenTokens, reserveKeys(sku), {});
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.isEmpty() || r->elements.size() % 2 != 1)
@@ -498,8 +554,7 @@ Result<QList<GateToken>> Gate::openTokens(const QString &sku)
 
 Result<qint64> Gate::nowMs()
 {
-    if (auto p = d->prepare(); !p) return std::unexpected(p.error());
-    auto r = d->conn.command({QByteArrayLiteral("TIME")});
+    auto r = d->router.execute(GateCommand{-1, {QByteArrayLiteral("TIME")}, false, std::nullopt});
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.size() != 2)
@@ -510,30 +565,18 @@ Result<qint64> Gate::nowMs()
 GateHealth Gate::health()
 {
     GateHealth h;
-    // A new connection loads the scripts (as every call does); an existing one is only
-    // inspected, so a flushed cache shows as scriptsLoaded == false.
-    if (auto p = d->prepare(); !p) {
-        h.detail = p.error().message;
-        return h;
+    h.nodes = d->router.health();
+    h.reachable = !h.nodes.isEmpty();
+    h.scriptsLoaded = h.reachable;
+    for (const GateNodeHealth &n : std::as_const(h.nodes)) {
+        if (n.role == GateNodeHealth::Role::Replica)
+            continue; // serves no SKU until it is promoted
+        h.reachable = h.reachable && n.reachable;
+        h.scriptsLoaded = h.scriptsLoaded && n.scriptsLoaded;
+        h.roundTripUs = std::max(h.roundTripUs, n.roundTripUs);
+        if (h.detail.isEmpty() && !n.detail.isEmpty())
+            h.detail = h.nodes.size() == 1 ? n.detail : u"%1: %2"_s.arg(n.address, n.detail);
     }
-    QElapsedTimer timer;
-    timer.start();
-    auto pong = d->conn.command({QByteArrayLiteral("PING")});
-    h.roundTripUs = timer.nsecsElapsed() / 1000;
-    if (!pong || pong->isError()) {
-        h.detail = pong ? QString::fromUtf8(pong->str) : pong.error().message;
-        return h;
-    }
-    h.reachable = true;
-    auto loaded = ScriptRegistry::instance().allLoaded(d->conn);
-    if (!loaded) {
-        h.detail = loaded.error().message;
-        return h;
-    }
-    h.scriptsLoaded = *loaded;
-    if (!h.scriptsLoaded)
-        h.detail = u"gate scripts are not in the server's script cache (flushed or restarted); "
-                   "the next call loads them"_s;
     return h;
 }
 

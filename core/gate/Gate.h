@@ -2,17 +2,17 @@
 
 #include "Outcome.h"
 #include "Result.h"
+#include "gate/GateHealth.h"
 #include "gate/RedisUrl.h"
 
 #include <QHash>
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 
 namespace flashstock {
-
-class RedisConnection;
 
 /// State of one token in the gate.
 enum class TokenState { Held, Settled, Released, Sold, Unknown };
@@ -28,7 +28,8 @@ enum class GateCode {
     LimitExceeded, ///< the user's units on this SKU would pass the per-user limit; nothing changed
     SaleClosed,    ///< a sale is defined for the SKU and is not open at Redis TIME; nothing changed
     Paused,        ///< the SKU is paused (a discrepancy or a rebuild holds it); nothing changed
-    NoStockKey,    ///< the SKU's stock key is missing (never loaded, flushed, evicted); nothing changed
+    NoStockKey,    ///< the SKU's stock key (field `available` of `fs:{sku}:gate`) is missing (never
+                   ///< loaded, flushed, evicted); nothing changed
 };
 
 /// One pre-deduct as the gate answered it.
@@ -39,8 +40,16 @@ struct GateReservation {
     TokenState state = TokenState::Unknown; ///< Reserved: Held; Existing: the token's state now
 };
 
-/// One line of a pipelined reserve (`Gate::reserveBatch`).
+/// One line of a pipelined reserve of one SKU (`Gate::reserveBatch`).
 struct GateReserveRequest {
+    QString order;
+    QString user;   ///< may be empty (see Gate::reserve)
+    qint64 qty = 0; ///< units, 1..2147483647
+};
+
+/// One reserve of a pipeline over any SKUs (`Gate::reservePipeline`).
+struct GateReserveLine {
+    QString sku;
     QString order;
     QString user;   ///< may be empty (see Gate::reserve)
     qint64 qty = 0; ///< units, 1..2147483647
@@ -64,7 +73,7 @@ struct GateSale {
     qint64 perUserLimit = 0;  ///< units per user; 0 = no limit
 };
 
-/// The reserve counters of one SKU since its gate keys were created (`fs:{sku}:counts`):
+/// The reserve counters of one SKU since its gate keys were created (`n:` fields of `fs:{sku}:gate`):
 /// calls, not units. They only grow (a Redis restart without persistence or a flush starts
 /// them again at 0), so a rate is the difference of two readings over their interval.
 struct GateCounts {
@@ -79,23 +88,18 @@ struct GateCounts {
     qint64 refused() const { return outOfStock + limitExceeded + saleClosed + paused; }
 };
 
-/// What `health()` found.
-struct GateHealth {
-    bool reachable = false;
-    bool scriptsLoaded = false; ///< every script of lua/ is in the server's script cache
-    qint64 roundTripUs = 0;     ///< one PING, microseconds
-    QString detail;             ///< why not healthy, for people
-};
-
 /// The Redis gate: atomic Lua pre-deducts in front of the book of record.
 ///
-/// Keys of one SKU share its hash tag (`fs:{sku}:...`), so each script call touches one
-/// Redis Cluster slot. Owns one hiredis context: a Gate belongs to the thread that uses it
-/// (create one per thread). A transport failure drops the context and the next call
-/// connects again. Every call that cannot reach Redis within the timeouts returns
-/// ErrorCode::Unavailable; a server-side script error returns ErrorCode::Internal.
-/// Scripts are loaded by SHA at connect; on NOSCRIPT they are loaded again and the call
-/// is retried once.
+/// Keys of one SKU share its hash tag (`fs:{sku}:...`, see GateKeys), so each script call
+/// touches one Redis Cluster slot. On a `redis-cluster://` URL every call goes to the
+/// master that owns its SKU's slot (GateRouter: slot map, MOVED, ASK, TRYAGAIN); a node
+/// that cannot be reached fails the calls of its SKUs only. Owns one hiredis context per
+/// node: a Gate belongs to the thread that uses it (create one per thread). A transport
+/// failure drops the context and the next call connects again. Every call that cannot
+/// reach Redis within the timeouts (or, in a cluster, meets a slot migration or failover
+/// for longer than the command timeout) returns ErrorCode::Unavailable; a server-side
+/// script error returns ErrorCode::Internal. Scripts are loaded by SHA on each new
+/// connection; on NOSCRIPT they are loaded again and the call is retried once.
 class Gate {
 public:
     /// Does not connect yet; the first call does.
@@ -104,7 +108,8 @@ public:
     Gate(const Gate &) = delete;
     Gate &operator=(const Gate &) = delete;
 
-    /// Connects now (and loads scripts); Unavailable if Redis cannot be reached.
+    /// Connects now (and loads scripts): the server, or the cluster's slot map and every
+    /// master. Unavailable if the server, or no node of the cluster, can be reached.
     [[nodiscard]] Result<void> connect();
 
     /// Pre-deducts `qty` units of `sku` for `order` (idempotent per order and SKU).
@@ -114,8 +119,16 @@ public:
     /// Unavailable; Internal.
     [[nodiscard]] Result<GateReservation> reserve(const QString &sku, const QString &order,
                                                   const QString &user, qint64 qty);
+    /// Many reserves of any SKUs in one round trip per Redis node (the server's gate
+    /// dispatcher): one pipeline per node, the nodes working at once. Answers one Result
+    /// per line, in order, each on its own: a malformed line is InvalidArgument and is not
+    /// sent; a node that cannot be reached fails only its lines (Unavailable); a line's
+    /// business refusal is its GateCode. Lines of one order are independent here: an
+    /// order of several lines is all or nothing only through the Engine.
+    [[nodiscard]] QList<Result<GateReservation>> reservePipeline(const QList<GateReserveLine> &lines);
     /// Many reserves of one SKU in one pipelined round trip (bulk work and the benchmark).
-    /// Answers in request order; a malformed request fails the whole batch before sending.
+    /// Answers in request order; a malformed request fails the whole batch before sending,
+    /// and any line's error is the batch's error.
     [[nodiscard]] Result<QList<GateReservation>> reserveBatch(const QString &sku,
                                                               const QList<GateReserveRequest> &requests);
     /// Held -> settled: the book committed the token's order. Idempotent.
@@ -153,6 +166,10 @@ public:
     /// Defines or updates the sale of `sku`; removing it (`clearSale`) lets the SKU sell normally.
     [[nodiscard]] Result<void> setSale(const QString &sku, const GateSale &sale);
     [[nodiscard]] Result<void> clearSale(const QString &sku);
+    /// The SKUs whose sale is open in this gate (any book's), sorted: SCAN over the SKUs'
+    /// gate keys (on every master of a cluster), so it costs one pass over the key space (the
+    /// drill's safety check, not a hot path).
+    [[nodiscard]] Result<QStringList> openSaleSkus();
     /// Replaces the users' units of `sku` (the per-user limit's count) with `units` (user ->
     /// units, >= 1) in one script call (set-users-1.lua); call it while no reserve can pass
     /// the gate (see Engine). Returns how many users now have units. InvalidArgument for a
@@ -168,10 +185,13 @@ public:
 
     /// Every token of `sku` in state Held or Settled (the reconciler's view).
     [[nodiscard]] Result<QList<GateToken>> openTokens(const QString &sku);
-    /// Redis TIME in ms since the epoch (the gate's one clock).
+    /// Redis TIME in ms since the epoch (the gate's one clock; in a cluster, the first
+    /// master's that answers: the nodes' clocks agree as far as NTP keeps them).
     [[nodiscard]] Result<qint64> nowMs();
 
-    /// PING round trip and whether every script is in the server's cache.
+    /// Per node (the server, or every master and replica of the cluster): PING round trip,
+    /// whether every script is in its cache, its role and slots; and all of that summed up.
+    /// Never fails: a node that does not answer says so in its entry.
     GateHealth health();
 
     /// Released and sold tokens are kept this long (seconds, by Redis TIME) and then purged
@@ -182,7 +202,7 @@ public:
     void setTokenRetentionSeconds(int seconds);
     /// The URL this gate talks to.
     const RedisUrl &url() const;
-    /// Connections made so far (a reconnect after a dropped context adds one).
+    /// Connections made so far, over all nodes (a reconnect after a dropped context adds one).
     int connectCount() const;
 
 private:

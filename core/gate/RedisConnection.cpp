@@ -148,6 +148,10 @@ Result<void> RedisConnection::ensureConnected()
     disconnect();
     if (m_url.isNone())
         return fail(ErrorCode::InvalidArgument, u"no gate configured (--redis none)"_s, u"redis"_s);
+    if (m_url.isCluster()) // a programming error: the gate routes to one node's URL
+        return fail(ErrorCode::InvalidArgument,
+                    u"a connection goes to one node, not to the cluster %1"_s.arg(m_url.toDisplayString()),
+                    u"redis"_s);
 
     const timeval connectTv = toTimeval(m_url.connectTimeoutMs);
     ContextPtr ctx;
@@ -214,17 +218,34 @@ Result<RedisValue> RedisConnection::command(const QList<QByteArray> &argv)
 
 Result<QList<RedisValue>> RedisConnection::pipeline(const QList<QList<QByteArray>> &commands)
 {
+    if (auto sent = send(commands); !sent)
+        return std::unexpected(sent.error());
+    return receive(commands.size());
+}
+
+Result<void> RedisConnection::send(const QList<QList<QByteArray>> &commands)
+{
     if (auto c = ensureConnected(); !c)
-        return std::unexpected(c.error());
+        return c;
     for (const auto &argv : commands) {
         ArgvView view(argv);
         if (redisAppendCommandArgv(m_context, int(view.argv.size()), view.argv.data(),
                                    view.lens.data()) != REDIS_OK)
             return std::unexpected(transportFailure("pipeline append").error());
     }
+    for (int done = 0; !done;)
+        if (redisBufferWrite(m_context, &done) != REDIS_OK)
+            return std::unexpected(transportFailure("pipeline write").error());
+    return {};
+}
+
+Result<QList<RedisValue>> RedisConnection::receive(qsizetype count)
+{
+    if (!m_context)
+        return std::unexpected(transportFailure("pipeline read").error());
     QList<RedisValue> out;
-    out.reserve(commands.size());
-    for (qsizetype i = 0; i < commands.size(); ++i) {
+    out.reserve(count);
+    for (qsizetype i = 0; i < count; ++i) {
         void *raw = nullptr;
         if (redisGetReply(m_context, &raw) != REDIS_OK || !raw)
             return std::unexpected(transportFailure("pipeline read").error());

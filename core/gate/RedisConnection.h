@@ -54,6 +54,12 @@ public:
     /// Sends all `commands` in one write and reads their replies in order (pipelining).
     /// Unavailable if the transport fails at any point (replies read so far are lost).
     [[nodiscard]] Result<QList<RedisValue>> pipeline(const QList<QList<QByteArray>> &commands);
+    /// The first half of pipeline(): connects if needed and writes all `commands` without
+    /// reading, so several connections' servers work at once. Follow with receive().
+    [[nodiscard]] Result<void> send(const QList<QList<QByteArray>> &commands);
+    /// The second half: reads `count` replies of commands sent before, in order.
+    /// Unavailable (and the context dropped) if the transport fails.
+    [[nodiscard]] Result<QList<RedisValue>> receive(qsizetype count);
 
     /// Drops the context (the next call connects again).
     void disconnect();

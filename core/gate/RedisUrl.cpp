@@ -21,7 +21,8 @@ std::unexpected<Error> bad(const QString &text, const QString &why)
         shown = shown.left(scheme + 3) + u"***"_s + shown.mid(at);
     return fail(ErrorCode::InvalidArgument,
                 u"malformed Redis URL %1: %2 (expected redis://[:password@]host:port[/db], "
-                "unix:///path/redis.sock or none)"_s.arg(quoteForMessage(shown), why),
+                "unix:///path/redis.sock, redis-cluster://[:password@]host:port[,host:port...] or none)"_s.arg(
+                    quoteForMessage(shown), why),
                 u"redis"_s);
 }
 
@@ -35,7 +36,114 @@ qint64 parseBounded(const QString &text, qint64 lo, qint64 hi)
     return v;
 }
 
+/// The `?name=value` options every URL form takes, into `out`; the unix form's own (`db`,
+/// `password`) only where `unixOptions`. An error names the option, never its value.
+Result<void> parseOptions(const QString &text, const QUrlQuery &query, bool unixOptions, RedisUrl &out)
+{
+    for (const auto &[key, value] : query.queryItems(QUrl::FullyDecoded)) {
+        if (key == u"connect_timeout_ms"_s || key == u"timeout_ms"_s) {
+            const qint64 ms = parseBounded(value, 1, 600000);
+            if (ms < 0)
+                return bad(text, u"%1 must be a number of ms in 1..600000"_s.arg(key));
+            (key == u"timeout_ms"_s ? out.timeoutMs : out.connectTimeoutMs) = int(ms);
+        } else if (key == u"wait"_s) {
+            const qint64 n = parseBounded(value, 0, 16);
+            if (n < 0)
+                return bad(text, u"wait must be a number of replicas in 0..16"_s);
+            out.waitReplicas = int(n);
+        } else if (key == u"db"_s && unixOptions) {
+            const qint64 db = parseBounded(value, 0, 1023);
+            if (db < 0)
+                return bad(text, u"db must be a number 0..1023"_s);
+            out.db = int(db);
+        } else if (key == u"password"_s && unixOptions) {
+            out.password = value;
+        } else {
+            return bad(text, u"unknown option %1"_s.arg(quoteForMessage(key)));
+        }
+    }
+    return {};
+}
+
+/// `redis-cluster://[[user]:password@]host:port[,host:port...][?options]`. QUrl takes one
+/// host only, so the authority is split here.
+Result<RedisUrl> parseCluster(const QString &text, QStringView rest)
+{
+    RedisUrl out;
+    out.kind = RedisUrl::Kind::Cluster;
+    const qsizetype q = rest.indexOf(u'?');
+    QStringView authority = q < 0 ? rest : rest.left(q);
+    if (authority.contains(u'/'))
+        return bad(text, u"a cluster URL has no path: Redis Cluster has database 0 only"_s);
+    const qsizetype at = authority.lastIndexOf(u'@');
+    if (at >= 0) {
+        const QStringView userInfo = authority.left(at);
+        const qsizetype colon = userInfo.indexOf(u':');
+        const QStringView user = colon < 0 ? userInfo : userInfo.left(colon);
+        out.user = QUrl::fromPercentEncoding(user.toUtf8());
+        if (colon >= 0)
+            out.password = QUrl::fromPercentEncoding(userInfo.mid(colon + 1).toUtf8());
+        if (!out.user.isEmpty() && out.password.isEmpty())
+            return bad(text, u"a user needs a password (redis-cluster://user:password@host:port)"_s);
+        authority = authority.mid(at + 1);
+    }
+    if (authority.isEmpty())
+        return bad(text, u"no seed node"_s);
+    for (QStringView piece : authority.split(u',')) {
+        const auto node = RedisNodeAddress::parse(piece);
+        if (!node)
+            return bad(text, u"seed node %1 is not host:port"_s.arg(quoteForMessage(piece.toString())));
+        out.seeds.append(*node);
+    }
+    if (q >= 0)
+        if (auto r = parseOptions(text, QUrlQuery(rest.mid(q + 1).toString()), false, out); !r)
+            return std::unexpected(r.error());
+    return out;
+}
+
 } // namespace
+
+QString RedisNodeAddress::toString() const
+{
+    const QString h = host.contains(u':') ? u"[%1]"_s.arg(host) : host;
+    return u"%1:%2"_s.arg(h).arg(port);
+}
+
+std::optional<RedisNodeAddress> RedisNodeAddress::parse(QStringView text)
+{
+    RedisNodeAddress out;
+    QStringView portText;
+    if (text.startsWith(u'[')) {
+        const qsizetype close = text.indexOf(u']');
+        if (close < 0)
+            return std::nullopt;
+        out.host = text.mid(1, close - 1).toString();
+        const QStringView after = text.mid(close + 1);
+        if (!after.isEmpty() && !after.startsWith(u':'))
+            return std::nullopt;
+        portText = after.mid(1);
+        for (QChar c : std::as_const(out.host))
+            if (!c.isDigit() && !(c >= u'a' && c <= u'f') && !(c >= u'A' && c <= u'F') && c != u':' && c != u'.')
+                return std::nullopt;
+    } else {
+        const qsizetype colon = text.lastIndexOf(u':');
+        out.host = (colon < 0 ? text : text.left(colon)).toString();
+        if (colon >= 0)
+            portText = text.mid(colon + 1);
+        for (QChar c : std::as_const(out.host))
+            if (!c.isLetterOrNumber() && c != u'.' && c != u'-' && c != u'_')
+                return std::nullopt;
+    }
+    if (out.host.isEmpty())
+        return std::nullopt;
+    if (!portText.isNull()) {
+        const qint64 port = parseBounded(portText.toString(), 1, 65535);
+        if (port < 0)
+            return std::nullopt;
+        out.port = int(port);
+    }
+    return out;
+}
 
 Result<RedisUrl> RedisUrl::parse(const QString &text)
 {
@@ -44,6 +152,9 @@ Result<RedisUrl> RedisUrl::parse(const QString &text)
         return RedisUrl{};
     if (trimmed.isEmpty())
         return bad(text, u"empty"_s);
+    static constexpr QStringView kClusterScheme = u"redis-cluster://";
+    if (trimmed.startsWith(kClusterScheme))
+        return parseCluster(text, QStringView(trimmed).mid(kClusterScheme.size()));
 
     const QUrl url(trimmed, QUrl::StrictMode);
     if (!url.isValid())
@@ -87,24 +198,8 @@ Result<RedisUrl> RedisUrl::parse(const QString &text)
     if (!out.user.isEmpty() && out.password.isEmpty())
         return bad(text, u"a user needs a password (redis://user:password@host)"_s);
 
-    const QUrlQuery query(url);
-    for (const auto &[key, value] : query.queryItems(QUrl::FullyDecoded)) {
-        if (key == u"connect_timeout_ms"_s || key == u"timeout_ms"_s) {
-            const qint64 ms = parseBounded(value, 1, 600000);
-            if (ms < 0)
-                return bad(text, u"%1 must be a number of ms in 1..600000"_s.arg(key));
-            (key == u"timeout_ms"_s ? out.timeoutMs : out.connectTimeoutMs) = int(ms);
-        } else if (key == u"db"_s && out.kind == Kind::Unix) {
-            const qint64 db = parseBounded(value, 0, 1023);
-            if (db < 0)
-                return bad(text, u"db must be a number 0..1023"_s);
-            out.db = int(db);
-        } else if (key == u"password"_s && out.kind == Kind::Unix) {
-            out.password = value;
-        } else {
-            return bad(text, u"unknown option %1"_s.arg(quoteForMessage(key)));
-        }
-    }
+    if (auto r = parseOptions(text, QUrlQuery(url), out.kind == Kind::Unix, out); !r)
+        return std::unexpected(r.error());
     return out;
 }
 
@@ -125,6 +220,26 @@ RedisUrl RedisUrl::tcp(const QString &host, int port)
     return out;
 }
 
+RedisUrl RedisUrl::cluster(const QList<RedisNodeAddress> &seeds)
+{
+    RedisUrl out;
+    out.kind = Kind::Cluster;
+    out.seeds = seeds;
+    return out;
+}
+
+RedisUrl RedisUrl::node(const RedisNodeAddress &address) const
+{
+    RedisUrl out = *this;
+    out.kind = Kind::Tcp;
+    out.host = address.host;
+    out.port = address.port;
+    out.seeds.clear();
+    out.socketPath.clear();
+    out.db = 0;
+    return out;
+}
+
 static QString render(const RedisUrl &u, bool maskPassword)
 {
     using Kind = RedisUrl::Kind;
@@ -135,7 +250,20 @@ static QString render(const RedisUrl &u, bool maskPassword)
         query.addQueryItem(u"connect_timeout_ms"_s, QString::number(u.connectTimeoutMs));
     if (u.timeoutMs != 1000)
         query.addQueryItem(u"timeout_ms"_s, QString::number(u.timeoutMs));
+    if (u.waitReplicas != 0)
+        query.addQueryItem(u"wait"_s, QString::number(u.waitReplicas));
     const QString pw = maskPassword && !u.password.isEmpty() ? u"***"_s : u.password;
+    if (u.kind == Kind::Cluster) {
+        QString userInfo;
+        if (!pw.isEmpty())
+            userInfo = QString::fromLatin1(QUrl::toPercentEncoding(u.user)) + u":"_s
+                       + (maskPassword ? pw : QString::fromLatin1(QUrl::toPercentEncoding(pw))) + u"@"_s;
+        QStringList nodes;
+        for (const RedisNodeAddress &n : u.seeds)
+            nodes << n.toString();
+        return u"redis-cluster://"_s + userInfo + nodes.join(u',')
+               + (query.isEmpty() ? QString() : u"?"_s + query.toString(QUrl::FullyEncoded));
+    }
     QUrl url;
     if (u.kind == Kind::Tcp) {
         url.setScheme(u"redis"_s);
@@ -156,8 +284,7 @@ static QString render(const RedisUrl &u, bool maskPassword)
             query.addQueryItem(u"password"_s, pw);
     }
     if (u.kind == Kind::Unix) // QUrl would print "unix:/path"; the documented form is unix:///path
-        return u"unix://"_s + u.socketPath
-            + (query.isEmpty() ? QString() : u"?"_s + query.toString(QUrl::FullyEncoded));
+        return u"unix://"_s + u.socketPath + (query.isEmpty() ? QString() : u"?"_s + query.toString(QUrl::FullyEncoded));
     if (!query.isEmpty())
         url.setQuery(query);
     QString s = url.toString();

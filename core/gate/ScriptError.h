@@ -29,13 +29,13 @@ enum class ScriptError : int {
 /// script's header names them (a header lists every code; these are the one place where
 /// their numbers get names, beside ScriptError).
 enum class ReserveAnswer : int {
-    Reserved = 1, ///< reserve-8.lua RESERVED: a new token, units deducted
-    Existing = 2, ///< reserve-8.lua EXISTING: the order's token on this SKU, nothing deducted
+    Reserved = 1, ///< reserve-2.lua RESERVED: a new token, units deducted
+    Existing = 2, ///< reserve-2.lua EXISTING: the order's token on this SKU, nothing deducted
 };
 enum class ReleaseAnswer : int {
-    Unchanged = 0,     ///< release-7.lua UNCHANGED: released or sold before
-    Released = 1,      ///< release-7.lua RELEASED: units given back to the stock key
-    ReleasedNoKey = 2, ///< release-7.lua RELEASED_NO_KEY: released, the stock key is missing
+    Unchanged = 0,     ///< release-3.lua UNCHANGED: released or sold before
+    Released = 1,      ///< release-3.lua RELEASED: units given back to the stock key
+    ReleasedNoKey = 2, ///< release-3.lua RELEASED_NO_KEY: released, the stock key is missing
 };
 enum class AdjustAnswer : int {
     NoStockKey = 0, ///< adjust-1.lua NO_STOCK_KEY: nothing done

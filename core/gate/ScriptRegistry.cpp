@@ -20,13 +20,39 @@ struct ScriptFile {
 };
 
 constexpr ScriptFile kFiles[] = {
-    {ScriptId::Reserve, u"reserve-8.lua"},       {ScriptId::Settle, u"settle-3.lua"},
-    {ScriptId::MarkSold, u"mark-sold-5.lua"},    {ScriptId::Release, u"release-7.lua"},
-    {ScriptId::Load, u"load-3.lua"},             {ScriptId::Adjust, u"adjust-1.lua"},
+    {ScriptId::Reserve, u"reserve-2.lua"},       {ScriptId::Settle, u"settle-2.lua"},
+    {ScriptId::MarkSold, u"mark-sold-3.lua"},    {ScriptId::Release, u"release-3.lua"},
+    {ScriptId::Load, u"load-2.lua"},             {ScriptId::Adjust, u"adjust-1.lua"},
     {ScriptId::SetSale, u"set-sale-1.lua"},      {ScriptId::ClearSale, u"clear-sale-1.lua"},
-    {ScriptId::SetPaused, u"set-paused-1.lua"},  {ScriptId::OpenTokens, u"open-tokens-3.lua"},
+    {ScriptId::SetPaused, u"set-paused-1.lua"},  {ScriptId::OpenTokens, u"open-tokens-2.lua"},
     {ScriptId::SetUsers, u"set-users-1.lua"},
 };
+
+/// The embedded file :/lua/`name`; a missing one is a build error, so it aborts.
+QByteArray readEmbedded(const QString &name)
+{
+    QFile file(u":/lua/"_s + name);
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("flashstock: Lua script :/lua/%s is not embedded (resources/lua.qrc)", qPrintable(name));
+    return file.readAll();
+}
+
+/// `body` with every line `--- @include NAME` replaced by lua/include/NAME (one level: an
+/// include holds functions only), so shared snippets are written once and the SHA1 covers
+/// what Redis runs.
+QByteArray expandIncludes(const QByteArray &body)
+{
+    static constexpr QByteArrayView kDirective = "--- @include ";
+    QByteArray out;
+    for (const QByteArray &line : body.split('\n')) {
+        if (line.startsWith(kDirective))
+            out += readEmbedded(u"include/"_s + QString::fromUtf8(line.mid(kDirective.size()).trimmed()));
+        else
+            out += line + '\n';
+    }
+    out.chop(1); // split() gave one more piece than there were newlines
+    return out;
+}
 
 } // namespace
 
@@ -38,11 +64,7 @@ ScriptRegistry::ScriptRegistry()
         LuaScript s;
         s.id = f.id;
         s.fileName = QString::fromUtf16(f.fileName);
-        QFile file(u":/lua/"_s + s.fileName);
-        if (!file.open(QIODevice::ReadOnly))
-            qFatal("flashstock: Lua script :/lua/%s is not embedded (resources/lua.qrc)",
-                   qPrintable(s.fileName));
-        s.body = file.readAll();
+        s.body = expandIncludes(readEmbedded(s.fileName));
         s.numKeys = numKeysRe.match(s.fileName).captured(1).toInt();
         s.sha1 = QCryptographicHash::hash(s.body, QCryptographicHash::Sha1).toHex();
         m_scripts.append(s);
@@ -60,15 +82,23 @@ const LuaScript &ScriptRegistry::script(ScriptId id) const
     return m_scripts.at(qsizetype(id));
 }
 
-QList<QByteArray> ScriptRegistry::evalshaArgv(const LuaScript &s, const QList<QByteArray> &keys,
+QList<QByteArray> ScriptRegistry::evalshaArgv(ScriptId id, const QList<QByteArray> &keys,
                                               const QList<QByteArray> &args) const
 {
+    const LuaScript &s = script(id);
     Q_ASSERT_X(keys.size() == s.numKeys, "ScriptRegistry", "KEYS count differs from file name");
     QList<QByteArray> argv;
     argv.reserve(3 + keys.size() + args.size());
     argv << QByteArrayLiteral("EVALSHA") << s.sha1 << QByteArray::number(s.numKeys);
     argv << keys << args;
     return argv;
+}
+
+QList<QByteArray> ScriptRegistry::asEval(ScriptId id, QList<QByteArray> evalsha) const
+{
+    evalsha[0] = QByteArrayLiteral("EVAL");
+    evalsha[1] = script(id).body;
+    return evalsha;
 }
 
 Result<void> ScriptRegistry::loadAll(RedisConnection &conn) const
@@ -105,63 +135,6 @@ Result<bool> ScriptRegistry::allLoaded(RedisConnection &conn) const
         if (e.integer != 1)
             return false;
     return true;
-}
-
-Result<RedisValue> ScriptRegistry::run(RedisConnection &conn, ScriptId id,
-                                       const QList<QByteArray> &keys,
-                                       const QList<QByteArray> &args) const
-{
-    const LuaScript &s = script(id);
-    const QList<QByteArray> argv = evalshaArgv(s, keys, args);
-    auto reply = conn.command(argv);
-    if (!reply || !reply->isErrorWith("NOSCRIPT"))
-        return reply;
-    // The server lost its script cache (SCRIPT FLUSH, restart, failover): it lost all of
-    // them, so load all in one round trip, then retry once.
-    if (auto loaded = loadAll(conn); !loaded)
-        return std::unexpected(loaded.error());
-    auto again = conn.command(argv);
-    if (!again || !again->isErrorWith("NOSCRIPT"))
-        return again;
-    // Flushed again between the load and the retry: EVAL sends the body itself, so it
-    // cannot meet NOSCRIPT (and caches the script for the next EVALSHA).
-    QList<QByteArray> eval = argv;
-    eval[0] = QByteArrayLiteral("EVAL");
-    eval[1] = s.body;
-    return conn.command(eval);
-}
-
-Result<QList<RedisValue>> ScriptRegistry::runBatch(RedisConnection &conn, ScriptId id,
-                                                   const QList<QByteArray> &keys,
-                                                   const QList<QList<QByteArray>> &argsList) const
-{
-    const LuaScript &s = script(id);
-    QList<QList<QByteArray>> cmds;
-    cmds.reserve(argsList.size());
-    for (const auto &args : argsList)
-        cmds.append(evalshaArgv(s, keys, args));
-    auto replies = conn.pipeline(cmds);
-    if (!replies)
-        return replies;
-
-    // A NOSCRIPT call did not run: load once and re-send just those calls.
-    QList<qsizetype> again;
-    for (qsizetype i = 0; i < replies->size(); ++i)
-        if (replies->at(i).isErrorWith("NOSCRIPT"))
-            again.append(i);
-    if (again.isEmpty())
-        return replies;
-    if (auto loaded = loadAll(conn); !loaded)
-        return std::unexpected(loaded.error());
-    QList<QList<QByteArray>> retry;
-    for (qsizetype i : again)
-        retry.append(cmds.at(i));
-    auto second = conn.pipeline(retry);
-    if (!second)
-        return std::unexpected(second.error());
-    for (qsizetype k = 0; k < again.size(); ++k)
-        (*replies)[again[k]] = second->at(k);
-    return replies;
 }
 
 } // namespace flashstock

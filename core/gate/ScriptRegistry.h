@@ -11,16 +11,16 @@ namespace flashstock {
 
 /// The gate's Lua scripts (lua/*.lua, embedded as Qt resources under `:/lua/`).
 enum class ScriptId {
-    Reserve,    ///< reserve-8.lua
-    Settle,     ///< settle-3.lua
-    MarkSold,   ///< mark-sold-5.lua
-    Release,    ///< release-7.lua
-    Load,       ///< load-3.lua
+    Reserve,    ///< reserve-2.lua
+    Settle,     ///< settle-2.lua
+    MarkSold,   ///< mark-sold-3.lua
+    Release,    ///< release-3.lua
+    Load,       ///< load-2.lua
     Adjust,     ///< adjust-1.lua
     SetSale,    ///< set-sale-1.lua
     ClearSale,  ///< clear-sale-1.lua
     SetPaused,  ///< set-paused-1.lua
-    OpenTokens, ///< open-tokens-3.lua
+    OpenTokens, ///< open-tokens-2.lua
     SetUsers,   ///< set-users-1.lua
 };
 
@@ -28,15 +28,15 @@ enum class ScriptId {
 /// body, and SHA1 computed locally (what SCRIPT LOAD answers).
 struct LuaScript {
     ScriptId id = ScriptId::Reserve;
-    QString fileName;  ///< e.g. "reserve-8.lua"
+    QString fileName;  ///< e.g. "reserve-2.lua"
     int numKeys = 0;   ///< KEYS the script expects
-    QByteArray body;   ///< the Lua source
+    QByteArray body;   ///< the Lua source, `--- @include NAME` lines expanded (lua/include/)
     QByteArray sha1;   ///< lower-case hex SHA1 of `body`
 };
 
 /// The script registry: reads every script once per process (immutable afterwards, so any
-/// thread may use it) and runs them by SHA: EVALSHA, and on NOSCRIPT, SCRIPT LOAD of every
-/// script (the server lost its whole cache) and retry once.
+/// thread may use it), loads them into a server (SCRIPT LOAD) and builds the EVALSHA (and,
+/// as a last resort after NOSCRIPT, EVAL) commands that run them. GateRouter sends them.
 class ScriptRegistry {
 public:
     /// The process-wide registry. Aborts with a clear message if a script is missing from
@@ -54,22 +54,15 @@ public:
     /// Whether every script is in the server's cache (SCRIPT EXISTS).
     [[nodiscard]] Result<bool> allLoaded(RedisConnection &conn) const;
 
-    /// EVALSHA of `id` with `keys` (count must equal the script's numKeys) and `args`; on
-    /// NOSCRIPT loads every script and retries once. A server error reply other than NOSCRIPT
-    /// is returned as an Error value for the caller to judge.
-    [[nodiscard]] Result<RedisValue> run(RedisConnection &conn, ScriptId id,
-                                         const QList<QByteArray> &keys,
-                                         const QList<QByteArray> &args) const;
-    /// Pipelined EVALSHA of `id`, one call per entry of `argsList`, all with `keys`, in one
-    /// round trip; calls that met NOSCRIPT are loaded and re-sent once. Replies in order.
-    [[nodiscard]] Result<QList<RedisValue>> runBatch(RedisConnection &conn, ScriptId id,
-                                                     const QList<QByteArray> &keys,
-                                                     const QList<QList<QByteArray>> &argsList) const;
+    /// `EVALSHA sha numkeys keys... args...` for script `id`; the count of `keys` must be
+    /// the script's numKeys.
+    QList<QByteArray> evalshaArgv(ScriptId id, const QList<QByteArray> &keys, const QList<QByteArray> &args) const;
+    /// `evalsha` (from evalshaArgv()) as `EVAL body ...`: cannot meet NOSCRIPT, for a server
+    /// that lost its cache again between a load and the retry.
+    QList<QByteArray> asEval(ScriptId id, QList<QByteArray> evalsha) const;
 
 private:
     ScriptRegistry();
-    QList<QByteArray> evalshaArgv(const LuaScript &s, const QList<QByteArray> &keys,
-                                  const QList<QByteArray> &args) const;
 
     QList<LuaScript> m_scripts;
 };

@@ -15,14 +15,7 @@ namespace flashstock {
 
 namespace {
 
-/// True if a line of the order holds a gate token (its units are the gate's to give back).
-bool heldAtGate(const QList<OrderLine> &lines)
-{
-    return std::any_of(lines.cbegin(), lines.cend(), [](const OrderLine &l) { return !l.token.isEmpty(); });
-}
-
 constexpr int kMaxBuckets = 1024;
-constexpr qint64 kMaxHoldSeconds = 30LL * 24 * 3600;
 
 qint64 i64(const QVariant &v) { return v.toLongLong(); }
 
@@ -34,6 +27,9 @@ Result<QList<OrderLine>> Book::normalizeLines(QList<OrderLine> lines)
 {
     if (lines.isEmpty())
         return fail(ErrorCode::InvalidArgument, u"line: an order needs at least one line"_s, u"line"_s);
+    if (lines.size() > kMaxOrderLines)
+        return fail(ErrorCode::InvalidArgument,
+                    u"line: an order has at most %1 lines, got %2"_s.arg(kMaxOrderLines).arg(lines.size()), u"line"_s);
     QMap<QString, OrderLine> bySku;
     for (const OrderLine &line : lines) {
         if (auto r = checkSkuId(line.sku); !r)
@@ -252,10 +248,8 @@ Result<QList<OrderLine>> Book::checkReserve(const QString &order, const QString 
         if (auto r = checkName(user, u"user"_s); !r)
             return std::unexpected(r.error());
     }
-    if (holdSeconds < 1 || holdSeconds > kMaxHoldSeconds)
-        return fail(ErrorCode::InvalidArgument,
-                    u"hold-seconds must be from 1 to %1, got %2"_s.arg(kMaxHoldSeconds).arg(holdSeconds),
-                    u"hold-seconds"_s);
+    if (auto r = checkHoldSeconds(holdSeconds); !r)
+        return std::unexpected(r.error());
     auto normalized = normalizeLines(std::move(lines));
     if (!normalized)
         return std::unexpected(normalized.error());
@@ -266,96 +260,7 @@ Result<QList<OrderLine>> Book::checkReserve(const QString &order, const QString 
     return normalized;
 }
 
-Result<ReserveResult> Book::reserve(const QString &order, const QString &user, QList<OrderLine> lines,
-                                    qint64 holdSeconds)
-{
-    auto checked = checkReserve(order, user, std::move(lines), holdSeconds);
-    if (!checked)
-        return std::unexpected(checked.error());
-    const QList<OrderLine> &wanted = *checked;
-    if (m_taker) {
-        for (const OrderLine &line : wanted)
-            if (auto r = m_taker->beforeTransaction(m_db, order, line, m_bucketCounts.value(line.sku, 1)); !r)
-                return std::unexpected(r.error());
-    }
-    const QString now = m_db.nowMsExpr();
-    bool fenced = false;
-    auto result = m_db.write<ReserveResult>([&](Transaction &tx) -> Result<ReserveResult> {
-        fenced = false;
-        // The order row first: it is the idempotency key and the first lock taken.
-        auto ins = m_db.exec(sql::insertOrder(now), {order, nullable(user), holdSeconds * 1000});
-        if (!ins)
-            return std::unexpected(ins.error());
-        qint64 expiresAt = 0;
-        if (ins->isEmpty()) {
-            // An order the reconciler fenced: a new attempt takes it over, a fenced one fails.
-            auto taken = takeOverFenced(order, user, wanted, holdSeconds, fenced);
-            if (!taken)
-                return std::unexpected(taken.error());
-            if (!*taken) {
-                tx.rollbackOnly();
-                return fenced ? ReserveResult{} : answerExisting(order, wanted);
-            }
-            expiresAt = **taken;
-        } else {
-            expiresAt = i64(ins->first().at(0));
-        }
-        ReserveResult out{Outcome::Reserved, order, wanted, {}, expiresAt};
-        for (const OrderLine &line : wanted) {
-            const int buckets = m_bucketCounts.value(line.sku, 1);
-            auto parts = m_taker ? m_taker->take(m_db, order, line, buckets) : takeLine(order, line, buckets);
-            if (!parts)
-                return std::unexpected(parts.error());
-            if (parts->isEmpty()) {
-                tx.rollbackOnly();
-                out.outcome = Outcome::OutOfStock;
-                out.shortSku = line.sku;
-                return out;
-            }
-            if (auto r = recordTake(order, line, *parts); !r)
-                return std::unexpected(r.error());
-        }
-        return out;
-    });
-    // Transient: a retry gets a fresh gate token, which no fence holds.
-    if (result && fenced)
-        return fail(ErrorCode::Conflict,
-                    u"order %1: this attempt's gate token was given back by the reconciler (the attempt is "
-                    u"fenced) and did not commit; send the reserve again"_s.arg(order),
-                    u"order"_s);
-    return result;
-}
-
-Result<std::optional<qint64>> Book::takeOverFenced(const QString &order, const QString &user,
-                                                   const QList<OrderLine> &wanted, qint64 holdSeconds, bool &fenced)
-{
-    fenced = false;
-    // The order's row lock first: a concurrent fence (Book::fenceOrder) waits for it, or
-    // this waits for the fence and then sees it.
-    const QString now = m_db.nowMsExpr();
-    auto upd = m_db.exec(u"UPDATE orders SET status = 'PENDING', user_id = ?, version = version + 1, created_at = %1, "
-                         u"expires_at = %1 + ?, close_reason = NULL WHERE order_id = ? AND status = 'ABANDONED' "
-                         u"RETURNING expires_at"_s.arg(now),
-                         {nullable(user), holdSeconds * 1000, order});
-    if (!upd)
-        return std::unexpected(upd.error());
-    if (upd->isEmpty())
-        return std::optional<qint64>{};
-    for (const OrderLine &line : wanted) {
-        if (line.token.isEmpty())
-            continue;
-        auto hit = m_db.exec(u"SELECT 1 FROM order_fences WHERE order_id = ? AND token = ?"_s, {order, line.token});
-        if (!hit)
-            return std::unexpected(hit.error());
-        if (!hit->isEmpty()) {
-            fenced = true;
-            return std::optional<qint64>{};
-        }
-    }
-    return std::optional<qint64>{i64(upd->first().at(0))};
-}
-
-Result<ReserveResult> Book::answerExisting(const QString &order, const QList<OrderLine> &wanted)
+Result<ReserveResult> Book::answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced)
 {
     ReserveResult out;
     out.order = order;
@@ -368,6 +273,10 @@ Result<ReserveResult> Book::answerExisting(const QString &order, const QList<Ord
     auto held = linesOf(order);
     if (!held)
         return std::unexpected(held.error());
+    if (status == u"ABANDONED"_s) { // fenced since takeOverFenced looked
+        fenced = true;
+        return out;
+    }
     QMap<QString, qint64> heldQty, wantedQty;
     for (const OrderLine &l : *held)
         heldQty[l.sku] += l.qty;
@@ -376,16 +285,7 @@ Result<ReserveResult> Book::answerExisting(const QString &order, const QList<Ord
     const bool same = heldQty == wantedQty && (status == u"PENDING"_s || status == u"PAID"_s);
     out.outcome = same ? Outcome::Reserved : Outcome::Duplicate;
     out.expiresAtMs = i64(existing->first().at(1));
-    // One line per SKU, with the token the first reserve stored.
-    QMap<QString, OrderLine> bySku;
-    for (const OrderLine &l : *held) {
-        OrderLine &m = bySku[l.sku];
-        m.sku = l.sku;
-        m.qty += l.qty;
-        if (m.token.isEmpty())
-            m.token = l.token;
-    }
-    out.lines = bySku.values();
+    out.lines = linesBySku(*held);
     return out;
 }
 
@@ -454,112 +354,23 @@ Result<QList<OrderLine>> Book::linesOf(const QString &order)
     return lines;
 }
 
-Result<OrderChange> Book::confirm(const QString &order, const QString &paymentRef)
+Result<void> Book::checkFinish(const QString &order, Finish finish, const QString &detail)
 {
     if (auto r = checkOrderId(order); !r)
-        return std::unexpected(r.error());
-    if (auto r = checkName(paymentRef, u"payment"_s); !r)
-        return std::unexpected(r.error());
-    return finishOrder(order, Finish::Pay, paymentRef);
+        return r;
+    if (finish == Finish::Pay)
+        return checkPaymentRef(detail);
+    return checkReleaseReason(detail);
+}
+
+Result<OrderChange> Book::confirm(const QString &order, const QString &paymentRef)
+{
+    return finishOrders({FinishOrder{order, paymentRef}}, Finish::Pay, Replay::OnUnknown).constFirst();
 }
 
 Result<OrderChange> Book::release(const QString &order, const QString &reason)
 {
-    if (auto r = checkOrderId(order); !r)
-        return std::unexpected(r.error());
-    static const QStringList reasons{u"timeout"_s, u"cancel"_s, u"risk"_s};
-    if (!reasons.contains(reason))
-        return fail(ErrorCode::InvalidArgument,
-                    u"reason must be timeout, cancel or risk, got %1"_s.arg(quoteForMessage(reason)), u"reason"_s);
-    return finishOrder(order, Finish::Release, reason);
-}
-
-Result<OrderChange> Book::finishOrder(const QString &order, Finish finish, const QString &detail)
-{
-    const bool pay = finish == Finish::Pay;
-    const QString now = m_db.nowMsExpr();
-    bool unknown = false;
-    auto result = m_db.write<OrderChange>([&](Transaction &tx) -> Result<OrderChange> {
-        unknown = false;
-        OrderChange out;
-        out.order = order;
-        auto row = m_db.exec(u"SELECT status, version, payment_ref FROM orders WHERE order_id = ?"_s, {order});
-        if (!row)
-            return std::unexpected(row.error());
-        if (row->isEmpty()) {
-            unknown = true;
-            tx.rollbackOnly();
-            return out;
-        }
-        const QString status = row->first().at(0).toString();
-        const qint64 version = i64(row->first().at(1));
-        const QString paidWith = row->first().at(2).toString();
-        auto rows = m_db.exec(u"SELECT sku, bucket, qty, token FROM order_lines WHERE order_id = ? "
-                              u"ORDER BY sku, bucket"_s, {order});
-        if (!rows)
-            return std::unexpected(rows.error());
-        for (const QVariantList &r : rows->rows)
-            out.lines << OrderLine{r.at(0).toString(), i64(r.at(2)), r.at(3).toString()};
-
-        if (status != u"PENDING"_s) {
-            if (!pay) {
-                tx.rollbackOnly();
-                out.outcome = status == u"PAID"_s ? Outcome::AlreadyPaid : Outcome::AlreadyClosed;
-                return out;
-            }
-            if (status == u"PAID"_s && paidWith == detail) {
-                tx.rollbackOnly();
-                out.outcome = Outcome::Duplicate;
-                return out;
-            }
-            // The order cannot take this payment: record one refund per (order, payment).
-            const QString why = status == u"PAID"_s ? u"order already paid"_s : u"order closed"_s;
-            if (auto refund = recordRefund(order, detail, why); !refund)
-                return std::unexpected(refund.error());
-            out.outcome = Outcome::RefundRequired;
-            return out;
-        }
-
-        // Compare-and-set on (status, version): a racing confirm or release that changed the
-        // order first makes this UPDATE match no row, and the transaction starts again.
-        auto cas = pay
-            ? m_db.exec(u"UPDATE orders SET status = 'PAID', version = version + 1, payment_ref = ?, paid_at = %1 "
-                        u"WHERE order_id = ? AND status = 'PENDING' AND version = ? RETURNING version"_s.arg(now),
-                        {detail, order, version})
-            : m_db.exec(u"UPDATE orders SET status = 'CLOSED', version = version + 1, close_reason = ?, closed_at = %1, "
-                        u"gate_release_due = ? WHERE order_id = ? AND status = 'PENDING' AND version = ? "
-                        u"RETURNING version"_s.arg(now),
-                        {detail, heldAtGate(out.lines) ? 1 : 0, order, version});
-        if (!cas)
-            return std::unexpected(cas.error());
-        if (cas->isEmpty())
-            return fail(ErrorCode::Conflict, u"order %1 changed while it was being %2"_s
-                                                 .arg(order, pay ? u"confirmed"_s : u"released"_s));
-        const QString moveSql = pay ? sql::confirmBucket() : sql::releaseBucket();
-        for (const QVariantList &r : rows->rows) {
-            const QString sku = r.at(0).toString();
-            const int bucket = r.at(1).toInt();
-            const qint64 qty = i64(r.at(2));
-            const QString token = r.at(3).toString();
-            auto upd = m_db.exec(moveSql, {qty, qty, sku, bucket, qty});
-            if (!upd)
-                return std::unexpected(upd.error());
-            if (upd->isEmpty())
-                return fail(ErrorCode::Internal,
-                            u"book inconsistent: %1 bucket %2 holds fewer than %3 locked units for order %4"_s
-                                .arg(sku).arg(bucket).arg(qty).arg(order));
-            const BucketLevels after = levelsFrom(upd->first(), bucket);
-            auto ledger = pay ? appendLedger(order, u"CONFIRM"_s, sku, bucket, token, Levels3{0, -qty, qty}, after)
-                              : appendLedger(order, u"RELEASE"_s, sku, bucket, token, Levels3{qty, -qty, 0}, after);
-            if (!ledger)
-                return std::unexpected(ledger.error());
-        }
-        out.outcome = pay ? Outcome::Paid : Outcome::Released;
-        return out;
-    });
-    if (result && unknown)
-        return fail(ErrorCode::InvalidArgument, u"order %1 is unknown"_s.arg(quoteForMessage(order)), u"order"_s);
-    return result;
+    return finishOrders({FinishOrder{order, reason}}, Finish::Release, Replay::OnUnknown).constFirst();
 }
 
 Result<QList<OrderChange>> Book::gateReleasesDue(int limit)
@@ -585,47 +396,6 @@ Result<void> Book::gateReleased(const QString &order)
     if (!r)
         return std::unexpected(r.error());
     return {};
-}
-
-Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch,
-                                        const std::function<void(const OrderChange &)> &onReleased)
-{
-    QList<OrderChange> released;
-    batch = std::clamp(batch, 1, 10000);
-    const QString dueSql = nowMs
-        ? u"SELECT order_id FROM orders WHERE status = 'PENDING' AND expires_at <= ? "
-          u"ORDER BY expires_at, order_id LIMIT ?"_s
-        : u"SELECT order_id FROM orders WHERE status = 'PENDING' AND expires_at <= %1 "
-          u"ORDER BY expires_at, order_id LIMIT ?"_s.arg(m_db.nowMsExpr());
-    QSet<QString> failed;
-    for (;;) {
-        auto due = nowMs ? m_db.exec(dueSql, {*nowMs, batch + int(failed.size())})
-                         : m_db.exec(dueSql, {batch + int(failed.size())});
-        if (!due)
-            return std::unexpected(due.error());
-        int progressed = 0;
-        for (const QVariantList &row : due->rows) {
-            const QString order = row.at(0).toString();
-            if (failed.contains(order))
-                continue;
-            auto r = finishOrder(order, Finish::Release, u"timeout"_s);
-            if (!r) {
-                if (r.error().code == ErrorCode::Unavailable)
-                    return std::unexpected(r.error());
-                failed.insert(order); // left for the reconciler; keep expiring the others
-                continue;
-            }
-            ++progressed;
-            if (r->outcome == Outcome::Released) {
-                released << *r;
-                if (onReleased)
-                    onReleased(*r);
-            }
-        }
-        if (progressed == 0 || due->rows.size() < batch + failed.size())
-            break;
-    }
-    return released;
 }
 
 } // namespace flashstock

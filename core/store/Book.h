@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <utility>
 
 namespace flashstock {
 
@@ -25,6 +26,24 @@ struct BucketTake {
     int bucket = 0;
     qint64 qty = 0;     ///< units taken from it
     BucketLevels after; ///< its levels after the take
+};
+
+/// One order of a reserve batch (Book::reserveBatch).
+struct ReserveOrder {
+    QString order;
+    QString user;            ///< empty: anonymous
+    QList<OrderLine> lines;  ///< with the gate's tokens when a gate is in front
+    qint64 holdSeconds = kDefaultHoldSeconds;
+    /// Units per user the book itself enforces, by SKU (a sale's per-user limit when its
+    /// reserves skip the gate; the gate enforces it otherwise). Absent or 0: no limit.
+    QHash<QString, qint64> userLimits;
+};
+
+/// One order of a confirm or release batch: the payment reference, or the release reason
+/// (timeout, cancel, risk).
+struct FinishOrder {
+    QString order;
+    QString detail;
 };
 
 /// How Book::reserve takes a line's units from its SKU's buckets: a test seam
@@ -75,20 +94,45 @@ public:
     /// lines again answers Reserved with the stored lines and moves nothing; with other lines,
     /// Duplicate. An order the reconciler fenced (abandoned) is reserved again by an attempt
     /// with fresh tokens; the fenced attempt (a token given back) is Conflict (transient: a
-    /// retry gets a fresh token).
+    /// retry gets a fresh token). A reserve batch of one (reserveBatch).
     [[nodiscard]] Result<ReserveResult> reserve(const QString &order, const QString &user,
                                                 QList<OrderLine> lines, qint64 holdSeconds);
+
+    // --- batches (group commit) -------------------------------------------------------------
+    // Many orders in one write transaction: each order's statements run inside its own
+    // savepoint, so a refusal or a failure of one order (out of stock, over a per-user limit,
+    // a duplicate, bad input, a broken constraint) undoes that order alone, never its
+    // neighbours. On PostgreSQL a one-line order first tries its whole reserve as one
+    // guarded statement (sql::reserveOneLine: it writes all or nothing, so it needs no
+    // savepoint); only when that does not reserve do the statements above answer. Each order gets exactly the answer it would get alone, with the same guards
+    // and ledger rows. On PostgreSQL the batch first locks every bucket it is about to touch
+    // in (sku, bucket) order, so two batches cannot deadlock. The answers come in the order
+    // of the input. Errors that concern the whole transaction (the book unreachable, races
+    // lost after every retry) are every order's answer. A connection lost at COMMIT
+    // (ErrorCode::OutcomeUnknown) is never answered on a guess: each order is run again on
+    // its own (the orders table and the ledger's unique keys make that safe) and answers
+    // what the book then holds; only if that fails as well is its answer OutcomeUnknown.
+
+    /// Reserves each order as reserve() would, plus the book's per-user limits
+    /// (ReserveOrder::userLimits: LimitExceeded naming the SKU).
+    [[nodiscard]] QList<Result<ReserveResult>> reserveBatch(const QList<ReserveOrder> &orders);
+    /// Confirms each order as confirm() would.
+    [[nodiscard]] QList<Result<OrderChange>> confirmBatch(const QList<FinishOrder> &orders);
+    /// Releases each order as release() would.
+    [[nodiscard]] QList<Result<OrderChange>> releaseBatch(const QList<FinishOrder> &orders);
     /// Payment captured: CAS PENDING->PAID and locked -> sold. The same payment again:
     /// Duplicate. A CLOSED order (or a second, different payment): one refund record per
-    /// payment, RefundRequired. Unknown order: InvalidArgument.
+    /// payment, RefundRequired. Unknown order: NotFound.
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
     /// CAS PENDING->CLOSED and locked -> available. Closed before: AlreadyClosed; paid:
-    /// AlreadyPaid. `reason`: timeout, cancel or risk. Unknown order: InvalidArgument.
+    /// AlreadyPaid. `reason`: timeout, cancel or risk. Unknown order: NotFound.
     [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason);
     /// Releases every PENDING order whose hold expired by `nowMs` (default: the database's
-    /// now, never the caller's clock), oldest first, each in its own transaction, in batches
-    /// of `batch`; `onReleased` (if set) is called after each one commits, so its gate units
-    /// can go back at once. Returns the orders released.
+    /// now, never the caller's clock), oldest first, in release batches (releaseBatch) of
+    /// `batch` orders, each order with its own outcome; `onReleased` (if set) is called for
+    /// each order released as soon as its batch committed, so its gate units can go back at
+    /// once. Returns the orders released; an order that fails is left for the next run (the
+    /// others go on).
     [[nodiscard]] Result<QList<OrderChange>> expire(std::optional<qint64> nowMs = std::nullopt, int batch = 200,
                                                     const std::function<void(const OrderChange &)> &onReleased = {});
     /// Orders released in the book (expiry, release) whose gate tokens may still hold their
@@ -102,9 +146,16 @@ public:
     [[nodiscard]] Result<SkuLevels> levels(const QString &sku);
     /// Every SKU id, sorted.
     [[nodiscard]] Result<QStringList> skus();
-    /// Ledger rows of a SKU or of an order (or `adj:<id>`), oldest first; `limit` 0 = all.
-    [[nodiscard]] Result<QList<LedgerRow>> ledgerOfSku(const QString &sku, int limit = 0);
+    /// Every SKU's levels (each with its buckets), sorted by SKU: one query.
+    [[nodiscard]] Result<QList<SkuLevels>> allLevels();
+    /// Ledger rows of a SKU or of an order (or `adj:<id>`), oldest first; `limit` 0 = all
+    /// (the newest `limit` rows otherwise). `bucket` >= 0: that bucket's rows only.
+    [[nodiscard]] Result<QList<LedgerRow>> ledgerOfSku(const QString &sku, int limit = 0, int bucket = -1);
+    /// The newest `limit` (1..10000) ledger rows of every SKU, oldest first: recent activity.
+    [[nodiscard]] Result<QList<LedgerRow>> recentLedger(int limit);
     [[nodiscard]] Result<QList<LedgerRow>> ledgerOfOrder(const QString &order);
+    /// The order `order` with its lines; NotFound if the book does not know it.
+    [[nodiscard]] Result<OrderView> order(const QString &order);
     /// Status of an order, or std::nullopt if unknown.
     [[nodiscard]] Result<std::optional<OrderStatus>> orderStatus(const QString &order);
     /// Number of ledger rows (all SKUs).
@@ -200,8 +251,9 @@ public:
     /// its locked and sold units (and history) until its orders end, but takes no reserve.
     [[nodiscard]] Result<Adjustment> setBucketCount(const QString &sku, int count);
 
-    /// Validates lines (SKU ids, quantities 1..2^31-1), merges lines of the same SKU and sorts
-    /// them by SKU, the lock order. InvalidArgument naming `line`, `sku` or `qty`.
+    /// Validates lines (1..kMaxOrderLines of them, SKU ids, quantities 1..2^31-1), merges lines
+    /// of the same SKU and sorts them by SKU, the lock order. InvalidArgument naming `line`,
+    /// `sku` or `qty`.
     [[nodiscard]] static Result<QList<OrderLine>> normalizeLines(QList<OrderLine> lines);
 
     /// The bucket an order prefers for a SKU with `bucketCount` buckets (stable FNV-1a hash
@@ -214,8 +266,9 @@ private:
     Result<QList<OrderLine>> checkReserve(const QString &order, const QString &user, QList<OrderLine> lines,
                                           qint64 holdSeconds);
     /// The answer to a reserve of an order that exists (inside the reserve's transaction):
-    /// Reserved with the stored lines for the same lines, else Duplicate.
-    Result<ReserveResult> answerExisting(const QString &order, const QList<OrderLine> &wanted);
+    /// Reserved with the stored lines for the same lines, else Duplicate; `fenced` when the
+    /// reconciler abandoned it (one its takeOverFenced did not find: a fence that came after).
+    Result<ReserveResult> answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced);
     /// A reserve of an order the reconciler fenced (ABANDONED), inside the reserve's
     /// transaction: an attempt whose tokens no fence holds takes the order over (PENDING
     /// again, a new hold) and returns its expires_at; one carrying a fenced token sets
@@ -239,7 +292,52 @@ private:
         Pay,     ///< confirm: locked -> sold, `detail` is the payment reference
         Release, ///< release: locked -> available, `detail` is the reason
     };
-    Result<OrderChange> finishOrder(const QString &order, Finish finish, const QString &detail);
+    /// Whether a batch runs its orders again one by one when its outcome is unknown.
+    enum class Replay { OnUnknown, Never };
+    /// What one order's statements did inside a batch.
+    enum class OrderStep {
+        Keep, ///< its writes stay (an answer that moved or recorded something)
+        Undo, ///< its writes are rolled back (a refusal)
+    };
+    /// How one order runs inside a batch.
+    struct OrderRun {
+        bool several = false;     ///< the batch has other orders: undo needs a savepoint
+        bool inSavepoint = false; ///< the order's savepoint is open (by the batch or the body)
+    };
+    /// One order's statements inside a batch: stores its answer itself. With several orders,
+    /// a body that writes before it knows its answer first opens the order's savepoint
+    /// (Database::savepoint, then run.inSavepoint = true) unless it is open already. An
+    /// error of the whole batch kind (Conflict, Unavailable, OutcomeUnknown) ends the
+    /// transaction, any other error is that order's alone.
+    using OrderBody = std::function<Result<OrderStep>(qsizetype index, OrderRun &run)>;
+    /// Runs `body` for each of `indexes` in one write transaction, after locking `locks`
+    /// ((sku, bucket) pairs) in order on PostgreSQL; with several orders each order whose
+    /// `savepointFirst` says so (always under a write-fault seam) runs in a savepoint opened
+    /// before its body. `orderIds[i]` names order i for the write-fault seam. Returns the
+    /// batch's error, or the per-order errors (nullopt: the body's answer stands) in
+    /// `orderErrors`. An order that fails outside a savepoint (PostgreSQL then refuses the
+    /// rest of the transaction) rolls the batch back with `rerunAlone` set: the caller runs
+    /// each order on its own.
+    Result<void> runBatch(const QList<qsizetype> &indexes, const QStringList &orderIds,
+                          QList<std::pair<QString, int>> locks, const std::function<bool(qsizetype)> &savepointFirst,
+                          const OrderBody &body, QList<std::optional<Error>> &orderErrors, bool &rerunAlone);
+    QList<Result<ReserveResult>> reserveOrders(const QList<ReserveOrder> &orders, Replay replay);
+    /// Order `order`'s part of a reserve batch (inside the batch's transaction).
+    Result<OrderStep> reserveOne(const ReserveOrder &order, const QList<OrderLine> &wanted, OrderRun &run,
+                                 ReserveResult &out, bool &fenced);
+    /// PostgreSQL: a one-line order reserved in one statement (sql::reserveOneLine) from its
+    /// preferred bucket; false (nothing written) if the order exists or the bucket is short.
+    Result<bool> reserveInOneStatement(const ReserveOrder &order, const OrderLine &line, ReserveResult &out);
+    /// Whether reserveInOneStatement() applies to the order.
+    bool oneStatement(const ReserveOrder &order, const QList<OrderLine> &wanted) const;
+    /// A confirm's or release's input (InvalidArgument naming `order`, `payment` or `reason`).
+    static Result<void> checkFinish(const QString &order, Finish finish, const QString &detail);
+    QList<Result<OrderChange>> finishOrders(const QList<FinishOrder> &orders, Finish finish, Replay replay);
+    /// Order `order`'s part of a confirm or release batch (inside the batch's transaction).
+    Result<OrderStep> finishOne(const QString &order, Finish finish, const QString &detail, OrderChange &out,
+                                bool &unknown);
+    /// PostgreSQL: the (sku, bucket) pairs the orders' lines hold, for the batch's lock.
+    Result<QList<std::pair<QString, int>>> bucketsOfOrders(const QStringList &orders);
     Result<QList<OrderLine>> linesOf(const QString &order);
     /// Appends one ledger row: `delta` moved the bucket to `after` (before = after - delta).
     Result<void> appendLedger(const QString &order, const QString &operation, const QString &sku, int bucket,

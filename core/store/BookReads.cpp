@@ -52,6 +52,27 @@ Result<QStringList> Book::skus()
     return out;
 }
 
+Result<QList<SkuLevels>> Book::allLevels()
+{
+    auto rows = m_db.exec(u"SELECT sku, bucket, available, locked, sold, total FROM buckets ORDER BY sku, bucket"_s);
+    if (!rows)
+        return std::unexpected(rows.error());
+    QList<SkuLevels> out;
+    for (const QVariantList &row : rows->rows) {
+        const QString sku = row.at(0).toString();
+        if (out.isEmpty() || out.last().sku != sku)
+            out << SkuLevels{sku, 0, 0, 0, 0, {}};
+        SkuLevels &s = out.last();
+        const BucketLevels b = levelsFrom(row, row.at(1).toInt(), 2);
+        s.available += b.available;
+        s.locked += b.locked;
+        s.sold += b.sold;
+        s.total += b.total;
+        s.buckets << b;
+    }
+    return out;
+}
+
 namespace {
 
 const QString kLedgerColumns =
@@ -98,17 +119,32 @@ QList<LedgerRow> ledgerRows(const SqlRows &rows)
 
 } // namespace
 
-Result<QList<LedgerRow>> Book::ledgerOfSku(const QString &sku, int limit)
+Result<QList<LedgerRow>> Book::ledgerOfSku(const QString &sku, int limit, int bucket)
 {
     if (auto r = checkSkuId(sku); !r)
         return std::unexpected(r.error());
     if (auto n = bucketCount(sku); !n)
         return std::unexpected(n.error());
     const QString &join = kWithAdjustments;
+    // bucket -1 matches every bucket (buckets are >= 0).
     auto rows = limit > 0
-        ? m_db.exec(u"SELECT %1 FROM (SELECT * FROM ledger WHERE sku = ? ORDER BY id DESC LIMIT ?) AS l%2 "
-                    u"ORDER BY l.id"_s.arg(kLedgerColumns, join), {sku, limit})
-        : m_db.exec(u"SELECT %1 FROM ledger l%2 WHERE l.sku = ? ORDER BY l.id"_s.arg(kLedgerColumns, join), {sku});
+        ? m_db.exec(u"SELECT %1 FROM (SELECT * FROM ledger WHERE sku = ? AND (? < 0 OR bucket = ?) ORDER BY id DESC "
+                    u"LIMIT ?) AS l%2 ORDER BY l.id"_s.arg(kLedgerColumns, join), {sku, bucket, bucket, limit})
+        : m_db.exec(u"SELECT %1 FROM ledger l%2 WHERE l.sku = ? AND (? < 0 OR l.bucket = ?) ORDER BY l.id"_s.arg(
+                        kLedgerColumns, join),
+                    {sku, bucket, bucket});
+    if (!rows)
+        return std::unexpected(rows.error());
+    return ledgerRows(*rows);
+}
+
+Result<QList<LedgerRow>> Book::recentLedger(int limit)
+{
+    if (limit < 1 || limit > 10000)
+        return fail(ErrorCode::InvalidArgument, u"limit must be from 1 to 10000, got %1"_s.arg(limit), u"limit"_s);
+    auto rows = m_db.exec(u"SELECT %1 FROM (SELECT * FROM ledger ORDER BY id DESC LIMIT ?) AS l%2 ORDER BY l.id"_s.arg(
+                              kLedgerColumns, kWithAdjustments),
+                          {limit});
     if (!rows)
         return std::unexpected(rows.error());
     return ledgerRows(*rows);
@@ -134,14 +170,34 @@ Result<std::optional<OrderStatus>> Book::orderStatus(const QString &order)
         return std::unexpected(rows.error());
     if (rows->isEmpty())
         return std::optional<OrderStatus>{};
-    const QString s = rows->first().at(0).toString();
-    if (s == u"PENDING"_s)
-        return OrderStatus::Pending;
-    if (s == u"PAID"_s)
-        return OrderStatus::Paid;
-    if (s == u"CLOSED"_s)
-        return OrderStatus::Closed;
-    return OrderStatus::Abandoned;
+    return orderStatusFrom(rows->first().at(0).toString());
+}
+
+Result<OrderView> Book::order(const QString &order)
+{
+    if (auto r = checkOrderId(order); !r)
+        return std::unexpected(r.error());
+    auto rows = m_db.exec(u"SELECT user_id, status, created_at, expires_at, payment_ref, close_reason FROM orders "
+                          u"WHERE order_id = ?"_s,
+                          {order});
+    if (!rows)
+        return std::unexpected(rows.error());
+    if (rows->isEmpty())
+        return fail(ErrorCode::NotFound, u"order %1 is unknown"_s.arg(quoteForMessage(order)), u"order"_s);
+    const QVariantList &row = rows->first();
+    auto lines = linesOf(order);
+    if (!lines)
+        return std::unexpected(lines.error());
+    OrderView out;
+    out.order = order;
+    out.user = row.at(0).toString();
+    out.status = orderStatusFrom(row.at(1).toString());
+    out.createdAtMs = i64(row.at(2));
+    out.expiresAtMs = i64(row.at(3));
+    out.paymentRef = row.at(4).toString();
+    out.closeReason = row.at(5).toString();
+    out.lines = linesBySku(*lines);
+    return out;
 }
 
 Result<qint64> Book::ledgerCount()

@@ -4,6 +4,7 @@
 
 #include "Domain.h"
 
+#include <QMap>
 #include <QVariantList>
 
 namespace flashstock {
@@ -18,6 +19,33 @@ inline BucketLevels levelsFrom(const QVariantList &row, int bucket, int offset =
     l.sold = row.at(offset + 2).toLongLong();
     l.total = row.at(offset + 3).toLongLong();
     return l;
+}
+
+/// An order's rows (one per SKU and bucket) as one line per SKU: the units summed, the
+/// token the first reserve stored.
+inline QList<OrderLine> linesBySku(const QList<OrderLine> &rows)
+{
+    QMap<QString, OrderLine> bySku;
+    for (const OrderLine &l : rows) {
+        OrderLine &m = bySku[l.sku];
+        m.sku = l.sku;
+        m.qty += l.qty;
+        if (m.token.isEmpty())
+            m.token = l.token;
+    }
+    return bySku.values();
+}
+
+/// An order status as the orders table stores it (`PENDING`, `PAID`, `CLOSED`, `ABANDONED`).
+inline OrderStatus orderStatusFrom(const QString &s)
+{
+    if (s == QLatin1String("PENDING"))
+        return OrderStatus::Pending;
+    if (s == QLatin1String("PAID"))
+        return OrderStatus::Paid;
+    if (s == QLatin1String("CLOSED"))
+        return OrderStatus::Closed;
+    return OrderStatus::Abandoned;
 }
 
 } // namespace flashstock

@@ -10,6 +10,11 @@ QString insertOrder(const QString &now)
            u"VALUES (?, ?, 'PENDING', 1, %1, %1 + ?) ON CONFLICT (order_id) DO NOTHING RETURNING expires_at"_s.arg(now);
 }
 
+QString holdIsDue(const QString &now)
+{
+    return u"status = 'PENDING' AND expires_at <= %1"_s.arg(now);
+}
+
 // The guard is why concurrent reserves cannot oversell: the check and the write are one
 // statement, so no other transaction can act between them (compare NaiveDeduct).
 QString reserveBucket()
@@ -33,6 +38,42 @@ QString releaseBucket()
 QString insertOrderLine()
 {
     return u"INSERT INTO order_lines (order_id, sku, bucket, qty, token) VALUES (?, ?, ?, ?, ?)"_s;
+}
+
+QString reserveOneLine(const QString &now)
+{
+    // Parameters in SELECT lists carry no type of their own: the casts give them theirs.
+    QString guarded = reserveBucket();
+    guarded.replace(u" RETURNING"_s, u" AND NOT EXISTS (SELECT 1 FROM orders WHERE order_id = ?) RETURNING"_s);
+    return u"WITH b AS (%1), "_s.arg(guarded)
+        + u"o AS (INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at) "
+          u"SELECT ?, ?, 'PENDING', 1, %1, %1 + CAST(? AS BIGINT) FROM b RETURNING expires_at), "_s.arg(now)
+        + u"l AS (INSERT INTO order_lines (order_id, sku, bucket, qty, token) "
+          u"SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ? FROM o), "_s
+        + u"g AS ("_s + insertLedgerHead()
+        + u"SELECT ?, 'RESERVE', ?, CAST(? AS BIGINT), ?, -CAST(? AS BIGINT), CAST(? AS BIGINT), 0, "
+          u"b.available + CAST(? AS BIGINT), b.locked - CAST(? AS BIGINT), b.sold, b.available, b.locked, b.sold, "
+          u"%1, ?, ? FROM b, o) "_s.arg(now)
+        + u"SELECT o.expires_at, b.available, b.locked, b.sold, b.total FROM b, o"_s;
+}
+
+QString savepoint() { return u"SAVEPOINT fs_order"_s; }
+
+QString rollbackToSavepoint() { return u"ROLLBACK TO SAVEPOINT fs_order"_s; }
+
+QString releaseSavepoint() { return u"RELEASE SAVEPOINT fs_order"_s; }
+
+// The rows are locked as the sorted rows come out (LockRows sits above the Sort), so in
+// (sku, bucket) order.
+QString lockBucketsInOrder()
+{
+    return u"SELECT b.sku, b.bucket FROM buckets b JOIN unnest(?::text[], ?::int[]) AS w(sku, bucket) "
+           u"ON b.sku = w.sku AND b.bucket = w.bucket ORDER BY b.sku, b.bucket FOR UPDATE OF b"_s;
+}
+
+QString bucketsOfOrders()
+{
+    return u"SELECT DISTINCT sku, bucket FROM order_lines WHERE order_id = ANY (?::text[])"_s;
 }
 
 QString insertLedgerHead()
@@ -78,6 +119,35 @@ QString durabilitySettings(Dialect dialect)
                u"FROM pragma_journal_mode(), pragma_synchronous()"_s;
     return u"SELECT 'fsync=' || current_setting('fsync') || ', synchronous_commit=' || "
            u"current_setting('synchronous_commit')"_s;
+}
+
+namespace {
+
+/// `sql` with its positional `?` binds replaced, in order, by `values`.
+QString substituteBinds(const QString &sql, const QStringList &values)
+{
+    QString out;
+    qsizetype next = 0;
+    for (QChar c : sql) {
+        if (c == u'?' && next < values.size())
+            out += values.at(next++);
+        else
+            out += c;
+    }
+    return out;
+}
+
+} // namespace
+
+QString pgbenchSingleOrderScript(const QString &now)
+{
+    const QString update = substituteBinds(reserveBucket(), {u":qty"_s, u":qty"_s, u":sku"_s, u":bucket"_s, u":qty"_s});
+    const QString ledger = substituteBinds(
+        insertLedger(now),
+        {u"'pgbench-' || txid_current()"_s, u"'RESERVE'"_s, u":sku"_s, u":bucket"_s, u"NULL"_s, u"-CAST(:qty AS BIGINT)"_s, u":qty"_s,
+         u"0"_s, u"CAST(:available AS BIGINT) + CAST(:qty AS BIGINT)"_s, u"CAST(:locked AS BIGINT) - CAST(:qty AS BIGINT)"_s, u":sold"_s, u":available"_s, u":locked"_s, u":sold"_s,
+         u"'bench'"_s, u"'pgbench'"_s});
+    return u"BEGIN;\n"_s + update + u" \\gset\n"_s + ledger + u";\nCOMMIT;\n"_s;
 }
 
 QString createDatabase(const QString &name) { return u"CREATE DATABASE "_s + name; }

@@ -18,11 +18,35 @@ QString reserveBucket();
 QString confirmBucket();
 /// Guarded release: locked -> available only if `locked >= qty`. Binds as reserveBucket.
 QString releaseBucket();
+/// The rule of a hold that is due: a PENDING order whose expires_at has passed by `now` (an
+/// SQL expression or a `?` bind, ms since the epoch). On `orders`; no alias.
+QString holdIsDue(const QString &now);
 /// INSERT an order line. Binds: order, sku, bucket, qty, token.
 QString insertOrderLine();
 /// INSERT a ledger row. Binds: order, operation, sku, bucket, token, three deltas, the
 /// levels before (3) and after (3), operator, source.
 QString insertLedger(const QString &now);
+/// PostgreSQL: the whole reserve of a one-line order in one statement (one round trip):
+/// the guarded UPDATE of reserveBucket(), taken only if the order does not exist yet, then
+/// the order row (as insertOrder()), its line (insertOrderLine()) and its RESERVE ledger row
+/// (insertLedger(), the levels the UPDATE returned), each only if the step before it took
+/// place. Binds: qty, qty, sku, bucket, qty, order (the guarded UPDATE); order, user, hold
+/// ms (the order); order, sku, bucket, qty, token (the line); order, sku, bucket, token,
+/// qty, qty, qty, qty, operator, source (the ledger). One row (expires_at, then the
+/// bucket's levels after) when reserved; no row, and nothing written, when the order exists
+/// or the bucket is short.
+QString reserveOneLine(const QString &now);
+/// One order of a batch: its savepoint, the way back to it, and keeping what it did.
+QString savepoint();
+QString rollbackToSavepoint();
+QString releaseSavepoint();
+/// PostgreSQL: locks the buckets a batch is about to touch, in (sku, bucket) order, so two
+/// batches cannot deadlock. Binds: SKU ids and bucket numbers as array literals
+/// (`{A,B}`, `{0,3}`), pairwise.
+QString lockBucketsInOrder();
+/// PostgreSQL: the (sku, bucket) pairs the lines of some orders hold. Binds: the order ids
+/// as an array literal.
+QString bucketsOfOrders();
 /// The head of insertLedger(): the table and its columns without the VALUES, for a bulk
 /// INSERT ... SELECT of test data. Columns in the order of insertLedger()'s binds, with
 /// `at` (ms, database clock) between the levels after and the operator.
@@ -55,6 +79,12 @@ QStringList sessionSetup(Dialect dialect);
 /// One row, one text column: how durable a commit is on this connection, for people
 /// (PostgreSQL `fsync=on, synchronous_commit=on`; SQLite `journal_mode=wal, synchronous=1`).
 QString durabilitySettings(Dialect dialect);
+/// PostgreSQL's own benchmark tool, pgbench (`-M prepared`), running the single-order
+/// transaction of the book's reserve: BEGIN; the guarded UPDATE of one bucket
+/// (reserveBucket()); the RESERVE ledger row (insertLedger(), its order id unique per
+/// transaction, its levels those the UPDATE returned); COMMIT. Variables (`-D`): sku,
+/// bucket, qty. The baseline the book's batches are measured against.
+QString pgbenchSingleOrderScript(const QString &now);
 /// PostgreSQL, in autocommit: create / drop (forcing other sessions off) a database.
 /// `name` must already be a plain identifier (`[a-z0-9_]`): it is not quoted here.
 QString createDatabase(const QString &name);

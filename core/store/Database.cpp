@@ -1,6 +1,7 @@
 #include "store/Database.h"
 
 #include "Identifiers.h"
+#include "store/BookSql.h"
 
 #include <QAtomicInteger>
 #include <QDir>
@@ -233,12 +234,11 @@ Error Database::classify(const QSqlError &error, const QString &sql)
 Result<SqlRows> Database::exec(const QString &sql, const QVariantList &binds)
 {
     m_lastUnique = false;
-    QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
-    if (!db.isOpen()) {
+    // No handle of the old connection may be alive while connectNow() replaces it.
+    if (!QSqlDatabase::database(m_connectionName, false).isOpen())
         if (auto r = connectNow(); !r)
             return std::unexpected(r.error());
-        db = QSqlDatabase::database(m_connectionName, false);
-    }
+    QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
     QSqlQuery *q = m_statements.value(sql);
     if (!q) {
         // Statements whose text varies (a literal window bound) must not grow the cache
@@ -261,12 +261,8 @@ Result<SqlRows> Database::exec(const QString &sql, const QVariantList &binds)
     if (!q->exec()) {
         const Error e = classify(q->lastError(), sql);
         q->finish();
-        if (e.code == ErrorCode::Unavailable) {
-            // The connection is gone: drop it so the next call connects afresh.
-            m_statements.remove(sql);
-            delete q;
-            QSqlDatabase::database(m_connectionName, false).close();
-        }
+        if (e.code == ErrorCode::Unavailable)
+            dropConnection(); // the next call connects afresh
         return std::unexpected(e);
     }
     SqlRows out;
@@ -314,10 +310,18 @@ Result<void> Database::runWrite(const std::function<Result<void>(Transaction &)>
                         u"injected failure (drill db-error): the connection dropped before COMMIT"_s);
         }
         if (r && !tx.isRollbackOnly()) {
+            if (m_writeFaults)
+                m_writeFaults->beforeCommit();
             if (auto c = directExec(u"COMMIT"_s); c)
                 return {};
             else
                 last = c.error();
+            if (last.code == ErrorCode::Unavailable) {
+                // The COMMIT was sent and the connection went: it may have committed or not.
+                return fail(ErrorCode::OutcomeUnknown,
+                            u"the connection to the book was lost at COMMIT: the transaction may or may not have "
+                            u"committed (%1)"_s.arg(last.message));
+            }
             // The COMMIT's error is the one to report. A ROLLBACK that fails as well commits
             // nothing either; a transaction it leaves open makes the next BEGIN fail, loudly.
             (void)directExec(u"ROLLBACK"_s);
@@ -339,19 +343,32 @@ Result<void> Database::runWrite(const std::function<Result<void>(Transaction &)>
                     .arg(kMaxAttempts).arg(last.message));
 }
 
+void Database::dropConnection()
+{
+    // Statements first: freeing them after the close warns (and leaks on the server side).
+    qDeleteAll(m_statements);
+    m_statements.clear();
+    QSqlDatabase::database(m_connectionName, false).close();
+}
+
+Result<void> Database::savepoint() { return directExec(sql::savepoint()); }
+
+Result<void> Database::rollbackToSavepoint() { return directExec(sql::rollbackToSavepoint()); }
+
+Result<void> Database::releaseSavepoint() { return directExec(sql::releaseSavepoint()); }
+
 Result<void> Database::directExec(const QString &sql)
 {
-    QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
-    if (!db.isOpen()) {
+    if (!QSqlDatabase::database(m_connectionName, false).isOpen())
         if (auto r = connectNow(); !r)
             return std::unexpected(r.error());
-        db = QSqlDatabase::database(m_connectionName, false);
-    }
+    QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
     QSqlQuery q(db);
     if (!q.exec(sql)) {
         const Error e = classify(q.lastError(), sql);
+        q.finish();
         if (e.code == ErrorCode::Unavailable)
-            db.close();
+            dropConnection();
         return std::unexpected(e);
     }
     return {};

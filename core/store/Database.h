@@ -45,6 +45,12 @@ public:
     virtual ~WriteFaults() = default;
     /// True to fail the transaction about to commit (its thread, once per commit).
     virtual bool failBeforeCommit() = 0;
+    /// Called just before COMMIT is sent, after failBeforeCommit() said no (the transaction's
+    /// thread): a test may cut the connection here to lose the COMMIT's answer.
+    virtual void beforeCommit() {}
+    /// True to fail `order`'s part of a book batch (asked inside its savepoint, once per
+    /// order and attempt): that order alone rolls back and fails with Unavailable.
+    virtual bool failOrder(const QString &order) { Q_UNUSED(order); return false; }
 };
 
 /// One connection to the book of record (SQLite or PostgreSQL), with its migrations.
@@ -88,7 +94,8 @@ public:
 
     /// Runs `body` in a write transaction (SQLite: BEGIN IMMEDIATE). Commits when it returns
     /// a value and did not call rollbackOnly(); rolls back otherwise. A body or commit that
-    /// fails with ErrorCode::Conflict is retried up to `kMaxAttempts` times with backoff.
+    /// fails with ErrorCode::Conflict is retried up to `kMaxAttempts` times with backoff. A
+    /// connection lost at COMMIT is ErrorCode::OutcomeUnknown (it may have committed).
     template <typename T>
     [[nodiscard]] Result<T> write(const std::function<Result<T>(Transaction &)> &body)
     {
@@ -103,6 +110,17 @@ public:
             return std::unexpected(status.error());
         return result;
     }
+
+    /// Inside a write transaction: marks the point one order of a batch rolls back to, so its
+    /// failure never undoes its neighbours (one savepoint name, not nested). Errors as exec().
+    [[nodiscard]] Result<void> savepoint();
+    /// Undoes everything since savepoint() (the transaction stays open and usable).
+    [[nodiscard]] Result<void> rollbackToSavepoint();
+    /// Keeps everything since savepoint() as part of the transaction.
+    [[nodiscard]] Result<void> releaseSavepoint();
+
+    /// The test seam set by setWriteFaults(), or nullptr.
+    WriteFaults *writeFaults() const { return m_writeFaults; }
 
     /// True if the last failed exec() broke a UNIQUE or PRIMARY KEY constraint.
     bool lastWasUniqueViolation() const { return m_lastUnique; }
@@ -135,6 +153,8 @@ private:
     Result<int> readSchemaVersion();
     Result<void> runWrite(const std::function<Result<void>(Transaction &)> &body);
     Result<void> directExec(const QString &sql);
+    /// A lost connection: its cached statements freed, then closed.
+    void dropConnection();
     Result<void> checkOwnedBeforeWriting();
     Error classify(const QSqlError &error, const QString &sql);
 

@@ -20,7 +20,7 @@ QVariant nullableInt(const std::optional<qint64> &v)
 const QString kColumns = u"id, kind, sku, bucket, order_id, token, status, delta, gate_value, book_value, ledger_value, "
                          u"proposal, detail, detected_at, resolved_by, reason, correction, pauses, found_available, "
                          u"found_locked, found_sold, target_available, target_locked, target_sold, dkey, status_from, "
-                         u"status_to, payment_ref, breaks"_s;
+                         u"status_to, payment_ref, breaks, resolved_at"_s;
 
 /// The correction's columns: correction (its word), found_* and target_* (a bucket
 /// correction's found and ledger levels), status_from and status_to, payment_ref.
@@ -97,6 +97,7 @@ DiscrepancyRow rowFrom(const QVariantList &r)
     d.reason = r.at(15).toString();
     d.correction = correctionFrom(r);
     d.breaks = Invariants::fromInt(int(i64(r.at(28))));
+    d.resolvedAtMs = i64(r.at(29));
     row.pauses = i64(r.at(17)) != 0;
     row.key = r.at(24).toString();
     return row;
@@ -194,13 +195,21 @@ Result<std::optional<DiscrepancyRow>> DiscrepancyStore::get(qint64 id)
 
 Result<QStringList> DiscrepancyStore::pausedSkus()
 {
-    auto r = m_db.exec(u"SELECT DISTINCT sku FROM discrepancies WHERE status = 'pending_approval' AND pauses = 1 "
-                       u"ORDER BY sku"_s);
+    auto pausing = pausingDiscrepancies();
+    if (!pausing)
+        return std::unexpected(pausing.error());
+    return pausing->keys();
+}
+
+Result<QMap<QString, QList<qint64>>> DiscrepancyStore::pausingDiscrepancies()
+{
+    auto r = m_db.exec(u"SELECT sku, id FROM discrepancies WHERE status = 'pending_approval' AND pauses = 1 "
+                       u"ORDER BY sku, id"_s);
     if (!r)
         return std::unexpected(r.error());
-    QStringList out;
+    QMap<QString, QList<qint64>> out;
     for (const QVariantList &row : r->rows)
-        out << row.at(0).toString();
+        out[row.at(0).toString()] << i64(row.at(1));
     return out;
 }
 

@@ -4,6 +4,7 @@
 #include "Result.h"
 
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -40,6 +41,8 @@ public:
     [[nodiscard]] Result<std::optional<DiscrepancyRow>> get(qint64 id);
     /// SKUs with a pending discrepancy that pauses them, sorted.
     [[nodiscard]] Result<QStringList> pausedSkus();
+    /// The pending discrepancies that pause their SKU, by SKU: their ids, oldest first.
+    [[nodiscard]] Result<QMap<QString, QList<qint64>>> pausingDiscrepancies();
     /// True if `sku` has a pending discrepancy that pauses it (one indexed lookup).
     [[nodiscard]] Result<bool> isPaused(const QString &sku);
     /// Number of discrepancies waiting for approval.

@@ -11,7 +11,6 @@ namespace {
 
 const QString kSaleColumns =
     u"id, sku, status, start_at, end_at, hold_seconds, per_user_limit, book_only, units, created_at"_s;
-constexpr qint64 kMaxHoldSeconds = 30LL * 24 * 3600;
 
 Sale saleFrom(const QVariantList &r)
 {
@@ -45,10 +44,8 @@ Result<Sale> SaleStore::create(const QString &sku, qint64 startMs, qint64 endMs,
 {
     if (auto r = checkSkuId(sku); !r)
         return std::unexpected(r.error());
-    if (holdSeconds < 1 || holdSeconds > kMaxHoldSeconds)
-        return fail(ErrorCode::InvalidArgument,
-                    u"hold-seconds must be from 1 to %1, got %2"_s.arg(kMaxHoldSeconds).arg(holdSeconds),
-                    u"hold-seconds"_s);
+    if (auto r = checkHoldSeconds(holdSeconds); !r)
+        return std::unexpected(r.error());
     if (perUserLimit < 0 || perUserLimit > kMaxQuantity)
         return fail(ErrorCode::InvalidArgument,
                     u"per-user-limit must be from 0 (none) to %1, got %2"_s.arg(kMaxQuantity).arg(perUserLimit),

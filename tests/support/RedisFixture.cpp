@@ -129,6 +129,18 @@ void RedisFixture::kill()
     m_process->waitForFinished(5000);
 }
 
+void RedisFixture::freeze()
+{
+    if (isRunning())
+        ::kill(pid_t(m_process->processId()), SIGSTOP);
+}
+
+void RedisFixture::thaw()
+{
+    if (isRunning())
+        ::kill(pid_t(m_process->processId()), SIGCONT);
+}
+
 Result<RedisValue> RedisFixture::command(const QList<QByteArray> &argv)
 {
     if (!m_admin)

@@ -37,6 +37,10 @@ public:
     void stop();
     /// SIGKILL, as a crash; the port is free again when this returns.
     void kill();
+    /// SIGSTOP: the server stops answering and replicating, as a machine that hangs.
+    void freeze();
+    /// SIGCONT after freeze().
+    void thaw();
     /// start() again on the same port and socket (data is gone: no persistence).
     bool restart() { return start(); }
     /// True while the process runs.

@@ -1,9 +1,9 @@
 #include "DiscrepancyModel.h"
 
+#include "ConsoleText.h"
 #include "ModelRoles.h"
 
 #include <QBrush>
-#include <QDateTime>
 #include <QFont>
 #include <QLocale>
 
@@ -11,33 +11,14 @@ using namespace Qt::StringLiterals;
 
 namespace flashstock {
 
-// Kept here rather than calling discrepancyKindName(): the words are the header's contract,
-// and the view must build before the reconciler's implementation lands.
-QString DiscrepancyModel::kindWord(DiscrepancyKind kind)
+QString DiscrepancyModel::kindText(DiscrepancyKind kind)
 {
-    switch (kind) {
-    case DiscrepancyKind::OrphanPreDeduct: return u"orphan_pre_deduct"_s;
-    case DiscrepancyKind::StaleHold: return u"stale_hold"_s;
-    case DiscrepancyKind::GateShortfall: return u"gate_shortfall"_s;
-    case DiscrepancyKind::GateExcess: return u"gate_excess"_s;
-    case DiscrepancyKind::BrokenBucket: return u"broken_bucket"_s;
-    case DiscrepancyKind::LedgerMismatch: return u"ledger_mismatch"_s;
-    case DiscrepancyKind::OrderLedgerMismatch: return u"order_ledger_mismatch"_s;
-    case DiscrepancyKind::StrayRefund: return u"stray_refund"_s;
-    case DiscrepancyKind::UnrefundedPayment: return u"unrefunded_payment"_s;
-    }
-    return {};
+    return discrepancyKindName(kind).replace(u'_', u' ');
 }
 
-QString DiscrepancyModel::statusWord(DiscrepancyStatus status)
+QString DiscrepancyModel::statusText(DiscrepancyStatus status)
 {
-    switch (status) {
-    case DiscrepancyStatus::AutoFixed: return u"auto_fixed"_s;
-    case DiscrepancyStatus::PendingApproval: return u"pending_approval"_s;
-    case DiscrepancyStatus::Approved: return u"approved"_s;
-    case DiscrepancyStatus::Rejected: return u"rejected"_s;
-    }
-    return {};
+    return discrepancyStatusName(status).replace(u'_', u' ');
 }
 
 DiscrepancyModel::DiscrepancyModel(QObject *parent)
@@ -74,33 +55,42 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         return {};
     const Discrepancy &d = m_rows.at(index.row());
     const auto units = [](qint64 v) { return v < 0 ? QVariant(QString()) : QVariant(QLocale().toString(v)); };
-    if (role == RawRole) {
+    if (role == RawRole || role == ExportRole) {
+        const bool exporting = role == ExportRole;
+        const auto time = [exporting](qint64 ms) {
+            return exporting ? QVariant(ms ? ConsoleText::isoUtc(ms) : QString()) : QVariant(ms);
+        };
+        const auto figure = [exporting](qint64 v) { return exporting && v < 0 ? QVariant(QString()) : QVariant(v); };
         switch (index.column()) {
         case Id: return d.id;
-        case Kind: return kindWord(d.kind);
+        case Kind: return discrepancyKindName(d.kind);
         case Sku: return d.sku;
-        case Gate: return d.gateValue;
-        case Book: return d.bookValue;
-        case Ledger: return d.ledgerValue;
+        case Gate: return figure(d.gateValue);
+        case Book: return figure(d.bookValue);
+        case Ledger: return figure(d.ledgerValue);
         case Delta: return d.delta;
-        case Proposal: return d.proposal;
-        case DetectedAt: return d.detectedAtMs;
-        case Status: return statusWord(d.status);
+        case Proposal: return d.proposal.isEmpty() && exporting ? d.detail : d.proposal;
+        case DetectedAt: return time(d.detectedAtMs);
+        case Status: return discrepancyStatusName(d.status);
+        case ResolvedBy: return d.resolvedBy;
+        case ResolvedAt: return time(d.resolvedAtMs);
         default: return {};
         }
     }
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
         case Id: return u"#%1"_s.arg(d.id);
-        case Kind: return kindWord(d.kind).replace(u'_', u' ');
+        case Kind: return kindText(d.kind);
         case Sku: return d.bucket >= 0 ? tr("%1 / bucket %2").arg(d.sku).arg(d.bucket) : d.sku;
         case Gate: return units(d.gateValue);
         case Book: return units(d.bookValue);
         case Ledger: return units(d.ledgerValue);
         case Delta: return d.delta > 0 ? u"+%1"_s.arg(QLocale().toString(d.delta)) : QLocale().toString(d.delta);
         case Proposal: return d.proposal.isEmpty() ? d.detail : d.proposal;
-        case DetectedAt: return QDateTime::fromMSecsSinceEpoch(d.detectedAtMs).toString(u"yyyy-MM-dd HH:mm:ss"_s);
-        case Status: return statusWord(d.status).replace(u'_', u' ');
+        case DetectedAt: return ConsoleText::utcTime(d.detectedAtMs);
+        case Status: return statusText(d.status);
+        case ResolvedBy: return d.resolvedBy;
+        case ResolvedAt: return d.resolvedAtMs ? ConsoleText::utcTime(d.resolvedAtMs) : QString();
         default: return {};
         }
     }
@@ -117,8 +107,15 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         bold.setBold(true);
         return bold;
     }
-    if (role == Qt::ToolTipRole && index.column() == Proposal)
-        return d.detail.isEmpty() ? d.proposal : d.proposal + u"\n\n"_s + d.detail;
+    if (role == Qt::ToolTipRole) {
+        switch (index.column()) {
+        case Proposal: return d.detail.isEmpty() ? d.proposal : d.proposal + u"\n\n"_s + d.detail;
+        case DetectedAt: return ConsoleText::localHint(d.detectedAtMs);
+        case ResolvedAt: return d.resolvedAtMs ? ConsoleText::localHint(d.resolvedAtMs) : QString();
+        case ResolvedBy: return d.reason.isEmpty() ? QString() : tr("Reason: %1").arg(d.reason);
+        default: return {};
+        }
+    }
     return {};
 }
 
@@ -137,6 +134,8 @@ QVariant DiscrepancyModel::headerData(int section, Qt::Orientation orientation, 
     case Proposal: return tr("Proposed correction / action");
     case DetectedAt: return tr("Detected at");
     case Status: return tr("Status");
+    case ResolvedBy: return tr("Resolved by");
+    case ResolvedAt: return tr("Resolved at");
     default: return {};
     }
 }

@@ -7,11 +7,14 @@
 namespace flashstock {
 
 /// The reconciler's discrepancies, newest first. GUI thread; fed by setDiscrepancies().
-/// RawRole gives ids, units, ms and the status/kind words (what the filters match).
+/// RawRole gives ids, units, ms and the status/kind words (what the filters match); times
+/// are shown in UTC (ConsoleText), local on hover.
 class DiscrepancyModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Id, Kind, Sku, Gate, Book, Ledger, Delta, Proposal, DetectedAt, Status, ColumnCount };
+    enum Column {
+        Id, Kind, Sku, Gate, Book, Ledger, Delta, Proposal, DetectedAt, Status, ResolvedBy, ResolvedAt, ColumnCount
+    };
 
     explicit DiscrepancyModel(QObject *parent = nullptr);
 
@@ -26,10 +29,9 @@ public:
     /// Row of discrepancy `id`, or -1.
     int rowOf(qint64 id) const;
 
-    /// The kind's word (`gate_excess`, ...), as Reconciler.h names them.
-    static QString kindWord(DiscrepancyKind kind);
-    /// The status's word (`pending_approval`, ...).
-    static QString statusWord(DiscrepancyStatus status);
+    /// A kind or status word for people: the core's word with spaces (`ledger mismatch`).
+    static QString kindText(DiscrepancyKind kind);
+    static QString statusText(DiscrepancyStatus status);
 
 private:
     QList<Discrepancy> m_rows;

@@ -1,10 +1,11 @@
 #include "LedgerModel.h"
 
+#include "ConsoleText.h"
 #include "ModelRoles.h"
 
-#include <QBrush>
-#include <QDateTime>
 #include <QLocale>
+
+#include <algorithm>
 
 using namespace Qt::StringLiterals;
 
@@ -41,10 +42,12 @@ QVariant LedgerModel::data(const QModelIndex &index, int role) const
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const LedgerRow &r = m_rows.at(index.row());
-    if (role == RawRole) {
+    if (role == ExportRole && index.column() == After)
+        return data(index, Qt::DisplayRole);
+    if (role == RawRole || role == ExportRole) {
         switch (index.column()) {
         case Id: return r.id;
-        case At: return r.atMs;
+        case At: return role == ExportRole ? QVariant(ConsoleText::isoUtc(r.atMs)) : QVariant(r.atMs);
         case Order: return r.order;
         case Operation: return r.operation;
         case Sku: return r.sku;
@@ -54,7 +57,8 @@ QVariant LedgerModel::data(const QModelIndex &index, int role) const
         case DeltaSold: return r.deltaSold;
         case After: return r.after.available;
         case Token: return r.token;
-        case Operator: return r.operatorName;
+        case Operator: return role == ExportRole && !r.source.isEmpty() ? u"%1 (%2)"_s.arg(r.operatorName, r.source)
+                                                                         : r.operatorName;
         case Adjustment: return r.adjustmentUnits;
         default: return {};
         }
@@ -62,7 +66,7 @@ QVariant LedgerModel::data(const QModelIndex &index, int role) const
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
         case Id: return r.id;
-        case At: return QDateTime::fromMSecsSinceEpoch(r.atMs).toString(u"MM-dd HH:mm:ss.zzz"_s);
+        case At: return ConsoleText::utcTime(r.atMs);
         case Order: return r.order;
         case Operation: return r.operation;
         case Sku: return r.sku;
@@ -85,6 +89,8 @@ QVariant LedgerModel::data(const QModelIndex &index, int role) const
             return int(Qt::AlignLeft | Qt::AlignVCenter);
         }
     }
+    if (role == Qt::ToolTipRole && index.column() == At)
+        return ConsoleText::localHint(r.atMs);
     if (role == Qt::ToolTipRole && index.column() == After)
         return tr("Bucket after this row: available / locked / sold (before: %1 / %2 / %3)")
             .arg(r.before.available).arg(r.before.locked).arg(r.before.sold);
@@ -113,10 +119,12 @@ QVariant LedgerModel::headerData(int section, Qt::Orientation orientation, int r
     }
 }
 
-void LedgerModel::setRows(const QList<LedgerRow> &rows)
+void LedgerModel::setRows(const QList<LedgerRow> &rows, RowOrder order)
 {
     beginResetModel();
     m_rows = rows;
+    if (order == RowOrder::NewestFirst)
+        std::sort(m_rows.begin(), m_rows.end(), [](const LedgerRow &a, const LedgerRow &b) { return a.id > b.id; });
     endResetModel();
 }
 

@@ -6,8 +6,8 @@
 
 namespace flashstock {
 
-/// Ledger rows (oldest first), as the book returns them. GUI thread; fed by setRows().
-/// RawRole gives ids, units and ms.
+/// Ledger rows, in the order set (the book returns them oldest first). GUI thread; fed by
+/// setRows(). RawRole gives ids, units and ms; times are shown in UTC (ConsoleText).
 class LedgerModel : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -21,7 +21,9 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    void setRows(const QList<LedgerRow> &rows);
+    /// How setRows() orders the rows it is given (oldest first, as the book returns them).
+    enum class RowOrder { AsGiven, NewestFirst };
+    void setRows(const QList<LedgerRow> &rows, RowOrder order = RowOrder::AsGiven);
     const QList<LedgerRow> &rows() const { return m_rows; }
 
 private:

@@ -8,6 +8,9 @@ namespace flashstock {
 enum ModelRole {
     /// The cell's raw value (number, id, ms since the epoch) for sorting, filtering and tests.
     RawRole = Qt::UserRole + 1,
+    /// The cell as copied or exported (TableExport): numbers plain (no group separators),
+    /// times ISO 8601 UTC; a model that does not answer it is exported as displayed.
+    ExportRole,
 };
 
 } // namespace flashstock

@@ -1,22 +1,14 @@
 #include "SalesModel.h"
 
+#include "ConsoleText.h"
 #include "ModelRoles.h"
 
-#include <QDateTime>
 #include <QLocale>
+#include <QStringList>
 
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
-
-namespace {
-
-QString shortTime(qint64 ms)
-{
-    return QDateTime::fromMSecsSinceEpoch(ms).toString(u"MM-dd HH:mm"_s);
-}
-
-} // namespace
 
 SalesModel::SalesModel(QObject *parent)
     : QAbstractTableModel(parent)
@@ -85,13 +77,13 @@ QVariant SalesModel::data(const QModelIndex &index, int role) const
         case Id: return u"#%1"_s.arg(s.id);
         case Units: return QLocale().toString(s.units);
         case Window: {
-            const QString from = s.startMs ? shortTime(s.startMs) : tr("on start");
-            const QString to = s.endMs ? shortTime(s.endMs) : tr("until stopped");
+            const QString from = s.startMs ? ConsoleText::utcTime(s.startMs, false) : tr("on start");
+            const QString to = s.endMs ? ConsoleText::utcTime(s.endMs, false) : tr("until stopped");
             return tr("%1 → %2").arg(from, to);
         }
         case Hold: return tr("%1 s").arg(s.holdSeconds);
         case Limit: return s.perUserLimit ? QLocale().toString(s.perUserLimit) : tr("none");
-        case Status: return s.bookOnly ? tr("%1 (book-only)").arg(v.toString()) : v;
+        case Status: return ConsoleText::saleState(s, m_nowMs);
         case SoldPercent: return v.isValid() ? u"%1 %"_s.arg(v.toDouble(), 0, 'f', 1) : QString();
         case ReserveRate: return v.isValid() ? tr("%1/s").arg(v.toDouble(), 0, 'f', 1) : QString();
         case RejectRate:
@@ -100,6 +92,25 @@ QVariant SalesModel::data(const QModelIndex &index, int role) const
             return s.status == SaleStatus::Open && m_latestSaleOfSku.value(s.sku) == s.id ? tr("n/a") : QString();
         default: return v;
         }
+    case ExportRole:
+        switch (index.column()) {
+        case Window: return u"%1 .. %2"_s.arg(s.startMs ? ConsoleText::isoUtc(s.startMs) : QString(),
+                                                s.endMs ? ConsoleText::isoUtc(s.endMs) : QString());
+        case Status: return ConsoleText::saleState(s, m_nowMs);
+        default: return v;
+        }
+    case Qt::ToolTipRole:
+        if (index.column() == Window) {
+            QStringList hints;
+            if (s.startMs)
+                hints << tr("Start: %1").arg(ConsoleText::localHint(s.startMs));
+            if (s.endMs)
+                hints << tr("End: %1").arg(ConsoleText::localHint(s.endMs));
+            return hints.isEmpty() ? QVariant() : QVariant(hints.join(u'\n'));
+        }
+        if (index.column() == Status && s.bookOnly)
+            return tr("Book-only: reserves skip the gate and go straight to the book (slower, exact)");
+        return {};
     case Qt::TextAlignmentRole:
         switch (index.column()) {
         case Units: case Hold: case Limit: case SoldPercent: case ReserveRate: case RejectRate:
@@ -131,8 +142,10 @@ QVariant SalesModel::headerData(int section, Qt::Orientation orientation, int ro
     }
 }
 
-void SalesModel::setSales(const QList<Sale> &sales, const QList<SkuSample> &levels, const QHash<QString, SkuRates> &rates)
+void SalesModel::setSales(const QList<Sale> &sales, const QList<SkuSample> &levels, const QHash<QString, SkuRates> &rates,
+                          qint64 nowMs)
 {
+    m_nowMs = nowMs;
     bool sameKeys = sales.size() == m_sales.size();
     for (qsizetype i = 0; sameKeys && i < sales.size(); ++i)
         sameKeys = sales[i].id == m_sales[i].id;

@@ -21,9 +21,11 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    /// Replaces the rows. `levels`: the SKUs' current levels; `rates`: see LiveView::rates().
-    /// The rates show on the open, latest sale of a SKU only.
-    void setSales(const QList<Sale> &sales, const QList<SkuSample> &levels, const QHash<QString, SkuRates> &rates);
+    /// Replaces the rows. `levels`: the SKUs' current levels; `rates`: see LiveView::rates();
+    /// `nowMs`: when sampled (a sale's window is judged then). The rates show on the open,
+    /// latest sale of a SKU only. Times are shown in UTC (ConsoleText), local on hover.
+    void setSales(const QList<Sale> &sales, const QList<SkuSample> &levels, const QHash<QString, SkuRates> &rates,
+                  qint64 nowMs = 0);
     /// The sale on `row`, or nullptr.
     const Sale *saleAt(int row) const;
 
@@ -34,6 +36,7 @@ private:
     QHash<QString, SkuSample> m_levels;
     QHash<QString, SkuRates> m_rates;
     QHash<QString, qint64> m_latestSaleOfSku;
+    qint64 m_nowMs = 0;
 };
 
 } // namespace flashstock

@@ -1,8 +1,7 @@
 #include "WarningModel.h"
 
+#include "ConsoleText.h"
 #include "ModelRoles.h"
-
-#include <QDateTime>
 
 using namespace Qt::StringLiterals;
 
@@ -27,7 +26,7 @@ QVariant WarningModel::data(const QModelIndex &index, int role) const
     const EngineWarning &w = *at(index.row());
     if (role == RawRole || role == Qt::ToolTipRole) {
         switch (index.column()) {
-        case Time: return role == RawRole ? QVariant(w.atMs) : QVariant(w.message);
+        case Time: return role == RawRole ? QVariant(w.atMs) : QVariant(ConsoleText::localHint(w.atMs));
         case Kind: return warningKindName(w.kind);
         case Sku: return w.sku;
         case Message: return w.message;
@@ -37,7 +36,7 @@ QVariant WarningModel::data(const QModelIndex &index, int role) const
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
-    case Time: return QDateTime::fromMSecsSinceEpoch(w.atMs).toString(u"HH:mm:ss"_s);
+    case Time: return ConsoleText::utcTime(w.atMs);
     case Kind: return warningKindName(w.kind).replace(u'_', u' ');
     case Sku: return w.sku;
     case Message: return w.message;

@@ -112,6 +112,23 @@ QString table(const BenchReport &report)
             text += u"  %1 clients: %2"_s.arg(report.clients.at(i)).arg(ratioText(ratios.at(i)));
         text += u'\n';
     }
+    const auto ratioLines = [&](const QString &numerator, const QString &denominator, bool postgresOnly) {
+        for (const BenchBackendStatus &b : report.backends) {
+            if (!b.ran || (postgresOnly && b.backend != u"postgresql"_s))
+                continue;
+            text += u"  %1"_s.arg(b.backend, -11);
+            const auto ratios = report.ratios(numerator, denominator, b.backend);
+            for (int i = 0; i < ratios.size(); ++i)
+                text += u"  %1 clients: %2"_s.arg(report.clients.at(i)).arg(ratioText(ratios.at(i)));
+            text += u'\n';
+        }
+    };
+    text += u"\nbatched_vs_guarded (batched_row reserves/s / guarded_row reserves/s; targets: postgresql 5x, "
+            u"sqlite 3x at 32):\n"_s;
+    ratioLines(u"batched_row"_s, u"guarded_row"_s, false);
+    text += u"\nbatched_vs_pgbench (batched_row reserves/s / pgbench single-order transactions/s, one hot row; "
+            u"target 3x at 32):\n"_s;
+    ratioLines(u"batched_row"_s, u"pgbench"_s, true);
     text += u"\nbuckets16_vs_row (16 buckets reserves/s / one row reserves/s, same clients):\n"_s;
     for (const BenchBackendStatus &b : report.backends) {
         if (!b.ran)

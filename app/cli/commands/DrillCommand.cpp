@@ -70,8 +70,8 @@ struct DrillRun final : Command {
                     {u"pay-ratio"_s, u"Share of buyers who pay, 0 to 1 (default 0.7)."_s, u"R"_s},
                     {u"hold-seconds"_s, u"Hold of each reservation in seconds (default 2)."_s, u"H"_s},
                     {u"faults"_s, u"all, none, or NAME[=RATE],... with NAME one of crash-after-gate, lost-callback, "
-                                  u"duplicate-callback, late-payment, redis-restart, script-flush, db-error "
-                                  u"(RATE: chance per request; default all)."_s, u"LIST"_s},
+                                  u"duplicate-callback, late-payment, redis-restart, script-flush, db-error, node-failover "
+                                  u"(a redis-cluster:// gate only; RATE: chance per request; default all)."_s, u"LIST"_s},
                     {u"seed"_s, u"Seed of the fault schedule (default 1)."_s, u"S"_s}}})
     {
     }

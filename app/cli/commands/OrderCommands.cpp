@@ -75,7 +75,7 @@ CommandOutput changeOutput(const OrderChange &change)
 {
     CommandOutput out;
     const QString word = outcomeWord(change.outcome);
-    out.json = {{u"result"_s, word}, {u"order"_s, change.order}};
+    out.json = orderChangeJson(change);
     out.text = u"%1  order %2  (%3)\n"_s.arg(word, change.order, linesText(change.lines));
     return out;
 }
@@ -120,16 +120,12 @@ CommandOutput Reserve::execute(CliContext &ctx, const QCommandLineParser &parser
     CommandOutput out;
     const QString word = outcomeWord(result->outcome);
     out.exitCode = result->outcome == Outcome::GateUnavailable ? ExitRuntime : ExitOk;
-    out.json = {{u"result"_s, word}, {u"order"_s, *order}, {u"tokens"_s, tokensJson(result->lines)}};
+    out.json = reserveJson(*result);
     out.text = u"%1  order %2  (%3)"_s.arg(word, *order, linesText(result->lines));
-    if (result->outcome == Outcome::Reserved) {
-        out.json.insert(u"expires_at"_s, isoTime(result->expiresAtMs));
+    if (result->outcome == Outcome::Reserved)
         out.text += u"  hold until %1"_s.arg(isoTime(result->expiresAtMs));
-    }
-    if (!result->shortSku.isEmpty()) {
-        out.json.insert(u"sku"_s, result->shortSku);
+    if (!result->shortSku.isEmpty())
         out.text += u"  short: %1"_s.arg(result->shortSku);
-    }
     out.text += u'\n';
     return out;
 }
@@ -219,20 +215,36 @@ CommandOutput Expire::execute(CliContext &ctx, const QCommandLineParser &parser,
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
+    // A loop is an expirer: each pass also writes its heartbeat, so the console can tell
+    // that something releases holds past their expiry.
     auto once = [&]() -> CommandOutput {
-        auto released = (*engine)->expire();
-        if (!released)
-            return errorOutput(released.error());
+        ExpirerPass pass;
+        if (every > 0) {
+            auto run = (*engine)->expireAsExpirer(ExpirerId{u"expire-every"_s, every * 1000});
+            if (!run)
+                return errorOutput(run.error());
+            pass = *run;
+        } else {
+            auto released = (*engine)->expire();
+            if (!released)
+                return errorOutput(released.error());
+            pass.released = *released;
+        }
         CommandOutput out;
         QJsonArray orders;
         qint64 units = 0;
-        for (const OrderChange &c : *released) {
+        for (const OrderChange &c : std::as_const(pass.released)) {
             orders.append(c.order);
             for (const OrderLine &l : c.lines)
                 units += l.qty;
         }
         out.json = {{u"released"_s, orders.size()}, {u"units"_s, units}, {u"orders"_s, orders}};
         out.text = u"expired %1 holds (%2 units back to available)\n"_s.arg(orders.size()).arg(units);
+        if (!pass.heartbeatProblem.isEmpty()) {
+            out.json.insert(u"heartbeat_error"_s, pass.heartbeatProblem);
+            out.text += u"heartbeat not written (the console cannot see this expirer): %1\n"_s.arg(
+                pass.heartbeatProblem);
+        }
         return out;
     };
     if (every == 0)

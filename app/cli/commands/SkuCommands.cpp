@@ -31,42 +31,26 @@ CommandOutput showSku(Engine &engine, const QString &sku, const QString &headlin
         return errorOutput(read.error());
     const SkuLevels &levels = *read;
     CommandOutput out;
+    const GateSide gate = engine.gateLevels(levels.sku);
+    out.json = skuJson(levels, gate);
     if (adjustmentId > 0)
         out.json.insert(u"adjustment"_s, u"adj:%1"_s.arg(adjustmentId));
-    const GateSide gate = engine.gateLevels(levels.sku);
-    QJsonValue gateJson;
     QString gateText = u"(none: book-only)"_s;
     if (gate.configured && !gate.reachable) {
         gateText = u"unreachable: "_s + gate.error;
-        out.json.insert(u"gate_error"_s, gate.error);
     } else if (gate.configured && gate.available < 0) {
         gateText = u"not loaded (the next reserve or gate rebuild loads it)"_s;
     } else if (gate.configured) {
-        QJsonObject g{{u"available"_s, gate.available}};
         gateText = u"available %1"_s.arg(gate.available);
         if (gate.available != levels.available)
             gateText += u"  (book %1: %2 in flight or drift)"_s.arg(levels.available).arg(gate.available - levels.available);
-        if (const auto &c = gate.counts) {
-            // Tokens issued counts gate pre-deducts; a reserve the book then refused is among
-            // the refusals as well.
-            g.insert(u"tokens_issued"_s, c->reserved);
-            g.insert(u"refusals"_s, QJsonObject{{outcomeWord(Outcome::OutOfStock), c->outOfStock},
-                                                {outcomeWord(Outcome::LimitExceeded), c->limitExceeded},
-                                                {outcomeWord(Outcome::SaleClosed), c->saleClosed},
-                                                {outcomeWord(Outcome::Paused), c->paused}});
+        if (const auto &c = gate.counts)
             gateText += u"\n        tokens issued %1  refused %2 (out_of_stock %3, limit_exceeded %4, sale_closed %5, "
                         u"paused %6)"_s.arg(c->reserved).arg(c->refused()).arg(c->outOfStock).arg(c->limitExceeded)
                             .arg(c->saleClosed).arg(c->paused);
-        } else {
-            g.insert(u"counters_error"_s, gate.error);
+        else
             gateText += u"\n        counters unreadable (gate rebuild resets them): "_s + gate.error;
-        }
-        gateJson = g;
     }
-    out.json.insert(u"sku"_s, levels.sku);
-    out.json.insert(u"book"_s, levelsJson(levels));
-    out.json.insert(u"gate"_s, gateJson);
-    out.json.insert(u"buckets"_s, bucketsJson(levels));
     QString text = headline.isEmpty() ? QString() : headline + u'\n';
     text += u"SKU %1\n  book  available %2  locked %3  sold %4  total %5\n  gate  %6\n"_s
                 .arg(levels.sku).arg(levels.available).arg(levels.locked).arg(levels.sold).arg(levels.total)
@@ -260,11 +244,70 @@ CommandOutput SkuBuckets::execute(CliContext &ctx, const QCommandLineParser &par
                    changed->id);
 }
 
+/// `sku list`: every SKU with its book levels, bucket count and gate available.
+struct SkuList final : Command {
+    SkuList()
+        : Command({{u"sku"_s, u"list"_s}, u"sku list"_s,
+                   u"list every SKU: book available, locked, sold, total, buckets, and gate available"_s, {}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
+
+CommandOutput SkuList::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+{
+    if (auto r = noPositional(args); !r)
+        return errorOutput(r.error());
+    auto engine = ctx.engine();
+    if (!engine)
+        return errorOutput(engine.error());
+    auto all = (*engine)->book().allLevels();
+    if (!all)
+        return errorOutput(all.error());
+    CommandOutput out;
+    QJsonArray rows;
+    QString text = u"%1  %2  %3  %4  %5  %6  %7\n"_s.arg(u"SKU"_s, -24).arg(u"buckets"_s, 7).arg(u"available"_s, 10)
+                       .arg(u"locked"_s, 8).arg(u"sold"_s, 8).arg(u"total"_s, 10).arg(u"gate"_s);
+    QString gateDown; // once the gate does not answer, asking it per SKU would cost a timeout each
+    for (const SkuLevels &levels : std::as_const(*all)) {
+        QJsonValue gateJson;
+        QString gateText = u"n/a (book-only)"_s;
+        if ((*engine)->gate()) {
+            GateSide gate;
+            if (gateDown.isEmpty())
+                gate = (*engine)->gateLevels(levels.sku);
+            if (!gate.reachable) {
+                gateDown = gateDown.isEmpty() ? gate.error : gateDown;
+                gateText = u"n/a (unreachable)"_s;
+            } else if (gate.available < 0) {
+                gateText = u"not loaded"_s;
+            } else {
+                gateJson = QJsonObject{{u"available"_s, gate.available}};
+                gateText = QString::number(gate.available);
+            }
+        }
+        rows.append(QJsonObject{{u"sku"_s, levels.sku},
+                                {u"buckets"_s, levels.buckets.size()},
+                                {u"book"_s, levelsJson(levels)},
+                                {u"gate"_s, gateJson}});
+        text += u"%1  %2  %3  %4  %5  %6  %7\n"_s.arg(levels.sku, -24).arg(levels.buckets.size(), 7)
+                    .arg(levels.available, 10).arg(levels.locked, 8).arg(levels.sold, 8).arg(levels.total, 10)
+                    .arg(gateText);
+    }
+    out.json.insert(u"skus"_s, rows);
+    if (!gateDown.isEmpty()) {
+        out.json.insert(u"gate_error"_s, gateDown);
+        text += u"gate unreachable: %1\n"_s.arg(gateDown);
+    }
+    out.text = all->isEmpty() ? u"no SKUs yet (sku add SKU --stock N creates one)\n"_s : text;
+    return out;
+}
+
 } // namespace
 
 Commands skuCommands()
 {
-    return makeCommands<SkuAdd, SkuShow, SkuRestock, SkuRebalance, SkuBuckets>();
+    return makeCommands<SkuAdd, SkuShow, SkuList, SkuRestock, SkuRebalance, SkuBuckets>();
 }
 
 } // namespace flashstock

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "Result.h"
+
+#include <QString>
+
+#include <cstdio>
+#include <mutex>
+
+namespace flashstock::server {
+
+/// The optional access log (`--access-log FILE`, `-` for stderr): one line per answered
+/// request: time (UTC), client address, method, path, status, result word, milliseconds,
+/// token name. Never a secret (no header is logged). Thread-safe.
+class AccessLog {
+public:
+    AccessLog() = default;
+    ~AccessLog();
+    AccessLog(const AccessLog &) = delete;
+    AccessLog &operator=(const AccessLog &) = delete;
+
+    /// Opens `path` for appending (created 0600), or stderr for `-`. Unavailable if it cannot.
+    [[nodiscard]] Result<void> open(const QString &path);
+    bool isOpen() const { return m_file != nullptr; }
+    /// One line (control characters in the path are escaped).
+    void write(const QString &client, const QByteArray &method, const QByteArray &path, int status,
+               const QString &result, double seconds, const QString &principal);
+
+private:
+    std::mutex m_mutex;
+    std::FILE *m_file = nullptr;
+    bool m_ownsFile = false;
+};
+
+} // namespace flashstock::server

@@ -1,0 +1,62 @@
+#pragma once
+
+#include "HttpServer.h"
+#include "ServerState.h"
+
+#include <atomic>
+
+namespace flashstock::server {
+
+class AccessLog;
+class EngineWorkers;
+class GateDispatcher;
+class ServerMetrics;
+
+/// Body limits of API v1, bytes.
+inline constexpr qint64 kBodyLimit = 64 * 1024;
+inline constexpr qint64 kBatchBodyLimit = 1024 * 1024;
+/// Most reservations in one POST /v1/reservations/batch.
+inline constexpr qsizetype kMaxBatchReservations = 1000;
+
+/// API v1 of flashstock-server (the routes, their scopes, status codes and JSON; see the
+/// README's "Serving storefronts"). Request threads parse, check and authenticate here and
+/// never wait on the book or the gate: reserves go to the gate dispatcher (whose winners go
+/// to the book writers), confirms, releases and reads to the engine workers, and the answer
+/// comes back through PendingReply.
+/// Result words and the error shape are the CLI's (ContractJson).
+class Api final : public HttpHandler {
+public:
+    struct Parts {
+        Published<AccessTokenSet> &tokens;
+        Published<Readiness> &readiness;
+        GateDispatcher &dispatcher;
+        EngineWorkers &workers;
+        ServerMetrics &metrics;
+        AccessLog &accessLog;
+        bool noAuth = false; ///< every route open (only on a loopback address; checked at start)
+    };
+    explicit Api(Parts parts);
+
+    /// From now on new requests get 503 (with `Connection: close`); /healthz still answers.
+    void startDraining() { m_draining = true; }
+    /// The answer a drain gives a request still parked at its deadline.
+    static HttpReply drainingReply();
+
+    HeadDecision onHead(const HttpHead &head) override;
+    void onRequest(const HttpHead &head, const HeadDecision &decision, QByteArray body,
+                   std::shared_ptr<PendingReply> reply) override;
+    void onDone(const HttpHead &head, const HeadDecision &decision, const HttpReply &reply, double seconds) override;
+
+private:
+    void reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply);
+    void reserveBatch(const QByteArray &body, std::shared_ptr<PendingReply> reply);
+    void confirmOrRelease(bool confirm, const QString &order, const QByteArray &body,
+                          std::shared_ptr<PendingReply> reply);
+    void read(int route, const QString &id, std::shared_ptr<PendingReply> reply);
+    HttpReply readyz() const;
+
+    Parts m_p;
+    std::atomic<bool> m_draining{false};
+};
+
+} // namespace flashstock::server

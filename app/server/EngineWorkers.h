@@ -1,0 +1,62 @@
+#pragma once
+
+#include "Engine.h"
+#include "Result.h"
+#include "open/EngineOpener.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace flashstock {
+class BookWriters;
+}
+
+namespace flashstock::server {
+
+class EngineThread;
+class ServerMetrics;
+
+/// The server's engine workers: a bounded pool of threads, each with its own Engine (book
+/// connection for reads, gate context), running the jobs that need an engine besides the
+/// reserves: confirm, release and the reads. Their engines send their book writes to the
+/// book writers (Engine::useBookWriters: group commit with everything else waiting), so a
+/// worker waits for its batch, never a request thread.
+///
+/// submit() is thread-safe and never waits; jobs run on the workers' threads, oldest first.
+class EngineWorkers {
+public:
+    using Job = std::function<void(Engine &)>;
+
+    /// `workers` threads; `book`: the book writers their engines write through (not owned).
+    EngineWorkers(ResolvedProfile profile, int workers, BookWriters &book, ServerMetrics &metrics);
+    ~EngineWorkers();
+
+    /// Opens every worker's engine (each on its thread). The first open's error if any fails.
+    [[nodiscard]] Result<void> start();
+    /// Queues `job`.
+    void submit(Job job);
+    /// Runs every job queued so far, then stops the workers.
+    void stop();
+
+private:
+    void runWorker(Engine &engine);
+    /// The next job for a free worker; false once stopping and empty.
+    bool take(Job &out);
+
+    ResolvedProfile m_profile;
+    int m_count;
+    BookWriters &m_book;
+    ServerMetrics &m_metrics;
+    std::vector<std::unique_ptr<EngineThread>> m_threads;
+
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::deque<Job> m_jobs;
+    bool m_stopping = false;
+};
+
+} // namespace flashstock::server

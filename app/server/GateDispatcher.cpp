@@ -1,0 +1,133 @@
+#include "GateDispatcher.h"
+
+#include "store/BookWriters.h"
+#include "EngineThread.h"
+#include "ServerMetrics.h"
+
+#include <QElapsedTimer>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock::server {
+
+GateDispatcher::GateDispatcher(ResolvedProfile profile, BookWriters &book, ServerMetrics &metrics)
+    : m_profile(std::move(profile))
+    , m_book(book)
+    , m_metrics(metrics)
+{
+}
+
+GateDispatcher::~GateDispatcher()
+{
+    stop();
+}
+
+Result<void> GateDispatcher::start()
+{
+    m_thread = std::make_unique<EngineThread>(u"gate dispatcher"_s, m_profile, [this](Engine &e) { run(e); });
+    return m_thread->start();
+}
+
+void GateDispatcher::submit(ReserveRequest request, Done done)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_queue.push_back(Waiting{std::move(request), std::move(done)});
+    }
+    m_wake.notify_one();
+}
+
+void GateDispatcher::stop()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true;
+    }
+    m_wake.notify_all();
+    if (m_thread)
+        m_thread->join();
+}
+
+void GateDispatcher::run(Engine &engine)
+{
+    for (;;) {
+        std::deque<Waiting> batch;
+        std::deque<Booked> booked;
+        {
+            std::unique_lock lock(m_mutex);
+            m_wake.wait(lock, [&] {
+                return !m_queue.empty() || !m_booked.empty() || (m_stopping && m_inBook == 0);
+            });
+            if (m_queue.empty() && m_booked.empty())
+                return;
+            booked.swap(m_booked);
+            if (m_queue.size() <= kMaxBatch) {
+                batch.swap(m_queue);
+            } else {
+                for (qsizetype i = 0; i < kMaxBatch; ++i) {
+                    batch.push_back(std::move(m_queue.front()));
+                    m_queue.pop_front();
+                }
+            }
+        }
+        // The book's answers first: their buyers have waited longest.
+        if (!booked.empty())
+            settle(engine, std::move(booked));
+        if (!batch.empty())
+            handle(engine, std::move(batch));
+        logEngineWarnings(engine, u"gate dispatcher"_s);
+    }
+}
+
+void GateDispatcher::handle(Engine &engine, std::deque<Waiting> batch)
+{
+    std::vector<std::shared_ptr<Carried>> carried;
+    carried.reserve(batch.size());
+    QList<ReserveAttempt *> attempts;
+    qsizetype toGate = 0;
+    for (Waiting &w : batch) {
+        auto c = std::make_shared<Carried>(Carried{engine.planReserve(std::move(w.request)), std::move(w.done)});
+        if (!c->attempt.answer && !c->attempt.bookOnly)
+            ++toGate;
+        attempts << &c->attempt;
+        carried.push_back(std::move(c));
+    }
+    if (toGate > 0) {
+        QElapsedTimer roundTrip;
+        roundTrip.start();
+        engine.passGate(attempts);
+        m_metrics.gatePipeline(toGate, double(roundTrip.nsecsElapsed()) / 1e9);
+    }
+    for (auto &c : carried) {
+        std::optional<ReserveOrder> order = engine.prepareBook(c->attempt);
+        if (!order) {
+            c->done(*c->attempt.answer);
+            continue;
+        }
+        {
+            std::lock_guard lock(m_mutex);
+            ++m_inBook;
+        }
+        auto sent = std::make_shared<QElapsedTimer>();
+        sent->start();
+        m_book.reserve(std::move(*order), [this, c, sent](Result<ReserveResult> answer) {
+            m_metrics.bookCall(u"reserve"_s, double(sent->nsecsElapsed()) / 1e9);
+            {
+                std::lock_guard lock(m_mutex);
+                m_booked.push_back(Booked{c, std::move(answer)});
+                --m_inBook;
+            }
+            m_wake.notify_one();
+        });
+    }
+}
+
+void GateDispatcher::settle(Engine &engine, std::deque<Booked> booked)
+{
+    for (Booked &b : booked) {
+        engine.applyBook(b.carried->attempt, std::move(b.answer));
+        b.carried->done(*b.carried->attempt.answer);
+    }
+}
+
+} // namespace flashstock::server

@@ -1,0 +1,158 @@
+#pragma once
+
+#include "Result.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+
+#include <cstdarg>
+#include <optional>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include <microhttpd.h>
+
+namespace flashstock::server {
+
+/// One HTTP answer. `result` is the word (or error code) for the access log and metrics.
+struct HttpReply {
+    int status = 200;
+    QByteArray contentType = "application/json";
+    QByteArray body;
+    QList<std::pair<QByteArray, QByteArray>> headers; ///< extra headers (Retry-After, Allow, ...)
+    QString result;
+};
+
+/// A request's line and headers, as the handler sees them before the body.
+struct HttpHead {
+    QByteArray method;
+    QByteArray path;      ///< decoded, without the query string
+    QString client;       ///< the peer's IP address
+    MHD_Connection *connection = nullptr;
+
+    /// A request header (case-insensitive name); empty if absent.
+    QByteArray header(const char *name) const;
+};
+
+/// What the handler decided when the headers arrived.
+struct HeadDecision {
+    std::optional<HttpReply> reply; ///< answer now (the body, if any, is not read)
+    qint64 bodyLimit = 0;           ///< bytes of body accepted (more: 413)
+    int route = -1;                 ///< the handler's own route id, handed back with the body
+    QString routeName = QStringLiteral("unknown"); ///< for the access log and metrics
+    QString principal;              ///< who is calling (token name), for the access log
+    QString argument;               ///< the route's path argument (an order or SKU id)
+};
+
+class HttpServer;
+
+/// Where a parked request's answer goes: held by whoever works on the request (a gate
+/// dispatcher, a book writer) and answered from any thread, once. The first send() wins;
+/// later ones are dropped (e.g. the drain deadline answered first).
+class PendingReply : public std::enable_shared_from_this<PendingReply> {
+public:
+    PendingReply(HttpServer &server, MHD_Connection *connection);
+    /// Answers the request (resuming its connection if it was parked). Any thread.
+    void send(HttpReply reply);
+    /// True once answered.
+    bool answered() const;
+
+private:
+    friend class HttpServer;
+    /// The request thread: true if the answer is there already; else marks it parked and
+    /// suspends the connection (under the same lock send() takes, so no answer is missed).
+    bool takeOrPark(std::optional<HttpReply> &out);
+
+    HttpServer &m_server;
+    MHD_Connection *m_connection;
+    mutable std::mutex m_mutex;
+    std::optional<HttpReply> m_reply;
+    bool m_answered = false;
+    bool m_parked = false;
+};
+
+/// What the server does with requests (Api).
+class HttpHandler {
+public:
+    virtual ~HttpHandler() = default;
+    /// The request line and headers are in: refuse now or say how much body to read. Runs on
+    /// a request thread: no I/O that can wait.
+    virtual HeadDecision onHead(const HttpHead &head) = 0;
+    /// The whole body is in: answer through `reply`, now or later from any thread.
+    virtual void onRequest(const HttpHead &head, const HeadDecision &decision, QByteArray body,
+                           std::shared_ptr<PendingReply> reply) = 0;
+    /// The answer went out (or the client left): for the access log and metrics.
+    virtual void onDone(const HttpHead &head, const HeadDecision &decision, const HttpReply &reply,
+                        double seconds) = 0;
+};
+
+/// The HTTP side of flashstock-server: libmicrohttpd with its internal thread pool on epoll,
+/// and its limits.
+struct HttpLimits {
+    int threads = 2;                    ///< request threads (the epoll thread pool)
+    int connectionLimit = 10000;        ///< open connections at once; more are refused at accept
+    int perIpLimit = 1000;              ///< open connections from one IP address
+    int idleTimeoutSeconds = 15;        ///< a connection silent this long is closed (slowloris included)
+    size_t connectionMemory = 32 * 1024; ///< per connection: request line and headers (more: 414 / 431)
+    qint64 bodyBudget = 256LL << 20;    ///< bytes of request bodies being received at once, all connections
+};
+
+/// Owns the libmicrohttpd daemon. A request's headers and body arrive on one of its
+/// threads; a handler that needs the gate or the book parks the request (suspend) and a
+/// PendingReply resumes it. Stop order: quiesce() (no new connections), then answerParked()
+/// for what is left, then stop().
+class HttpServer {
+public:
+    /// A refused request's body up to this size is read (and dropped) before the answer goes
+    /// out, so the client sees the answer; a larger one is cut off with the connection.
+    static constexpr qint64 kDiscardLimit = 2LL << 20;
+
+    HttpServer(HttpHandler &handler, HttpLimits limits);
+    ~HttpServer();
+
+    /// Listens on `host:port` (an IPv4 or IPv6 literal; port 0 picks one). Unavailable if
+    /// the address cannot be bound.
+    [[nodiscard]] Result<void> start(const QString &host, int port);
+    /// The port listened on (after start).
+    int port() const { return m_port; }
+    /// Stops accepting connections (the listening socket is closed); open ones are served.
+    void quiesce();
+    /// Requests received and not answered yet.
+    qint64 inFlight() const { return m_inFlight.load(); }
+    /// Answers every parked request with `reply` (a drain that ran out of time).
+    void answerParked(const HttpReply &reply);
+    /// Stops the daemon (every connection closed). Parked requests must be answered first.
+    void stop();
+
+private:
+    friend class PendingReply;
+    struct Exchange;
+    static MHD_Result onAccessThunk(void *cls, MHD_Connection *connection, const char *url, const char *method,
+                             const char *version, const char *uploadData, size_t *uploadSize, void **context);
+    static void onCompletedThunk(void *cls, MHD_Connection *connection, void **context, MHD_RequestTerminationCode toe);
+    static void onLogThunk(void *cls, const char *fmt, va_list ap);
+    MHD_Result onAccess(MHD_Connection *connection, const char *url, const char *method, const char *uploadData,
+                 size_t *uploadSize, void **context);
+    MHD_Result queue(Exchange &ex, const HttpReply &reply);
+    void resume(MHD_Connection *connection);
+    void setParked(const std::shared_ptr<PendingReply> &reply, bool on);
+    /// Answers `reply` once the rest of the body is in (dropped as it comes).
+    void refuse(Exchange &ex, HttpReply reply, qint64 dropped);
+    /// Gives the body's bytes back to the body budget.
+    void releaseBody(Exchange &ex);
+
+    HttpHandler &m_handler;
+    HttpLimits m_limits;
+    MHD_Daemon *m_daemon = nullptr;
+    int m_port = 0;
+    std::atomic<qint64> m_inFlight{0};
+    std::atomic<qint64> m_bodyBytes{0};
+    std::mutex m_parkedMutex;
+    std::set<std::shared_ptr<PendingReply>> m_parked; ///< requests suspended now
+};
+
+} // namespace flashstock::server

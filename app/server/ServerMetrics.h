@@ -1,0 +1,63 @@
+#pragma once
+
+#include "Domain.h"
+
+#include <QByteArray>
+#include <QHash>
+#include <QString>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+
+namespace prometheus {
+class Registry;
+class Counter;
+class Gauge;
+class Histogram;
+template <typename T>
+class Family;
+} // namespace prometheus
+
+namespace flashstock::server {
+
+/// The server's Prometheus metrics (prometheus-cpp's core registry and text serializer;
+/// `flashstock_` prefix, base units, `_total` counters). Every method is thread-safe and
+/// costs no I/O, so request threads may call them.
+class ServerMetrics {
+public:
+    ServerMetrics();
+    ~ServerMetrics();
+
+    /// One answered request: `route` (reserve, confirm, ...), HTTP status, result word (or
+    /// the error code) and how long it took from its headers to its answer.
+    void requestDone(const QString &route, int status, const QString &result, double seconds);
+    /// Where the requests between their headers and their answer (parked ones included) are
+    /// counted; read when the metrics are rendered. Set once, before serving.
+    void setInFlightSource(std::function<qint64()> source) { m_inFlight = std::move(source); }
+    /// One gate pipeline: the reserves in it and its round trip.
+    void gatePipeline(qsizetype reserves, double seconds);
+    /// One book job (`reserve`, `confirm`, `release`, `read`) and how long its engine call took.
+    void bookCall(const QString &operation, double seconds);
+    /// Book jobs waiting for a writer.
+    void setBookQueue(qint64 jobs);
+    /// Holds released by the server's expiry.
+    void expired(qint64 orders);
+    /// The levels of the SKUs with an open sale; gauges of SKUs no longer listed go away.
+    void setSaleLevels(const QList<SkuLevels> &levels);
+    /// Discrepancies waiting for approval after the server's last reconcile pass.
+    void setPendingDiscrepancies(qint64 count);
+
+    /// Everything, in the Prometheus text format (version 0.0.4).
+    QByteArray text() const;
+
+private:
+    struct Families;
+    std::shared_ptr<prometheus::Registry> m_registry;
+    std::unique_ptr<Families> m_f;
+    std::mutex m_levelsMutex;
+    QHash<QString, SkuLevels> m_levels; ///< SKUs whose gauges exist now
+    std::function<qint64()> m_inFlight;
+};
+
+} // namespace flashstock::server

@@ -1,0 +1,554 @@
+// Book: batches (group commit). Many orders in one write transaction, each order's
+// statements inside its own savepoint; the single-order reserve, confirm and release are
+// batches of one. Expiry releases its due holds in batches.
+
+#include "store/Book.h"
+
+#include "Identifiers.h"
+#include "store/BookRows.h"
+#include "store/BookSql.h"
+#include "store/Database.h"
+#include "store/SaleStore.h"
+
+#include <QSet>
+
+#include <algorithm>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+qint64 i64(const QVariant &v) { return v.toLongLong(); }
+
+QVariant nullable(const QString &s) { return s.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(s); }
+
+/// Errors after which the batch's transaction cannot go on: every order shares them.
+bool endsBatch(ErrorCode code)
+{
+    return code == ErrorCode::Conflict || code == ErrorCode::Unavailable || code == ErrorCode::OutcomeUnknown;
+}
+
+/// `{a,b,c}`: a PostgreSQL array literal of identifiers that need no quoting
+/// (SKU and order ids are `[A-Za-z0-9._-]`).
+QString arrayLiteral(const QStringList &items) { return u'{' + items.join(u',') + u'}'; }
+
+/// The answer a repeat of the same call gives once `first` committed: what a replay finds
+/// when the lost COMMIT did commit.
+bool isRepeatOf(Outcome replay, Outcome first)
+{
+    return replay == first || (first == Outcome::Paid && replay == Outcome::Duplicate)
+        || (first == Outcome::Released && replay == Outcome::AlreadyClosed);
+}
+
+/// True if a line of the order holds a gate token (its units are the gate's to give back).
+bool heldAtGate(const QList<OrderLine> &lines)
+{
+    return std::any_of(lines.cbegin(), lines.cend(), [](const OrderLine &l) { return !l.token.isEmpty(); });
+}
+
+} // namespace
+
+Result<void> Book::runBatch(const QList<qsizetype> &indexes, const QStringList &orderIds,
+                            QList<std::pair<QString, int>> locks, const std::function<bool(qsizetype)> &savepointFirst,
+                            const OrderBody &body, QList<std::optional<Error>> &orderErrors, bool &rerunAlone)
+{
+    const bool several = indexes.size() > 1;
+    rerunAlone = false;
+    std::sort(locks.begin(), locks.end());
+    locks.erase(std::unique(locks.begin(), locks.end()), locks.end());
+    QStringList lockSkus, lockBuckets;
+    for (const auto &[sku, bucket] : std::as_const(locks)) {
+        lockSkus << sku;
+        lockBuckets << QString::number(bucket);
+    }
+    WriteFaults *faults = m_db.writeFaults();
+    auto done = m_db.write<bool>([&](Transaction &tx) -> Result<bool> {
+        rerunAlone = false;
+        // One order alone locks its rows in (sku, bucket) order by itself (its lines are
+        // sorted); several take every row they will touch first, in that order. SQLite's
+        // BEGIN IMMEDIATE already made this transaction the only writer.
+        if (several && m_db.dialect() == Dialect::Postgres && locks.size() > 1) {
+            if (auto r = m_db.exec(sql::lockBucketsInOrder(), {arrayLiteral(lockSkus), arrayLiteral(lockBuckets)}); !r)
+                return std::unexpected(r.error());
+        }
+        for (qsizetype i : indexes) {
+            orderErrors[i].reset();
+            OrderRun run{several, false};
+            if (several && (faults || savepointFirst(i))) {
+                if (auto r = m_db.savepoint(); !r)
+                    return std::unexpected(r.error());
+                run.inSavepoint = true;
+            }
+            Result<OrderStep> step = body(i, run);
+            const bool injected = step && run.inSavepoint && faults && faults->failOrder(orderIds.at(i));
+            const bool injectedAlone = step && !several && faults && faults->failOrder(orderIds.at(i));
+            if (injected || injectedAlone)
+                step = fail(ErrorCode::Unavailable,
+                            u"injected failure (drill db-error): order %1's statements failed"_s.arg(orderIds.at(i)));
+            if (!several) {
+                if (!step)
+                    return std::unexpected(step.error());
+                if (*step == OrderStep::Undo)
+                    tx.rollbackOnly();
+                return true;
+            }
+            if (!step && endsBatch(step.error().code) && !injected)
+                return std::unexpected(step.error());
+            if (!step && !run.inSavepoint) {
+                // Nothing to roll back to, and PostgreSQL takes no statement after a failed
+                // one: undo the batch and let each order run on its own.
+                rerunAlone = true;
+                return std::unexpected(step.error());
+            }
+            if (!run.inSavepoint)
+                continue; // answered without a write, or kept its one statement
+            if (!step || *step == OrderStep::Undo) {
+                if (!step)
+                    orderErrors[i] = step.error();
+                if (auto r = m_db.rollbackToSavepoint(); !r)
+                    return std::unexpected(r.error());
+            }
+            if (auto r = m_db.releaseSavepoint(); !r)
+                return std::unexpected(r.error());
+        }
+        return true;
+    });
+    if (!done)
+        return std::unexpected(done.error());
+    return {};
+}
+
+// --- reserve -----------------------------------------------------------------------------
+
+Result<ReserveResult> Book::reserve(const QString &order, const QString &user, QList<OrderLine> lines,
+                                    qint64 holdSeconds)
+{
+    return reserveOrders({ReserveOrder{order, user, std::move(lines), holdSeconds, {}}}, Replay::OnUnknown)
+        .constFirst();
+}
+
+QList<Result<ReserveResult>> Book::reserveBatch(const QList<ReserveOrder> &orders)
+{
+    return reserveOrders(orders, Replay::OnUnknown);
+}
+
+QList<Result<ReserveResult>> Book::reserveOrders(const QList<ReserveOrder> &orders, Replay replay)
+{
+    QList<Result<ReserveResult>> out(orders.size(), fail(ErrorCode::Internal, u"not run"_s));
+    QList<QList<OrderLine>> wanted(orders.size());
+    QList<qsizetype> todo;
+    QStringList ids;
+    QList<std::pair<QString, int>> locks;
+    for (qsizetype i = 0; i < orders.size(); ++i) {
+        const ReserveOrder &o = orders.at(i);
+        ids << o.order;
+        auto checked = checkReserve(o.order, o.user, o.lines, o.holdSeconds);
+        if (!checked) {
+            out[i] = std::unexpected(checked.error());
+            continue;
+        }
+        bool ready = true;
+        for (const OrderLine &line : std::as_const(*checked)) {
+            const int buckets = m_bucketCounts.value(line.sku, 1);
+            if (m_taker)
+                if (auto r = m_taker->beforeTransaction(m_db, o.order, line, buckets); !r) {
+                    out[i] = std::unexpected(r.error());
+                    ready = false;
+                    break;
+                }
+            locks.append({line.sku, preferredBucket(o.order, buckets)});
+        }
+        if (!ready)
+            continue;
+        wanted[i] = *checked;
+        todo << i;
+    }
+    if (todo.isEmpty())
+        return out;
+
+    QList<ReserveResult> answers(orders.size());
+    QList<char> fenced(orders.size(), 0);
+    QList<std::optional<Error>> errors(orders.size());
+    bool rerunAlone = false;
+    auto ran = runBatch(
+        todo, ids, locks, [&](qsizetype i) { return !oneStatement(orders.at(i), wanted.at(i)); },
+        [&](qsizetype i, OrderRun &run) -> Result<OrderStep> {
+            bool f = false;
+            auto step = reserveOne(orders.at(i), wanted.at(i), run, answers[i], f);
+            fenced[i] = f;
+            return step;
+        },
+        errors, rerunAlone);
+
+    if (!ran && rerunAlone) {
+        for (qsizetype i : std::as_const(todo))
+            out[i] = reserveOrders({orders.at(i)}, replay).constFirst();
+        return out;
+    }
+    if (!ran && ran.error().code == ErrorCode::OutcomeUnknown && replay == Replay::OnUnknown) {
+        // Nobody knows whether the batch committed: each order on its own says what the book holds.
+        for (qsizetype i : std::as_const(todo)) {
+            out[i] = reserveOrders({orders.at(i)}, Replay::Never).constFirst();
+            if (out[i] && answers.at(i).order == orders.at(i).order && isRepeatOf(out[i]->outcome, answers.at(i).outcome))
+                out[i]->outcome = answers.at(i).outcome;
+        }
+        return out;
+    }
+    for (qsizetype i : std::as_const(todo)) {
+        if (!ran)
+            out[i] = std::unexpected(ran.error());
+        else if (errors.at(i))
+            out[i] = std::unexpected(*errors.at(i));
+        else if (fenced.at(i)) // transient: a retry gets a fresh gate token, which no fence holds
+            out[i] = fail(ErrorCode::Conflict,
+                          u"order %1: this attempt's gate token was given back by the reconciler (the attempt is "
+                          u"fenced) and did not commit; send the reserve again"_s.arg(orders.at(i).order),
+                          u"order"_s);
+        else
+            out[i] = answers.at(i);
+    }
+    return out;
+}
+
+bool Book::oneStatement(const ReserveOrder &order, const QList<OrderLine> &wanted) const
+{
+    return m_db.dialect() == Dialect::Postgres && wanted.size() == 1 && !m_taker
+        && order.userLimits.value(wanted.first().sku) <= 0;
+}
+
+Result<bool> Book::reserveInOneStatement(const ReserveOrder &order, const OrderLine &line, ReserveResult &out)
+{
+    const int bucket = preferredBucket(order.order, m_bucketCounts.value(line.sku, 1));
+    const QVariant token = nullable(line.token);
+    auto r = m_db.exec(sql::reserveOneLine(m_db.nowMsExpr()),
+                       {line.qty, line.qty, line.sku, bucket, line.qty, order.order,
+                        order.order, nullable(order.user), order.holdSeconds * 1000,
+                        order.order, line.sku, bucket, line.qty, token,
+                        order.order, line.sku, bucket, token, line.qty, line.qty, line.qty, line.qty,
+                        m_actor.operatorName, m_actor.source});
+    if (!r) {
+        // The same order inserted by another transaction since this statement's snapshot:
+        // run again, and the order is found.
+        if (m_db.lastWasUniqueViolation())
+            return fail(ErrorCode::Conflict, u"order %1 was reserved at the same time elsewhere"_s.arg(order.order));
+        return std::unexpected(r.error());
+    }
+    if (r->isEmpty())
+        return false;
+    out = ReserveResult{Outcome::Reserved, order.order, {line}, {}, i64(r->first().at(0))};
+    return true;
+}
+
+Result<Book::OrderStep> Book::reserveOne(const ReserveOrder &order, const QList<OrderLine> &wanted, OrderRun &run,
+                                         ReserveResult &out, bool &fenced)
+{
+    fenced = false;
+    if (oneStatement(order, wanted)) {
+        // The common case in one round trip; nothing written unless the whole reserve was.
+        auto done = reserveInOneStatement(order, wanted.first(), out);
+        if (!done)
+            return std::unexpected(done.error());
+        if (*done)
+            return OrderStep::Keep;
+        // The order exists or its preferred bucket is short: the statements below answer.
+    }
+    if (run.several && !run.inSavepoint) {
+        if (auto r = m_db.savepoint(); !r)
+            return std::unexpected(r.error());
+        run.inSavepoint = true;
+    }
+    // The order row first: it is the idempotency key.
+    auto ins = m_db.exec(sql::insertOrder(m_db.nowMsExpr()), {order.order, nullable(order.user), order.holdSeconds * 1000});
+    if (!ins)
+        return std::unexpected(ins.error());
+    qint64 expiresAt = 0;
+    if (ins->isEmpty()) {
+        // An order the reconciler fenced: a new attempt takes it over, a fenced one fails.
+        auto taken = takeOverFenced(order.order, order.user, wanted, order.holdSeconds, fenced);
+        if (!taken)
+            return std::unexpected(taken.error());
+        if (!*taken) {
+            if (!fenced) {
+                auto existing = answerExisting(order.order, wanted, fenced);
+                if (!existing)
+                    return std::unexpected(existing.error());
+                out = *existing;
+            }
+            return OrderStep::Undo; // nothing was written (a take-over is undone with the rest)
+        }
+        expiresAt = **taken;
+    } else {
+        expiresAt = i64(ins->first().at(0));
+    }
+    out = ReserveResult{Outcome::Reserved, order.order, wanted, {}, expiresAt};
+    for (const OrderLine &line : wanted) {
+        if (const qint64 limit = order.userLimits.value(line.sku); limit > 0) {
+            // The batch's earlier orders are visible here: the limit holds within a batch too.
+            auto held = SaleStore(m_db).userUnits(line.sku, order.user);
+            if (!held)
+                return std::unexpected(held.error());
+            if (*held + line.qty > limit) {
+                out.outcome = Outcome::LimitExceeded;
+                out.shortSku = line.sku;
+                return OrderStep::Undo;
+            }
+        }
+        const int buckets = m_bucketCounts.value(line.sku, 1);
+        auto parts = m_taker ? m_taker->take(m_db, order.order, line, buckets) : takeLine(order.order, line, buckets);
+        if (!parts)
+            return std::unexpected(parts.error());
+        if (parts->isEmpty()) {
+            out.outcome = Outcome::OutOfStock;
+            out.shortSku = line.sku;
+            return OrderStep::Undo;
+        }
+        if (auto r = recordTake(order.order, line, *parts); !r)
+            return std::unexpected(r.error());
+    }
+    return OrderStep::Keep;
+}
+
+Result<std::optional<qint64>> Book::takeOverFenced(const QString &order, const QString &user,
+                                                   const QList<OrderLine> &wanted, qint64 holdSeconds, bool &fenced)
+{
+    fenced = false;
+    // The order's row lock first: a concurrent fence (Book::fenceOrder) waits for it, or
+    // this waits for the fence and then sees it.
+    const QString now = m_db.nowMsExpr();
+    auto upd = m_db.exec(u"UPDATE orders SET status = 'PENDING', user_id = ?, version = version + 1, created_at = %1, "
+                         u"expires_at = %1 + ?, close_reason = NULL WHERE order_id = ? AND status = 'ABANDONED' "
+                         u"RETURNING expires_at"_s.arg(now),
+                         {nullable(user), holdSeconds * 1000, order});
+    if (!upd)
+        return std::unexpected(upd.error());
+    if (upd->isEmpty())
+        return std::optional<qint64>{};
+    for (const OrderLine &line : wanted) {
+        if (line.token.isEmpty())
+            continue;
+        auto hit = m_db.exec(u"SELECT 1 FROM order_fences WHERE order_id = ? AND token = ?"_s, {order, line.token});
+        if (!hit)
+            return std::unexpected(hit.error());
+        if (!hit->isEmpty()) {
+            fenced = true;
+            return std::optional<qint64>{};
+        }
+    }
+    return std::optional<qint64>{i64(upd->first().at(0))};
+}
+
+
+// --- confirm and release -----------------------------------------------------------------
+
+QList<Result<OrderChange>> Book::confirmBatch(const QList<FinishOrder> &orders)
+{
+    return finishOrders(orders, Finish::Pay, Replay::OnUnknown);
+}
+
+QList<Result<OrderChange>> Book::releaseBatch(const QList<FinishOrder> &orders)
+{
+    return finishOrders(orders, Finish::Release, Replay::OnUnknown);
+}
+
+Result<QList<std::pair<QString, int>>> Book::bucketsOfOrders(const QStringList &orders)
+{
+    QList<std::pair<QString, int>> out;
+    if (m_db.dialect() != Dialect::Postgres || orders.size() < 2)
+        return out;
+    auto rows = m_db.exec(sql::bucketsOfOrders(), {arrayLiteral(orders)});
+    if (!rows)
+        return std::unexpected(rows.error());
+    for (const QVariantList &row : rows->rows)
+        out.append({row.at(0).toString(), row.at(1).toInt()});
+    return out;
+}
+
+QList<Result<OrderChange>> Book::finishOrders(const QList<FinishOrder> &orders, Finish finish, Replay replay)
+{
+    QList<Result<OrderChange>> out(orders.size(), fail(ErrorCode::Internal, u"not run"_s));
+    QList<qsizetype> todo;
+    QStringList ids, valid;
+    for (qsizetype i = 0; i < orders.size(); ++i) {
+        ids << orders.at(i).order;
+        if (auto r = checkFinish(orders.at(i).order, finish, orders.at(i).detail); !r) {
+            out[i] = std::unexpected(r.error());
+            continue;
+        }
+        valid << orders.at(i).order;
+        todo << i;
+    }
+    if (todo.isEmpty())
+        return out;
+    // An order's lines never change once reserved, so they can be read before the lock.
+    auto locks = bucketsOfOrders(valid);
+    if (!locks) {
+        for (qsizetype i : std::as_const(todo))
+            out[i] = std::unexpected(locks.error());
+        return out;
+    }
+
+    QList<OrderChange> answers(orders.size());
+    QList<char> unknown(orders.size(), 0);
+    QList<std::optional<Error>> errors(orders.size());
+    bool rerunAlone = false; // never set: every order of these batches runs in a savepoint
+    auto ran = runBatch(
+        todo, ids, *locks, [](qsizetype) { return true; },
+        [&](qsizetype i, OrderRun &) -> Result<OrderStep> {
+            bool u = false;
+            auto step = finishOne(orders.at(i).order, finish, orders.at(i).detail, answers[i], u);
+            unknown[i] = u;
+            return step;
+        },
+        errors, rerunAlone);
+
+    if (!ran && ran.error().code == ErrorCode::OutcomeUnknown && replay == Replay::OnUnknown) {
+        for (qsizetype i : std::as_const(todo)) {
+            out[i] = finishOrders({orders.at(i)}, finish, Replay::Never).constFirst();
+            if (out[i] && answers.at(i).order == orders.at(i).order && isRepeatOf(out[i]->outcome, answers.at(i).outcome))
+                out[i]->outcome = answers.at(i).outcome;
+        }
+        return out;
+    }
+    for (qsizetype i : std::as_const(todo)) {
+        if (!ran)
+            out[i] = std::unexpected(ran.error());
+        else if (errors.at(i))
+            out[i] = std::unexpected(*errors.at(i));
+        else if (unknown.at(i))
+            out[i] = fail(ErrorCode::NotFound,
+                          u"order %1 is unknown"_s.arg(quoteForMessage(orders.at(i).order)), u"order"_s);
+        else
+            out[i] = answers.at(i);
+    }
+    return out;
+}
+
+Result<Book::OrderStep> Book::finishOne(const QString &order, Finish finish, const QString &detail, OrderChange &out,
+                                        bool &unknown)
+{
+    const bool pay = finish == Finish::Pay;
+    const QString now = m_db.nowMsExpr();
+    unknown = false;
+    out = OrderChange{};
+    out.order = order;
+    auto row = m_db.exec(u"SELECT status, version, payment_ref FROM orders WHERE order_id = ?"_s, {order});
+    if (!row)
+        return std::unexpected(row.error());
+    if (row->isEmpty()) {
+        unknown = true;
+        return OrderStep::Undo;
+    }
+    const QString status = row->first().at(0).toString();
+    const qint64 version = i64(row->first().at(1));
+    const QString paidWith = row->first().at(2).toString();
+    auto rows = m_db.exec(u"SELECT sku, bucket, qty, token FROM order_lines WHERE order_id = ? "
+                          u"ORDER BY sku, bucket"_s, {order});
+    if (!rows)
+        return std::unexpected(rows.error());
+    for (const QVariantList &r : rows->rows)
+        out.lines << OrderLine{r.at(0).toString(), i64(r.at(2)), r.at(3).toString()};
+
+    if (status != u"PENDING"_s) {
+        if (!pay) {
+            out.outcome = status == u"PAID"_s ? Outcome::AlreadyPaid : Outcome::AlreadyClosed;
+            return OrderStep::Undo;
+        }
+        if (status == u"PAID"_s && paidWith == detail) {
+            out.outcome = Outcome::Duplicate;
+            return OrderStep::Undo;
+        }
+        // The order cannot take this payment: record one refund per (order, payment).
+        const QString why = status == u"PAID"_s ? u"order already paid"_s : u"order closed"_s;
+        if (auto refund = recordRefund(order, detail, why); !refund)
+            return std::unexpected(refund.error());
+        out.outcome = Outcome::RefundRequired;
+        return OrderStep::Keep;
+    }
+
+    // Compare-and-set on (status, version): a racing confirm or release that changed the
+    // order first makes this UPDATE match no row, and the transaction starts again.
+    auto cas = pay
+        ? m_db.exec(u"UPDATE orders SET status = 'PAID', version = version + 1, payment_ref = ?, paid_at = %1 "
+                    u"WHERE order_id = ? AND status = 'PENDING' AND version = ? RETURNING version"_s.arg(now),
+                    {detail, order, version})
+        : m_db.exec(u"UPDATE orders SET status = 'CLOSED', version = version + 1, close_reason = ?, closed_at = %1, "
+                    u"gate_release_due = ? WHERE order_id = ? AND status = 'PENDING' AND version = ? "
+                    u"RETURNING version"_s.arg(now),
+                    {detail, heldAtGate(out.lines) ? 1 : 0, order, version});
+    if (!cas)
+        return std::unexpected(cas.error());
+    if (cas->isEmpty())
+        return fail(ErrorCode::Conflict,
+                    u"order %1 changed while it was being %2"_s.arg(order, pay ? u"confirmed"_s : u"released"_s));
+    const QString moveSql = pay ? sql::confirmBucket() : sql::releaseBucket();
+    for (const QVariantList &r : rows->rows) {
+        const QString sku = r.at(0).toString();
+        const int bucket = r.at(1).toInt();
+        const qint64 qty = i64(r.at(2));
+        const QString token = r.at(3).toString();
+        auto upd = m_db.exec(moveSql, {qty, qty, sku, bucket, qty});
+        if (!upd)
+            return std::unexpected(upd.error());
+        if (upd->isEmpty())
+            return fail(ErrorCode::Internal,
+                        u"book inconsistent: %1 bucket %2 holds fewer than %3 locked units for order %4"_s.arg(sku)
+                            .arg(bucket)
+                            .arg(qty)
+                            .arg(order));
+        const BucketLevels after = levelsFrom(upd->first(), bucket);
+        auto ledger = pay ? appendLedger(order, u"CONFIRM"_s, sku, bucket, token, Levels3{0, -qty, qty}, after)
+                          : appendLedger(order, u"RELEASE"_s, sku, bucket, token, Levels3{qty, -qty, 0}, after);
+        if (!ledger)
+            return std::unexpected(ledger.error());
+    }
+    out.outcome = pay ? Outcome::Paid : Outcome::Released;
+    return OrderStep::Keep;
+}
+
+// --- expiry ------------------------------------------------------------------------------
+
+Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch,
+                                        const std::function<void(const OrderChange &)> &onReleased)
+{
+    QList<OrderChange> released;
+    batch = std::clamp(batch, 1, 10000);
+    const QString dueSql = u"SELECT order_id FROM orders WHERE %1 ORDER BY expires_at, order_id LIMIT ?"_s.arg(
+        sql::holdIsDue(nowMs ? u"?"_s : m_db.nowMsExpr()));
+    QSet<QString> failed;
+    for (;;) {
+        auto due = nowMs ? m_db.exec(dueSql, {*nowMs, batch + int(failed.size())})
+                         : m_db.exec(dueSql, {batch + int(failed.size())});
+        if (!due)
+            return std::unexpected(due.error());
+        QList<FinishOrder> page; // oldest first
+        for (const QVariantList &row : due->rows)
+            if (const QString order = row.at(0).toString(); !failed.contains(order))
+                page << FinishOrder{order, u"timeout"_s};
+        if (page.isEmpty())
+            break;
+        const QList<Result<OrderChange>> answers = releaseBatch(page);
+        int progressed = 0;
+        for (qsizetype i = 0; i < page.size(); ++i) {
+            const Result<OrderChange> &r = answers.at(i);
+            if (!r) {
+                if (r.error().code == ErrorCode::Unavailable)
+                    return std::unexpected(r.error());
+                failed.insert(page.at(i).order); // left for the reconciler; keep expiring the others
+                continue;
+            }
+            ++progressed;
+            if (r->outcome == Outcome::Released) {
+                released << *r;
+                if (onReleased)
+                    onReleased(*r);
+            }
+        }
+        if (progressed == 0 || due->rows.size() < batch + failed.size())
+            break;
+    }
+    return released;
+}
+
+} // namespace flashstock

@@ -1,0 +1,252 @@
+#include "store/BookWriters.h"
+
+#include "store/Database.h"
+
+#include <algorithm>
+
+using namespace Qt::StringLiterals;
+
+namespace flashstock {
+
+namespace {
+
+const QString kConfirmLane = u"confirm"_s;
+const QString kReleaseLane = u"release"_s;
+
+Error stoppedError()
+{
+    return {ErrorCode::Unavailable, u"the book writers are not running"_s, {}};
+}
+
+} // namespace
+
+BookWriters::BookWriters(DbUrl db, Actor actor, int writers)
+    : m_url(std::move(db))
+    , m_actor(std::move(actor))
+    , m_count(std::clamp(writers, 1, 64))
+{
+}
+
+BookWriters::~BookWriters()
+{
+    stop();
+}
+
+Result<void> BookWriters::start()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_started)
+            return {};
+        m_started = true;
+        m_stopping = false;
+    }
+    std::vector<std::future<Result<void>>> opened;
+    for (int i = 0; i < m_count; ++i) {
+        std::promise<Result<void>> p;
+        opened.push_back(p.get_future());
+        m_threads.emplace_back(&BookWriters::runWriter, this, i, std::move(p));
+    }
+    Result<void> first;
+    for (auto &f : opened) {
+        Result<void> r = f.get();
+        if (!r && first)
+            first = r;
+    }
+    if (!first)
+        stop();
+    return first;
+}
+
+void BookWriters::stop()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true;
+    }
+    m_wake.notify_all();
+    for (std::thread &t : m_threads)
+        t.join();
+    m_threads.clear();
+    std::lock_guard lock(m_mutex);
+    m_started = false;
+}
+
+void BookWriters::submit(const QString &lane, bool exclusive, Job job)
+{
+    {
+        std::unique_lock lock(m_mutex);
+        if (m_started && !m_stopping) {
+            Lane &l = m_lanes[lane];
+            l.exclusive = exclusive;
+            l.jobs.push_back(std::move(job));
+            if (l.jobs.size() == 1 && !(l.exclusive && l.writing))
+                m_ready.push_back(lane);
+            lock.unlock();
+            m_wake.notify_one();
+            return;
+        }
+    }
+    if (job.reserveDone)
+        job.reserveDone(std::unexpected(stoppedError()));
+    if (job.changeDone)
+        job.changeDone(std::unexpected(stoppedError()));
+}
+
+void BookWriters::reserve(ReserveOrder order, ReserveDone done)
+{
+    // Its first line in lock order: the row its transaction locks first.
+    QString first;
+    for (const OrderLine &l : std::as_const(order.lines))
+        if (first.isEmpty() || l.sku < first)
+            first = l.sku;
+    Job job;
+    job.kind = Kind::Reserve;
+    job.reserve = std::move(order);
+    job.reserveDone = std::move(done);
+    submit(u"sku:"_s + first, true, std::move(job));
+}
+
+void BookWriters::confirm(FinishOrder order, ChangeDone done)
+{
+    Job job;
+    job.kind = Kind::Confirm;
+    job.finish = std::move(order);
+    job.changeDone = std::move(done);
+    submit(kConfirmLane, false, std::move(job));
+}
+
+void BookWriters::release(FinishOrder order, ChangeDone done)
+{
+    Job job;
+    job.kind = Kind::Release;
+    job.finish = std::move(order);
+    job.changeDone = std::move(done);
+    submit(kReleaseLane, false, std::move(job));
+}
+
+namespace {
+
+template <typename T, typename Submit>
+Result<T> submitAndWait(Submit submit)
+{
+    std::promise<Result<T>> p;
+    auto f = p.get_future();
+    submit([&p](Result<T> r) { p.set_value(std::move(r)); });
+    return f.get();
+}
+
+} // namespace
+
+Result<ReserveResult> BookWriters::reserveAndWait(ReserveOrder order)
+{
+    return submitAndWait<ReserveResult>([&](ReserveDone done) { reserve(std::move(order), std::move(done)); });
+}
+
+Result<OrderChange> BookWriters::confirmAndWait(FinishOrder order)
+{
+    return submitAndWait<OrderChange>([&](ChangeDone done) { confirm(std::move(order), std::move(done)); });
+}
+
+Result<OrderChange> BookWriters::releaseAndWait(FinishOrder order)
+{
+    return submitAndWait<OrderChange>([&](ChangeDone done) { release(std::move(order), std::move(done)); });
+}
+
+BookWriters::Stats BookWriters::stats() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_stats;
+}
+
+bool BookWriters::take(Batch &out)
+{
+    std::unique_lock lock(m_mutex);
+    m_wake.wait(lock, [&] {
+        if (!m_ready.empty())
+            return true;
+        // Stopping: done once nothing waits any more (a lane being written comes back ready).
+        return m_stopping && std::all_of(m_lanes.cbegin(), m_lanes.cend(), [](const Lane &l) { return l.jobs.empty(); });
+    });
+    if (m_ready.empty())
+        return false;
+    out.lane = m_ready.front();
+    m_ready.pop_front();
+    out.jobs.clear();
+    Lane &lane = m_lanes[out.lane];
+    out.kind = lane.jobs.front().kind;
+    while (!lane.jobs.empty() && int(out.jobs.size()) < kMaxBatch) {
+        out.jobs.push_back(std::move(lane.jobs.front()));
+        lane.jobs.pop_front();
+    }
+    if (lane.exclusive)
+        lane.writing = true;
+    else if (!lane.jobs.empty())
+        m_ready.push_back(out.lane); // others may take the rest at once
+    return true;
+}
+
+void BookWriters::finished(const QString &lane)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_lanes.find(lane);
+        if (it == m_lanes.end())
+            return;
+        it->writing = false;
+        if (it->jobs.empty()) {
+            m_lanes.erase(it);
+        } else if (it->exclusive) {
+            m_ready.push_back(lane);
+        }
+    }
+    m_wake.notify_all();
+}
+
+void BookWriters::answer(Book &book, Batch &batch)
+{
+    if (batch.kind == Kind::Reserve) {
+        QList<ReserveOrder> orders;
+        orders.reserve(qsizetype(batch.jobs.size()));
+        for (const Job &j : batch.jobs)
+            orders << j.reserve;
+        const QList<Result<ReserveResult>> answers = book.reserveBatch(orders);
+        for (size_t i = 0; i < batch.jobs.size(); ++i)
+            batch.jobs[i].reserveDone(answers.at(qsizetype(i)));
+        return;
+    }
+    QList<FinishOrder> orders;
+    orders.reserve(qsizetype(batch.jobs.size()));
+    for (const Job &j : batch.jobs)
+        orders << j.finish;
+    const QList<Result<OrderChange>> answers =
+        batch.kind == Kind::Confirm ? book.confirmBatch(orders) : book.releaseBatch(orders);
+    for (size_t i = 0; i < batch.jobs.size(); ++i)
+        batch.jobs[i].changeDone(answers.at(qsizetype(i)));
+}
+
+void BookWriters::runWriter(int index, std::promise<Result<void>> opened)
+{
+    Q_UNUSED(index);
+    auto db = Database::open(m_url);
+    if (!db) {
+        opened.set_value(std::unexpected(db.error()));
+        return;
+    }
+    (*db)->setWriteFaults(m_faults);
+    Book book(**db, m_actor);
+    opened.set_value({});
+    Batch batch;
+    while (take(batch)) {
+        answer(book, batch);
+        {
+            std::lock_guard lock(m_mutex);
+            ++m_stats.batches;
+            m_stats.orders += qint64(batch.jobs.size());
+            m_stats.largest = std::max(m_stats.largest, int(batch.jobs.size()));
+        }
+        finished(batch.lane);
+    }
+}
+
+} // namespace flashstock

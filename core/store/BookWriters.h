@@ -1,0 +1,121 @@
+#pragma once
+
+#include "Result.h"
+#include "store/Book.h"
+#include "store/DbUrl.h"
+
+#include <QHash>
+#include <QString>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace flashstock {
+
+class WriteFaults;
+
+/// The book writers (group commit): a bounded pool of threads, each with its own book
+/// connection (Database and Book opened on that thread), each taking every order waiting
+/// for it (up to kMaxBatch) into one transaction (Book::reserveBatch, confirmBatch,
+/// releaseBatch) as soon as it is free. A lone order goes at once: nothing ever waits on a
+/// timer to fill a batch; batches grow by themselves while a writer is busy.
+///
+/// Reserves queue by the SKU their transaction locks first (their first line in lock
+/// order): a free writer takes the oldest SKU no other writer is writing, so a hot SKU's
+/// orders go in one batch at a time (one row lock, one commit flush for all of them) and
+/// never hold up another SKU's. Confirms and releases form batches of their own, taken by
+/// any free writer. A batch holds one kind of operation.
+///
+/// Thread safety: reserve(), confirm() and release() are thread-safe and never wait; the
+/// `done` callbacks run on a writer's thread, once per order, after its batch (a callback
+/// must not block for long: the writer takes its next batch after the callbacks). The
+/// ...AndWait() forms block the calling thread until the answer is there. Errors: each
+/// order's own Result (see Book's batches; OutcomeUnknown only if a replay failed too);
+/// a writer that cannot open the book answers Unavailable.
+class BookWriters {
+public:
+    /// Orders one transaction takes at most.
+    static constexpr int kMaxBatch = 256;
+
+    using ReserveDone = std::function<void(Result<ReserveResult>)>;
+    using ChangeDone = std::function<void(Result<OrderChange>)>;
+
+    /// `writers` (1..64) threads on the book at `db`, writing as `actor`. Starts nothing yet.
+    BookWriters(DbUrl db, Actor actor, int writers);
+    ~BookWriters();
+    BookWriters(const BookWriters &) = delete;
+    BookWriters &operator=(const BookWriters &) = delete;
+
+    /// Starts the writers and opens each one's book on its thread. The first open's error
+    /// if any fails (then nothing runs).
+    [[nodiscard]] Result<void> start();
+    /// Answers every order queued so far, then stops the writers. Idempotent.
+    void stop();
+
+    void reserve(ReserveOrder order, ReserveDone done);
+    void confirm(FinishOrder order, ChangeDone done);
+    void release(FinishOrder order, ChangeDone done);
+    [[nodiscard]] Result<ReserveResult> reserveAndWait(ReserveOrder order);
+    [[nodiscard]] Result<OrderChange> confirmAndWait(FinishOrder order);
+    [[nodiscard]] Result<OrderChange> releaseAndWait(FinishOrder order);
+
+    /// Figures for people and benchmarks (any thread).
+    struct Stats {
+        qint64 batches = 0; ///< transactions run
+        qint64 orders = 0;  ///< orders answered
+        int largest = 0;    ///< the largest batch so far
+    };
+    Stats stats() const;
+
+    /// TEST SEAM (the drill's db-error fault, tests): every writer's Database asks `faults`
+    /// (Database::setWriteFaults), from the writers' threads. Set before start(); not owned.
+    void setWriteFaultsForTesting(WriteFaults *faults) { m_faults = faults; }
+
+private:
+    enum class Kind { Reserve, Confirm, Release };
+    struct Job {
+        Kind kind = Kind::Reserve;
+        ReserveOrder reserve;
+        FinishOrder finish;
+        ReserveDone reserveDone;
+        ChangeDone changeDone;
+    };
+    struct Lane {
+        std::deque<Job> jobs;
+        bool writing = false; ///< a writer holds a batch of this lane now
+        bool exclusive = true; ///< one writer at a time (a SKU's reserves)
+    };
+    struct Batch {
+        QString lane;
+        Kind kind = Kind::Reserve;
+        std::vector<Job> jobs;
+    };
+    void submit(const QString &lane, bool exclusive, Job job);
+    bool take(Batch &out);
+    void finished(const QString &lane);
+    void runWriter(int index, std::promise<Result<void>> opened);
+    static void answer(Book &book, Batch &batch);
+
+    DbUrl m_url;
+    Actor m_actor;
+    int m_count;
+    WriteFaults *m_faults = nullptr;
+    std::vector<std::thread> m_threads;
+
+    mutable std::mutex m_mutex;
+    std::condition_variable m_wake;
+    QHash<QString, Lane> m_lanes;
+    std::deque<QString> m_ready; ///< lanes with jobs and room for a writer, oldest first
+    bool m_stopping = false;
+    bool m_started = false;
+    Stats m_stats;
+};
+
+} // namespace flashstock

@@ -1,0 +1,119 @@
+/* The gate's Lua scripts. Each runs atomically in Redis, so each inline is called inside
+ * one atomic step of its caller.
+ *
+ * SCRIPT FLUSH at the protocol level: EVALSHA then answers NOSCRIPT, which means the
+ * script did not run; ScriptRegistry::run loads every script and sends the call again
+ * (then EVAL, which cannot meet NOSCRIPT). So the next script call after a flush either
+ * runs once, as if nothing happened, or, when the reload itself fails, does not run and
+ * answers Unavailable: a call that did nothing. That is all a flush can do, and it is what
+ * script_call models (one such call per flush; more failures are more flushes). */
+
+/* gf := 1 if this script call does not run (its caller sees Unavailable). */
+inline script_call(gf) {
+  gf = 0;
+  if
+  :: g_noscript -> g_noscript = 0;
+     if
+     :: skip                                   /* SCRIPT LOAD of all, EVALSHA again: it runs */
+     :: gf = 1                                 /* the reload failed: nothing ran */
+     fi
+  :: else -> skip
+  fi
+}
+
+/* reserve-8.lua. res: G_* below; tok: the token; st: its state (EXISTING). */
+#define G_RESERVED 1
+#define G_EXISTING 2
+#define G_OOS      3
+#define G_PAUSED   4
+#define G_NOKEY    5
+#define G_UNAVAIL  6
+inline lua_reserve8(o, res, tok, st) {
+  if
+  :: g_map[o] != 0 && t_state[g_map[o]] != T_NONE ->
+     res = G_EXISTING; tok = g_map[o]; st = t_state[tok]
+  :: else ->
+     if
+     :: g_paused -> res = G_PAUSED
+     :: else ->
+        if
+        :: g_stock == ABSENT -> res = G_NOKEY
+        :: else ->
+           if
+           :: g_stock < 1 -> res = G_OOS
+           :: else ->
+              assert(o_ngen[o] < TG);
+              g_stock--;
+              tok = o * TG + o_ngen[o] + 1;
+              o_ngen[o]++;
+              t_state[tok] = T_HELD;
+              g_nheld++;
+              g_map[o] = tok;
+              res = G_RESERVED; st = T_HELD
+           fi
+        fi
+     fi
+  fi
+}
+
+/* settle-3.lua: held -> settled. */
+inline lua_settle3(t) {
+  if
+  :: t_state[t] == T_HELD -> t_state[t] = T_SETTLED; g_nheld--
+  :: else -> skip                         /* settled/sold: 0; released: -10; unknown: -6 */
+  fi
+}
+
+/* mark-sold-5.lua: held or settled -> sold. */
+inline lua_marksold5(t) {
+  if
+  :: t_state[t] == T_HELD -> t_state[t] = T_SOLD; g_nheld--
+  :: t_state[t] == T_SETTLED -> t_state[t] = T_SOLD
+  :: else -> skip
+  fi
+}
+
+/* release-7.lua: held or settled -> released, units back unless the stock key is absent.
+ * moved := 1 if this call released it. */
+inline lua_release7(t, moved) {
+  moved = 0;
+  if
+  :: t_state[t] == T_HELD || t_state[t] == T_SETTLED ->
+     if
+     :: t_state[t] == T_HELD -> g_nheld--
+     :: else -> skip
+     fi;
+     t_state[t] = T_RELEASED;
+     moved = 1;
+     if
+     :: g_stock != ABSENT -> g_stock++
+     :: else -> skip                      /* 2 RELEASED_NO_KEY */
+     fi
+  :: else -> skip                         /* released/sold: 0 */
+  fi
+}
+
+/* load-3.lua: stock := max(0, book available - held units), if absent or forced. */
+inline lua_load3(L, force) {
+  if
+  :: force || g_stock == ABSENT ->
+#ifdef MUTANT_RESTORE_NO_NET
+     g_stock = L;                         /* MUTANT: the held tokens are not netted out */
+#else
+     if
+     :: L > g_nheld -> g_stock = L - g_nheld
+     :: else -> g_stock = 0
+     fi;
+#endif
+     /* L3, load-3.lua's contract: what it loads is the book's figure net of the held
+      * units (what makes a restore count each unit once, in the book or as a held
+      * token). Checked only when this call wrote the key: a key already present was
+      * loaded by someone else, from another reading of the book. */
+     if
+     :: !(g_stock == 0 || g_stock + g_nheld <= L) ->
+        printf("PROPERTY L3 violated\n"); assert(false)
+     :: else -> skip
+     fi
+  :: else -> skip                         /* 0 PRESENT */
+  fi
+}

@@ -1,0 +1,337 @@
+// flashstock-server under concurrent clients: a real server process on a random port, a
+// real redis-server and both book backends, several curl processes sending at once. The
+// crowd on one SKU, one order sent many times at once, payments racing timeouts, a drain
+// on SIGTERM with requests in flight and a kill -9 under load.
+
+#include "Engine.h"
+#include "reconcile/Reconciler.h"
+#include "support/BookFixture.h"
+#include "support/EngineHelpers.h"
+#include "support/RedisFixture.h"
+#include "support/ServerProcess.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSet>
+#include <QTcpSocket>
+#include <QTest>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+using test::CurlRequest;
+
+namespace {
+
+CurlRequest reserveRequest(const QString &order, const QString &user, const QString &sku, qint64 qty)
+{
+    const QJsonObject body{{u"order"_s, order},
+                           {u"user"_s, user},
+                           {u"lines"_s, QJsonArray{QJsonObject{{u"sku"_s, sku}, {u"qty"_s, qty}}}}};
+    return {"POST", u"/v1/reservations"_s, QJsonDocument(body).toJson(QJsonDocument::Compact)};
+}
+
+QStringList tokensOf(const QJsonObject &answer)
+{
+    QStringList out;
+    for (const QJsonValue &v : answer.value(u"tokens"_s).toArray())
+        out << v.toString();
+    return out;
+}
+
+/// Sends `request` on `socket` and returns the answer's head and what came with it (up to
+/// `ms`): enough for its status line.
+QByteArray exchange(QTcpSocket &socket, const QByteArray &request, int ms = 5000)
+{
+    socket.write(request);
+    socket.flush();
+    QByteArray got;
+    QElapsedTimer t;
+    t.start();
+    while (!got.contains("\r\n\r\n") && t.elapsed() < ms && socket.state() == QAbstractSocket::ConnectedState) {
+        socket.waitForReadyRead(50);
+        got += socket.readAll();
+    }
+    return got;
+}
+
+/// The orders `answers` (of reserve requests for `orders`, in order) answered `reserved`.
+QSet<QString> answeredReserved(const QStringList &orders, const QList<QJsonObject> &answers)
+{
+    QSet<QString> out;
+    for (qsizetype i = 0; i < orders.size() && i < answers.size(); ++i)
+        if (answers[i].value(u"result"_s).toString() == u"reserved"_s)
+            out.insert(orders[i]);
+    return out;
+}
+
+} // namespace
+
+class TestServerRaces : public QObject {
+    Q_OBJECT
+
+private slots:
+    void crowdOnOneSku_data() { test::addBackendRows(); }
+    void crowdOnOneSku();
+    void sameOrderAtOnce_data() { test::addBackendRows(); }
+    void sameOrderAtOnce();
+    void paymentRacesTimeout_data() { test::addBackendRows(); }
+    void paymentRacesTimeout();
+    void drainAnswersWhatIsInFlight_data() { test::addBackendRows(); }
+    void drainAnswersWhatIsInFlight();
+    void killUnderLoadLosesNoAnswer_data() { test::addBackendRows(); }
+    void killUnderLoadLosesNoAnswer();
+};
+
+void TestServerRaces::crowdOnOneSku()
+{
+    // 300 buyers for 100 units of a SKU on sale, from 3 client processes at once: exactly
+    // 100 reserved, the rest out_of_stock, book and gate at 0, nothing oversold.
+    QFETCH(QString, backend);
+    FS_SERVED(backend);
+    FS_VERIFY_OK(engine->addSku(u"CROWD"_s, 100));
+    auto sale = engine->createSale(u"CROWD"_s, 0, 0, 300, 1);
+    FS_VERIFY_OK(sale);
+    FS_VERIFY_OK(engine->setSaleStatus(sale->id, SaleStatus::Open));
+
+    QList<CurlRequest> buyers;
+    for (int i = 0; i < 300; ++i)
+        buyers << reserveRequest(u"c-%1"_s.arg(i), u"buyer-%1"_s.arg(i), u"CROWD"_s, 1);
+    const QList<QJsonObject> answers = test::sendAtOnce(server.baseUrl(), token, buyers, 3);
+    QCOMPARE(answers.size(), 300);
+    QCOMPARE(test::countResults(answers, u"reserved"_s), 100);
+    QCOMPARE(test::countResults(answers, u"out_of_stock"_s), 200);
+
+    const SkuLevels book = FS_OK(engine->book().levels(u"CROWD"_s));
+    QCOMPARE(book.available, 0);
+    QCOMPARE(book.locked, 100);
+    QCOMPARE(engine->gateLevels(u"CROWD"_s).available, 0);
+    // every buyer answered reserved holds its order in the book, one token each
+    for (int i = 0; i < 300; ++i) {
+        if (answers[i].value(u"result"_s).toString() != u"reserved"_s)
+            continue;
+        const OrderView order = FS_OK(engine->book().order(u"c-%1"_s.arg(i)));
+        QCOMPARE(order.status, OrderStatus::Pending);
+        QCOMPARE(order.lines.size(), 1);
+        QCOMPARE(order.lines[0].token, tokensOf(answers[i]).value(0));
+    }
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestServerRaces::sameOrderAtOnce()
+{
+    // Each of 10 orders sent 5 times at once, each copy from another client process: every
+    // copy answers reserved with the same one set of tokens, and the units go once.
+    QFETCH(QString, backend);
+    FS_SERVED(backend);
+    FS_VERIFY_OK(engine->addSku(u"TWIN"_s, 50));
+    constexpr int kOrders = 10, kCopies = 5;
+    QList<CurlRequest> requests;
+    for (int i = 0; i < kOrders; ++i)
+        for (int copy = 0; copy < kCopies; ++copy)
+            requests << reserveRequest(u"t-%1"_s.arg(i), u"buyer-%1"_s.arg(i), u"TWIN"_s, 2);
+    const QList<QJsonObject> answers = test::sendAtOnce(server.baseUrl(), token, requests, kCopies);
+    QCOMPARE(answers.size(), kOrders * kCopies);
+    for (int i = 0; i < kOrders; ++i) {
+        const QStringList first = tokensOf(answers[i * kCopies]);
+        QCOMPARE(first.size(), 1);
+        for (int copy = 0; copy < kCopies; ++copy) {
+            const QJsonObject &a = answers[i * kCopies + copy];
+            QCOMPARE(a.value(u"result"_s).toString(), u"reserved"_s);
+            QCOMPARE(tokensOf(a), first);
+        }
+        const OrderView order = FS_OK(engine->book().order(u"t-%1"_s.arg(i)));
+        QCOMPARE(order.lines.size(), 1);
+        QCOMPARE(order.lines[0].qty, 2);
+        QCOMPARE(order.lines[0].token, first[0]);
+    }
+    const SkuLevels book = FS_OK(engine->book().levels(u"TWIN"_s));
+    QCOMPARE(book.locked, 2 * kOrders);
+    QCOMPARE(book.available, 50 - 2 * kOrders);
+    QCOMPARE(engine->gateLevels(u"TWIN"_s).available, 50 - 2 * kOrders);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestServerRaces::paymentRacesTimeout()
+{
+    // 20 held orders; one client process confirms them all while another releases them all
+    // (reason timeout) in the other order, at once. One winner each: paid and already_paid,
+    // or released and refund_required. The payment provider's retries then change nothing:
+    // duplicate for a paid order, refund_required again and still one refund record for a
+    // closed one.
+    QFETCH(QString, backend);
+    FS_SERVED(backend);
+    constexpr int kOrders = 20;
+    FS_VERIFY_OK(engine->addSku(u"RACE"_s, kOrders));
+    QList<CurlRequest> holds;
+    for (int i = 0; i < kOrders; ++i)
+        holds << reserveRequest(u"r-%1"_s.arg(i), u"buyer-%1"_s.arg(i), u"RACE"_s, 1);
+    QCOMPARE(test::countResults(test::sendAtOnce(server.baseUrl(), token, holds, 1), u"reserved"_s), kOrders);
+
+    // Requests 2k go to the first client (confirms, r-0 first), 2k+1 to the second
+    // (releases, r-19 first): both kinds of winner are likely, each order raced.
+    QList<CurlRequest> race;
+    for (int k = 0; k < kOrders; ++k) {
+        const int paid = k, released = kOrders - 1 - k;
+        race << CurlRequest{"POST", u"/v1/orders/r-%1/confirm"_s.arg(paid),
+                            u"{\"payment\":\"pay-%1\"}"_s.arg(paid).toUtf8()};
+        race << CurlRequest{"POST", u"/v1/orders/r-%1/release"_s.arg(released), R"({"reason":"timeout"})"};
+    }
+    const QList<QJsonObject> answers = test::sendAtOnce(server.baseUrl(), token, race, 2);
+    QCOMPARE(answers.size(), 2 * kOrders);
+    QHash<QString, QString> confirmed, releasedAs; // order -> answer word
+    for (int k = 0; k < kOrders; ++k) {
+        confirmed.insert(u"r-%1"_s.arg(k), answers[2 * k].value(u"result"_s).toString());
+        releasedAs.insert(u"r-%1"_s.arg(kOrders - 1 - k), answers[2 * k + 1].value(u"result"_s).toString());
+    }
+    int paidCount = 0;
+    for (int i = 0; i < kOrders; ++i) {
+        const QString order = u"r-%1"_s.arg(i);
+        const QString pay = confirmed.value(order), release = releasedAs.value(order);
+        const bool payWon = pay == u"paid"_s && release == u"already_paid"_s;
+        const bool timeoutWon = release == u"released"_s && pay == u"refund_required"_s;
+        QVERIFY2(payWon != timeoutWon, qPrintable(u"%1: confirm %2, release %3"_s.arg(order, pay, release)));
+        paidCount += payWon ? 1 : 0;
+        QCOMPARE(FS_OK(engine->book().refundCount(order)), payWon ? 0 : 1);
+    }
+    qInfo("payment won %d of %d races", paidCount, kOrders);
+
+    // the provider retries every callback: nothing moves, still one refund per closed order
+    QList<CurlRequest> retries;
+    for (int i = 0; i < kOrders; ++i)
+        retries << CurlRequest{"POST", u"/v1/orders/r-%1/confirm"_s.arg(i), u"{\"payment\":\"pay-%1\"}"_s.arg(i).toUtf8()};
+    const QList<QJsonObject> again = test::sendAtOnce(server.baseUrl(), token, retries, 2);
+    QCOMPARE(again.size(), kOrders);
+    for (int i = 0; i < kOrders; ++i) {
+        const QString order = u"r-%1"_s.arg(i);
+        const bool payWon = confirmed.value(order) == u"paid"_s;
+        QCOMPARE(again[i].value(u"result"_s).toString(), payWon ? u"duplicate"_s : u"refund_required"_s);
+        QCOMPARE(FS_OK(engine->book().refundCount(order)), payWon ? 0 : 1);
+    }
+    const SkuLevels book = FS_OK(engine->book().levels(u"RACE"_s));
+    QCOMPARE(book.sold, paidCount);
+    QCOMPARE(book.locked, 0);
+    QCOMPARE(book.available, kOrders - paidCount);
+    QCOMPARE(engine->gateLevels(u"RACE"_s).available, kOrders - paidCount);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestServerRaces::drainAnswersWhatIsInFlight()
+{
+    // SIGTERM while batches of reservations are in flight: the server stops listening, a new
+    // request on a connection it already had is answered 503, every batch it took is
+    // answered whole, then it exits 0. The book holds exactly the orders answered reserved,
+    // and the gate agrees with it without a reconcile pass.
+    QFETCH(QString, backend);
+    FS_SERVED(backend);
+    FS_VERIFY_OK(engine->addSku(u"DRAIN"_s, 100000));
+    QTcpSocket open;
+    open.connectToHost(u"127.0.0.1"_s, quint16(server.port()));
+    QVERIFY(open.waitForConnected(2000));
+    const QByteArray ready = "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    QVERIFY(exchange(open, ready).startsWith("HTTP/1.1 200"));
+
+    constexpr int kBatches = 6, kPerBatch = 500;
+    QList<CurlRequest> batches;
+    QList<QStringList> orders;
+    for (int b = 0; b < kBatches; ++b) {
+        QJsonArray items;
+        orders << QStringList{};
+        for (int i = 0; i < kPerBatch; ++i) {
+            orders.last() << u"d-%1-%2"_s.arg(b).arg(i);
+            items << QJsonObject{{u"order"_s, orders.last().last()},
+                                 {u"lines"_s, QJsonArray{QJsonObject{{u"sku"_s, u"DRAIN"_s}, {u"qty"_s, 1}}}}};
+        }
+        batches << CurlRequest{"POST", u"/v1/reservations/batch"_s,
+                               QJsonDocument(QJsonObject{{u"reservations"_s, items}}).toJson(QJsonDocument::Compact)};
+    }
+    const qint64 before = FS_OK(engine->book().ledgerCount());
+    test::HttpCrowd crowd(server.baseUrl(), token, batches, 3);
+    QVERIFY2(crowd.start(), qPrintable(crowd.errorString()));
+    QTRY_VERIFY_WITH_TIMEOUT(FS_OK(engine->book().ledgerCount()) > before, 10000);
+    server.terminate();
+    QTRY_VERIFY_WITH_TIMEOUT(server.log().contains(u"draining"_s), 5000);
+    const QByteArray late = exchange(open, ready);
+    QVERIFY2(late.startsWith("HTTP/1.1 503"), qPrintable(QString::fromLatin1(late) + server.log()));
+    QCOMPARE(server.waitForExit(15000), 0);
+    QVERIFY(crowd.waitForFinished(30000));
+    QVERIFY2(server.log().contains(u"stopped after a drain"_s), qPrintable(server.log()));
+
+    const QList<QJsonObject> answers = crowd.answers();
+    int whole = 0;
+    for (int b = 0; b < kBatches; ++b) {
+        const QJsonObject &a = answers[b];
+        if (a.isEmpty() || a.value(u"error"_s).toObject().value(u"code"_s).toString() == u"unavailable"_s) {
+            // refused: never taken (the listener was closed) or answered draining
+            for (const QString &order : std::as_const(orders[b]))
+                QCOMPARE(FS_OK(engine->book().orderStatus(order)), std::nullopt);
+            continue;
+        }
+        ++whole;
+        const QJsonArray results = a.value(u"results"_s).toArray();
+        QCOMPARE(results.size(), kPerBatch);
+        for (int i = 0; i < kPerBatch; ++i) {
+            QCOMPARE(results[i].toObject().value(u"result"_s).toString(), u"reserved"_s);
+            QCOMPARE(FS_OK(engine->book().orderStatus(orders[b][i])), std::optional(OrderStatus::Pending));
+        }
+    }
+    QVERIFY(whole >= 1); // the one in flight at the signal, at least
+    qInfo("%d of %d batches answered whole before the exit", whole, kBatches);
+    const SkuLevels book = FS_OK(engine->book().levels(u"DRAIN"_s));
+    QCOMPARE(book.locked, whole * kPerBatch);
+    QCOMPARE(engine->gateLevels(u"DRAIN"_s).available, book.available);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestServerRaces::killUnderLoadLosesNoAnswer()
+{
+    // kill -9 while 4 client processes send 1600 reserves for 600 units; then a restart and
+    // one reconcile pass: every reservation answered reserved is in the book with its token,
+    // I1-I4 and I6 hold, the gate agrees with the book (I5), and the server sells again.
+    QFETCH(QString, backend);
+    FS_SERVED(backend);
+    FS_VERIFY_OK(engine->addSku(u"KILL"_s, 600));
+    FS_VERIFY_OK(engine->addSku(u"AFTER"_s, 1));
+    QStringList orders;
+    QList<CurlRequest> buyers;
+    for (int i = 0; i < 1600; ++i) {
+        orders << u"k-%1"_s.arg(i);
+        buyers << reserveRequest(orders.last(), u"buyer-%1"_s.arg(i), u"KILL"_s, 1);
+    }
+    const qint64 before = FS_OK(engine->book().ledgerCount());
+    test::HttpCrowd crowd(server.baseUrl(), token, buyers, 4);
+    QVERIFY2(crowd.start(), qPrintable(crowd.errorString()));
+    QTRY_VERIFY_WITH_TIMEOUT(FS_OK(engine->book().ledgerCount()) >= before + 100, 20000);
+    // A committed batch is answered a moment after its COMMIT: kill only once a buyer has
+    // its answer, so the check below has answered reservations to look for.
+    QTRY_VERIFY_WITH_TIMEOUT(!answeredReserved(orders, crowd.answers()).isEmpty(), 20000);
+    server.kill();
+    QVERIFY(crowd.waitForFinished(60000));
+    const QList<QJsonObject> answers = crowd.answers();
+    const QSet<QString> reserved = answeredReserved(orders, answers);
+    const auto unanswered = std::count_if(answers.cbegin(), answers.cend(), [](const QJsonObject &a) { return a.isEmpty(); });
+    qInfo("before the kill: %lld reserved, %lld unanswered of %lld", qlonglong(reserved.size()), qlonglong(unanswered),
+          qlonglong(answers.size()));
+    QVERIFY(!reserved.isEmpty());
+    QVERIFY(unanswered > 0); // the kill came under load
+
+    QVERIFY2(server.start(), qPrintable(server.errorString()));
+    Reconciler reconciler(*engine);
+    FS_VERIFY_OK(reconciler.runPass(0));
+    for (qsizetype i = 0; i < orders.size(); ++i) {
+        if (!reserved.contains(orders[i]))
+            continue;
+        const OrderView order = FS_OK(engine->book().order(orders[i]));
+        QCOMPARE(order.status, OrderStatus::Pending);
+        QCOMPARE(order.lines.value(0).token, tokensOf(answers[i]).value(0));
+    }
+    const SkuLevels book = FS_OK(engine->book().levels(u"KILL"_s));
+    QVERIFY(book.locked >= reserved.size());
+    QCOMPARE(engine->gateLevels(u"KILL"_s).available, book.available);
+    QVERIFY(test::bookHolds(*engine));
+    const QList<QJsonObject> after =
+        test::sendAtOnce(server.baseUrl(), token, {reserveRequest(u"k-after"_s, u"late"_s, u"AFTER"_s, 1)}, 1);
+    QCOMPARE(test::countResults(after, u"reserved"_s), 1);
+}
+
+QTEST_GUILESS_MAIN(TestServerRaces)
+#include "tst_server_races.moc"
