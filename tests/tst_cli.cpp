@@ -82,6 +82,7 @@ class TestCli : public QObject {
 
 private slots:
     void passwordLeavesTheCommandLine();
+    void passwordFromAPrivateFile();
     void badInputChangesNothing_data();
     void badInputChangesNothing();
     void jsonShapes_data() { test::addBackendRows(); }
@@ -641,6 +642,42 @@ void TestCli::passwordLeavesTheCommandLine()
     p.waitForFinished(10000);
     QVERIFY2(!shown.isEmpty() && !shown.contains("s3cretpw"), shown.constData());
     QVERIFY(shown.contains("redis://:********@127.0.0.1:9/0"));
+}
+
+void TestCli::passwordFromAPrivateFile()
+{
+    // A real PostgreSQL (scram-sha-256 over TCP) reached with the password in
+    // --db-password-file, none in the URL or the environment; a file others may read is
+    // refused with exit 2 before anything is opened.
+    FS_FRESH_BOOK(fresh, u"postgresql"_s);
+    QTemporaryDir dir;
+    const QString file = dir.filePath(u"pg.pw"_s);
+    {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(fresh.url().password.toUtf8() + '\n');
+        QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner));
+    }
+    const QString bare = u"postgresql://%1@%2:%3/%4"_s.arg(fresh.url().user, fresh.url().host)
+                             .arg(fresh.url().port)
+                             .arg(fresh.url().database);
+    const QByteArray saved = qgetenv("PGPASSWORD");
+    qunsetenv("PGPASSWORD");
+    const auto restore = qScopeGuard([&] {
+        if (!saved.isEmpty())
+            qputenv("PGPASSWORD", saved);
+    });
+    const QStringList add{u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"5"_s, u"--json"_s, u"--db"_s, bare};
+    QVERIFY(cli(add).exitCode != 0); // no password at all: authentication fails
+    Run added = cli(add + QStringList{u"--db-password-file"_s, file});
+    QVERIFY2(added.exitCode == 0, qPrintable(added.out + added.err));
+    QVERIFY(QFile::setPermissions(file, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadOther));
+    Run refused = cli(QStringList{u"sku"_s, u"show"_s, u"A"_s, u"--json"_s, u"--db"_s, bare, u"--db-password-file"_s,
+                                  file});
+    QCOMPARE(refused.exitCode, 2);
+    const QJsonObject error = refused.json().value(u"error"_s).toObject();
+    QCOMPARE(error.value(u"field"_s).toString(), u"db-password-file"_s);
+    QVERIFY2(error.value(u"message"_s).toString().contains(u"chmod 600"_s), qPrintable(refused.out));
 }
 
 void TestCli::skuListTextAndJson()

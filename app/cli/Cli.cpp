@@ -107,6 +107,9 @@ QList<QCommandLineOption> Cli::globalOptions()
             {u"operator"_s, u"Who is acting (default: the OS user)."_s, u"NAME"_s},
             {{u"h"_s, u"help"_s}, u"Show help."_s},
             {u"version"_s, u"Show the version and the git revision it was built from."_s}};
+    for (const EngineProfile::Option &o : EngineProfile::passwordFileOptions())
+        options.insert(3, QCommandLineOption(o.name, o.help, o.valueName));
+    return options;
 }
 
 QList<std::pair<int, QString>> Cli::exitCodes()
@@ -225,6 +228,9 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
     ctx.profile.dataDir = EngineProfile::dataDirFor(parser.value(u"data-dir"_s));
     ctx.profile.dbUrl = parser.value(u"db"_s);
     ctx.profile.redisUrl = parser.value(u"redis"_s);
+    for (const EngineProfile::Option &o : EngineProfile::passwordFileOptions())
+        if (parser.isSet(o.name))
+            ctx.profile.setPasswordFile(o.name, parser.value(o.name));
     ctx.profile.operatorName = parser.isSet(u"operator"_s) ? parser.value(u"operator"_s) : EngineProfile::osUserName();
 
     const CommandOutput output = command->execute(ctx, parser, positional.mid(spec.words.size()));
