@@ -1,6 +1,7 @@
 #include "ReconcileCommands.h"
 
 #include "Identifiers.h"
+#include "open/SecretFile.h"
 #include "reconcile/Approvers.h"
 
 #include "AlertSender.h"
@@ -89,8 +90,9 @@ CommandOutput reportOutput(const ReconcileReport &report)
 
 /// Sends an alert for every discrepancy waiting for approval whose alert was not delivered
 /// yet (this pass's and earlier ones'), except those still being sent (`inFlight`, ids).
+/// Each alert given up is appended to `failures` ({"discrepancy", "error"}) when it ends.
 /// A delivery is recorded in the book, so each alert goes out until one is delivered.
-void alertPending(AlertSender *alerts, Reconciler &reconciler, QSet<qint64> &inFlight)
+void alertPending(AlertSender *alerts, Reconciler &reconciler, QSet<qint64> &inFlight, QJsonArray &failures)
 {
     if (!alerts)
         return;
@@ -115,8 +117,10 @@ void alertPending(AlertSender *alerts, Reconciler &reconciler, QSet<qint64> &inF
         inFlight.insert(d.id);
         const qint64 id = d.id;
         alerts->post({{u"alert"_s, u"discrepancy_pending_approval"_s}, {u"discrepancy"_s, discrepancyJson(d)}},
-                     [&reconciler, &inFlight, id](bool delivered) {
+                     [&reconciler, &inFlight, &failures, id](bool delivered, const QString &error) {
                          inFlight.remove(id);
+                         if (!delivered)
+                             failures.append(QJsonObject{{u"discrepancy"_s, id}, {u"error"_s, error}});
                          // Not delivered: the claim goes back and the next pass sends it again.
                          if (auto r = reconciler.finishAlert(id, delivered); !r)
                              qWarning("alerts: discrepancy %lld: the outcome of its alert was not recorded (it may "
@@ -171,7 +175,14 @@ struct Reconcile final : Command {
                      u"time a reserve may wait for the book (10) unless --unsafe-grace."_s,
                      u"SECONDS"_s},
                     {u"unsafe-grace"_s, u"Allow a --grace below that minimum (tests: it may fence live buyers)."_s},
-                    {u"alert-url"_s, u"POST a JSON alert for each new discrepancy that needs approval."_s, u"URL"_s}}})
+                    {u"alert-url"_s, u"POST a JSON alert for each new discrepancy that needs approval."_s, u"URL"_s},
+                    {u"alert-secret-file"_s,
+                     u"Sign alerts with the key on FILE's first line (mode 0600; else FLASHSTOCK_ALERT_SECRET): "
+                     u"X-FlashStock-Signature: sha256=HMAC-SHA256(key, X-FlashStock-Timestamp + \".\" + body)."_s,
+                     u"FILE"_s},
+                    {u"alert-password-file"_s,
+                     u"The alert URL's password, for its user (mode 0600; else FLASHSTOCK_ALERT_PASSWORD)."_s,
+                     u"FILE"_s}}})
     {
     }
     CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
@@ -196,16 +207,43 @@ CommandOutput Reconcile::execute(CliContext &ctx, const QCommandLineParser &pars
         return errorOutput(every.error());
     std::unique_ptr<AlertSender> alerts;
     if (parser.isSet(u"alert-url"_s)) {
-        const QUrl url(parser.value(u"alert-url"_s), QUrl::StrictMode);
+        QUrl url(parser.value(u"alert-url"_s), QUrl::StrictMode);
         if (!url.isValid() || (url.scheme() != u"http"_s && url.scheme() != u"https"_s))
             return errorOutput(usage(u"alert-url"_s, u"give an http:// or https:// URL"_s).error());
-        alerts = std::make_unique<AlertSender>(url);
+        // Secrets from a private file or the environment (the one rule: SecretFile), never argv.
+        auto secret = secretFromFileOrEnvironment(parser.value(u"alert-secret-file"_s), u"alert-secret-file"_s,
+                                                  "FLASHSTOCK_ALERT_SECRET");
+        if (!secret)
+            return errorOutput(secret.error());
+        auto password = secretFromFileOrEnvironment(parser.value(u"alert-password-file"_s), u"alert-password-file"_s,
+                                                    "FLASHSTOCK_ALERT_PASSWORD");
+        if (!password)
+            return errorOutput(password.error());
+        if (!password->isEmpty() && url.password().isEmpty())
+            url.setPassword(*password);
+        alerts = std::make_unique<AlertSender>(url, secret->toUtf8());
+    } else if (parser.isSet(u"alert-secret-file"_s) || parser.isSet(u"alert-password-file"_s)) {
+        return errorOutput(usage(u"alert-url"_s, u"an alert secret needs --alert-url"_s).error());
     }
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
     Reconciler reconciler(**engine);
     QSet<qint64> alertsInFlight;
+    QJsonArray alertFailures; // given up since the last output
+    // What the alerts did, for the output: those given up, with why (not only on stderr).
+    const auto alertOutcome = [&](CommandOutput &out) {
+        if (!alerts)
+            return;
+        out.json.insert(u"alerts"_s, QJsonObject{{u"delivered"_s, alerts->delivered()},
+                                                 {u"failed"_s, alerts->failed()},
+                                                 {u"in_flight"_s, alerts->inFlight()},
+                                                 {u"failures"_s, alertFailures}});
+        for (const QJsonValue &f : std::as_const(alertFailures))
+            out.text += u"alert for discrepancy %1 %2\n"_s.arg(f[u"discrepancy"_s].toInteger())
+                            .arg(printable(f[u"error"_s].toString()));
+        alertFailures = {};
+    };
     // Alerts call back into the reconciler: they end (delivered, given up or dropped) first.
     const auto finishAlerts = qScopeGuard([&] {
         if (alerts)
@@ -217,8 +255,12 @@ CommandOutput Reconcile::execute(CliContext &ctx, const QCommandLineParser &pars
         auto report = reconciler.runPass(*grace * 1000);
         if (!report)
             return errorOutput(report.error());
-        alertPending(alerts.get(), reconciler, alertsInFlight); // sent before the run exits
-        return reportOutput(*report);
+        alertPending(alerts.get(), reconciler, alertsInFlight, alertFailures); // sent before the run exits
+        if (alerts)
+            alerts->flush(20000);
+        CommandOutput out = reportOutput(*report);
+        alertOutcome(out);
+        return out;
     }
 
     StopSignal::install();
@@ -236,11 +278,13 @@ CommandOutput Reconcile::execute(CliContext &ctx, const QCommandLineParser &pars
             err << u"reconcile pass %1 failed: %2\n"_s.arg(passes).arg(report.error().message);
         } else {
             lastPending = report->stillPending;
-            alertPending(alerts.get(), reconciler, alertsInFlight);
-            const CommandOutput pass = reportOutput(*report);
+            alertPending(alerts.get(), reconciler, alertsInFlight, alertFailures);
+            CommandOutput pass = reportOutput(*report);
+            const bool alertsFailed = !alertFailures.isEmpty();
+            alertOutcome(pass); // those that ended while the loop waited
             if (ctx.json)
                 out << QString::fromUtf8(QJsonDocument(pass.json).toJson(QJsonDocument::Compact)) << '\n';
-            else if (!report->discrepancies.isEmpty() || !report->warnings.isEmpty())
+            else if (!report->discrepancies.isEmpty() || !report->warnings.isEmpty() || alertsFailed)
                 out << pass.text;
         }
         out.flush();
@@ -255,6 +299,9 @@ CommandOutput Reconcile::execute(CliContext &ctx, const QCommandLineParser &pars
     done.json = {{u"stopped"_s, true}, {u"passes"_s, passes}, {u"failed_passes"_s, failures},
                  {u"still_pending"_s, lastPending}};
     done.text = u"reconcile stopped after %1 passes; %2 discrepancies wait for approval\n"_s.arg(passes).arg(lastPending);
+    if (alerts)
+        alerts->flush(20000);
+    alertOutcome(done);
     done.exitCode = lastPending > 0 ? ExitPending : lastFailed ? ExitRuntime : ExitOk;
     // Printing the summary as one more JSON line keeps stdout one object per line.
     return done;
