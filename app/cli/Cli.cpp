@@ -14,6 +14,7 @@
 #include "commands/SaleCommands.h"
 #include "commands/SkuCommands.h"
 #include "commands/TokenCommands.h"
+#include "commands/ApproverCommands.h"
 
 #include <QCommandLineParser>
 #include <QJsonDocument>
@@ -85,7 +86,7 @@ void print(QTextStream &out, QTextStream &err, const CommandOutput &output, bool
 Cli::Cli()
 {
     for (Commands (*area)() : {skuCommands, orderCommands, ledgerCommands, saleCommands, gateCommands, benchCommands,
-                               drillCommands, reconcileCommands, tokenCommands})
+                               drillCommands, reconcileCommands, tokenCommands, approverCommands})
         for (auto &command : area())
             m_commands.push_back(std::move(command));
     m_commands.push_back(completionCommand(*this));
@@ -95,7 +96,7 @@ Cli::~Cli() = default;
 
 QList<QCommandLineOption> Cli::globalOptions()
 {
-    return {{u"data-dir"_s, u"Where the embedded defaults live (env FLASHSTOCK_DATA_DIR)."_s, u"DIR"_s},
+    QList<QCommandLineOption> options{{u"data-dir"_s, u"Where the embedded defaults live (env FLASHSTOCK_DATA_DIR)."_s, u"DIR"_s},
             {u"db"_s, u"Book of record: sqlite:///file.db, sqlite:////abs/file.db or "
                       u"postgresql://user:pass@host:port/db."_s, u"URL"_s},
             {u"redis"_s,

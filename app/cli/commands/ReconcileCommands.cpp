@@ -132,6 +132,39 @@ void alertPending(AlertSender *alerts, Reconciler &reconciler, QSet<qint64> &inF
 
 } // namespace
 
+namespace {
+
+/// Every decision with who asserted it and where it came from (OS user, host, database role).
+QJsonArray decisionsJson(const QList<DecisionRecord> &decisions)
+{
+    QJsonArray out;
+    for (const DecisionRecord &r : decisions)
+        out.append(QJsonObject{{u"decision"_s, r.decision == Decision::Approve ? u"approve"_s : u"reject"_s},
+                               {u"operator"_s, r.operatorName},
+                               {u"os_user"_s, r.osUser},
+                               {u"host"_s, r.host},
+                               {u"db_role"_s, r.dbRole.isEmpty() ? QJsonValue() : QJsonValue(r.dbRole)},
+                               {u"reason"_s, r.reason},
+                               {u"applied"_s, r.applied},
+                               {u"at"_s, isoTime(r.atMs)}});
+    return out;
+}
+
+/// One line per decision, for `discrepancy show`.
+QString decisionsText(const QList<DecisionRecord> &decisions)
+{
+    QString out;
+    for (const DecisionRecord &r : decisions)
+        out += printable(u"decision:     %1 %2 by %3 (OS user %4 on %5%6): %7%8"_s.arg(
+                   isoTime(r.atMs), r.decision == Decision::Approve ? u"approve"_s : u"reject"_s, r.operatorName,
+                   r.osUser, r.host, r.dbRole.isEmpty() ? QString() : u", database role "_s + r.dbRole, r.reason,
+                   r.applied || r.decision == Decision::Reject ? QString() : u" (waits for a second approver)"_s))
+            + u'\n';
+    return out;
+}
+
+} // namespace
+
 QJsonObject discrepancyJson(const Discrepancy &d)
 {
     auto opt = [](qint64 v) { return v < 0 ? QJsonValue() : QJsonValue(v); };
@@ -152,7 +185,9 @@ QJsonObject discrepancyJson(const Discrepancy &d)
             {u"detail"_s, d.detail},
             {u"detected_at"_s, isoTime(d.detectedAtMs)},
             {u"resolved_by"_s, str(d.resolvedBy)},
-            {u"reason"_s, str(d.reason)}};
+            {u"reason"_s, str(d.reason)},
+            {u"awaits_second_approver"_s, d.awaitsSecondApprover()},
+            {u"decisions"_s, decisionsJson(d.decisions)}};
 }
 
 namespace {
@@ -373,13 +408,11 @@ CommandOutput DiscrepancyShow::execute(CliContext &ctx, const QCommandLineParser
     CommandOutput out;
     out.json = discrepancyJson(*d);
     for (auto it = out.json.constBegin(); it != out.json.constEnd(); ++it)
-        if (!it.value().isNull())
+        if (!it.value().isNull() && !it.value().isArray())
             out.text += u"%1: %2\n"_s.arg(it.key(), -12).arg(printable(it.value().toVariant().toString()));
+    out.text += decisionsText(d->decisions);
     return out;
 }
-
-/// What an approver decides about a pending discrepancy.
-enum class Decision { Approve, Reject };
 
 /// `discrepancy approve ID --reason TEXT` / `discrepancy reject ID --reason TEXT`; the
 /// approver is `--operator`; exit 4 when not on the approver list.
@@ -405,19 +438,23 @@ CommandOutput DiscrepancyDecide::execute(CliContext &ctx, const QCommandLinePars
     const QString reason = parser.value(u"reason"_s);
     if (reason.trimmed().isEmpty())
         return errorOutput(usage(u"reason"_s, u"--reason TEXT is required"_s).error());
-    const QStringList approvers = configuredApprovers(ctx.profile.dataDir);
+    const QStringList seed = seedApprovers(ctx.profile.dataDir);
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
     Reconciler reconciler(**engine);
     const QString &approver = ctx.profile.operatorName;
-    auto d = m_decision == Decision::Approve ? reconciler.approve(*id, approver, reason, approvers)
-                                             : reconciler.reject(*id, approver, reason, approvers);
+    auto d = m_decision == Decision::Approve ? reconciler.approve(*id, approver, reason, seed)
+                                             : reconciler.reject(*id, approver, reason, seed);
     if (!d)
         return errorOutput(d.error());
     CommandOutput out;
     out.json = discrepancyJson(*d);
     out.text = discrepancyLine(*d);
+    if (d->awaitsSecondApprover())
+        out.text += u"    approved by %1; a correction of %2 units needs a second, different approver "
+                    u"(approver policy --four-eyes-units)\n"_s.arg(printable(approver))
+                        .arg(correctionUnits(*d));
     return out;
 }
 
