@@ -199,6 +199,12 @@ Result<GateReservation> Gate::reserve(const QString &sku, const QString &order,
     return reservePipeline({GateReserveLine{sku, order, user, qty}}).first();
 }
 
+GateScriptCall Gate::reserveCall(const GateReserveLine &line)
+{
+    return {ScriptRegistry::instance().script(ScriptId::Reserve).sha1, reserveKeys(line.sku),
+            {line.order.toUtf8(), line.user.toUtf8(), num(line.qty), line.sku.toUtf8()}};
+}
+
 QList<Result<GateReservation>> Gate::reservePipeline(const QList<GateReserveLine> &lines)
 {
     QList<Result<GateReservation>> out(lines.size(), fail(ErrorCode::Internal, u"not sent"_s));
@@ -210,8 +216,8 @@ QList<Result<GateReservation>> Gate::reservePipeline(const QList<GateReserveLine
             out[i] = std::unexpected(valid.error());
             continue;
         }
-        commands.append(Private::scriptCommand(ScriptId::Reserve, reserveKeys(l.sku),
-                                               {l.order.toUtf8(), l.user.toUtf8(), num(l.qty), l.sku.toUtf8()}));
+        const GateScriptCall call = reserveCall(l);
+        commands.append(Private::scriptCommand(ScriptId::Reserve, call.keys, call.args));
         sent.append(i);
     }
     const QList<Result<RedisValue>> replies = d->router.execute(commands);

@@ -47,6 +47,13 @@ struct GateReserveRequest {
     qint64 qty = 0; ///< units, 1..2147483647
 };
 
+/// One script call as sent to Redis: `EVALSHA sha1 keys.size() keys... args...`.
+struct GateScriptCall {
+    QByteArray sha1;         ///< lower-case hex SHA1 of the script body
+    QList<QByteArray> keys;  ///< KEYS
+    QList<QByteArray> args;  ///< ARGV
+};
+
 /// One reserve of a pipeline over any SKUs (`Gate::reservePipeline`).
 struct GateReserveLine {
     QString sku;
@@ -119,6 +126,11 @@ public:
     /// Unavailable; Internal.
     [[nodiscard]] Result<GateReservation> reserve(const QString &sku, const QString &order,
                                                   const QString &user, qint64 qty);
+    /// The reserve script call of `line` exactly as reservePipeline sends it: the script's
+    /// SHA1 (EVALSHA), KEYS and ARGV. For tools that drive the same script from outside
+    /// (`flashstock-cli gate script-keys`, redis-benchmark in scripts/bench-server.sh).
+    /// Does not check the line. Plain function of its argument; any thread.
+    static GateScriptCall reserveCall(const GateReserveLine &line);
     /// Many reserves of any SKUs in one round trip per Redis node (the server's gate
     /// dispatcher): one pipeline per node, the nodes working at once. Answers one Result
     /// per line, in order, each on its own: a malformed line is InvalidArgument and is not

@@ -3,6 +3,9 @@
 #include "CliContext.h"
 #include "Identifiers.h"
 #include "gate/EmbeddedRedis.h"
+#include "gate/Gate.h"
+
+#include <QJsonArray>
 
 #include <QCommandLineParser>
 
@@ -37,6 +40,64 @@ CommandOutput GateRebuild::execute(CliContext &ctx, const QCommandLineParser &, 
     CommandOutput out;
     out.json = {{u"sku"_s, args.first()}, {u"gate"_s, QJsonObject{{u"available"_s, *rebuilt}}}};
     out.text = u"gate of %1 rebuilt from the book: available %2\n"_s.arg(args.first()).arg(*rebuilt);
+    return out;
+}
+
+/// `gate script-keys SKU [--order O] [--user U] [--qty N]`: the reserve script call the
+/// gate would send for that line (SHA1, KEYS, ARGV), computed by the gate's own code, so a
+/// tool outside (redis-benchmark in scripts/bench-server.sh) runs the very same call.
+/// Needs no server. Text: one line `EVALSHA SHA NUMKEYS KEYS... ARGS...` (the identifiers
+/// are checked, so it splits on spaces); JSON: `{"script", "sha1", "numkeys", "keys",
+/// "args", "evalsha"}`.
+struct GateScriptKeys final : Command {
+    GateScriptKeys()
+        : Command({{u"gate"_s, u"script-keys"_s}, u"gate script-keys SKU [--order O] [--user U] [--qty N]"_s,
+                   u"print the EVALSHA call (script SHA1, keys, arguments) the gate's reserve sends for one line"_s,
+                   {{u"order"_s, u"Order id of the line (default bench-order; redis-benchmark's __rand_int__ "
+                                 u"is a valid part of one)."_s, u"O"_s},
+                    {u"user"_s, u"User of the line (default: none)."_s, u"U"_s},
+                    {u"qty"_s, u"Units (default 1)."_s, u"N"_s}}})
+    {
+    }
+    CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
+};
+
+CommandOutput GateScriptKeys::execute(CliContext &, const QCommandLineParser &parser, const QStringList &args)
+{
+    if (args.size() != 1)
+        return errorOutput({ErrorCode::InvalidArgument,
+                            u"sku: expected exactly one SKU (usage: gate script-keys SKU)"_s, u"sku"_s});
+    GateReserveLine line{args.first(), parser.isSet(u"order"_s) ? parser.value(u"order"_s) : u"bench-order"_s,
+                         parser.value(u"user"_s), 1};
+    if (parser.isSet(u"qty"_s)) {
+        auto qty = parseQuantity(parser.value(u"qty"_s));
+        if (!qty)
+            return errorOutput(qty.error());
+        line.qty = *qty;
+    }
+    if (auto r = checkSkuId(line.sku); !r)
+        return errorOutput(r.error());
+    if (auto r = checkOrderId(line.order); !r)
+        return errorOutput(r.error());
+    if (!line.user.isEmpty())
+        if (auto r = checkSkuId(line.user, u"user"_s); !r) // a word without spaces, as the text line needs
+            return errorOutput(r.error());
+    const GateScriptCall call = Gate::reserveCall(line);
+    QStringList argv{u"EVALSHA"_s, QString::fromLatin1(call.sha1), QString::number(call.keys.size())};
+    QJsonArray keys, values;
+    for (const QByteArray &k : call.keys) {
+        keys.append(QString::fromUtf8(k));
+        argv << QString::fromUtf8(k);
+    }
+    for (const QByteArray &a : call.args) {
+        values.append(QString::fromUtf8(a));
+        argv << QString::fromUtf8(a);
+    }
+    CommandOutput out;
+    out.json = {{u"script"_s, u"reserve"_s}, {u"sha1"_s, QString::fromLatin1(call.sha1)},
+                {u"numkeys"_s, int(call.keys.size())}, {u"keys"_s, keys}, {u"args"_s, values},
+                {u"evalsha"_s, QJsonArray::fromStringList(argv)}};
+    out.text = argv.join(u' ') + u'\n';
     return out;
 }
 
@@ -99,7 +160,7 @@ CommandOutput EmbeddedStop::execute(CliContext &ctx, const QCommandLineParser &,
 
 Commands gateCommands()
 {
-    return makeCommands<GateRebuild, EmbeddedStatus, EmbeddedStop>();
+    return makeCommands<GateRebuild, GateScriptKeys, EmbeddedStatus, EmbeddedStop>();
 }
 
 } // namespace flashstock
