@@ -66,10 +66,13 @@ void TestDrill::sameSeedSameSchedule()
     QVERIFY(first == second);
     QCOMPARE(first.digest(), second.digest());
     // `all` fires every kind at least once, per-buyer kinds on buyers that still find stock;
-    // node-failover only on a Redis Cluster.
+    // node-failover only on a Redis Cluster, server-kill only through a server (--via).
     for (FaultKind k : allFaultKinds())
-        QVERIFY2(first.scheduled.value(k) >= (k == FaultKind::NodeFailover ? 0 : 1), qPrintable(faultName(k)));
+        QVERIFY2(first.scheduled.value(k)
+                     >= (k == FaultKind::NodeFailover || k == FaultKind::ServerKill ? 0 : 1),
+                 qPrintable(faultName(k)));
     QCOMPARE(first.scheduled.value(FaultKind::NodeFailover), 0);
+    QCOMPARE(first.scheduled.value(FaultKind::ServerKill), 0);
     DrillOptions onCluster = a;
     onCluster.redis = RedisUrl::cluster({{u"127.0.0.1"_s, 7000}});
     QCOMPARE(DrillSchedule::build(onCluster).scheduled.value(FaultKind::NodeFailover), 1);
@@ -117,7 +120,8 @@ void TestDrill::allFaultsHoldEveryInvariant()
     QCOMPARE(report->oversold, 0);
     QCOMPARE(report->stuck, 0);
     for (FaultKind k : allFaultKinds()) {
-        if (k == FaultKind::NodeFailover) // a single redis-server: left out, and the report says so
+        // A single redis-server and no server: left out, and the report says so.
+        if (k == FaultKind::NodeFailover || k == FaultKind::ServerKill)
             continue;
         const FaultTally t = report->faults.value(k);
         QVERIFY2(t.injected >= 1, qPrintable(faultName(k) + u" never fired\n"_s + text));
@@ -125,6 +129,7 @@ void TestDrill::allFaultsHoldEveryInvariant()
     }
     QVERIFY(!report->faults.contains(FaultKind::NodeFailover));
     QVERIFY2(text.contains(u"node-failover left out: it needs a Redis Cluster gate"_s), qPrintable(text));
+    QVERIFY2(text.contains(u"server-kill left out: it needs a running server (drill --via URL)"_s), qPrintable(text));
 
     // The book and the gate agree with the report (what `sku show` and `ledger` print).
     auto engine = Engine::open(EngineOptions{fresh.url(), *url, Actor{u"tester"_s, u"test"_s}});

@@ -86,6 +86,26 @@ Result<QString> DrillGateFaults::restart()
             return std::unexpected(started.error());
         return u"embedded redis-server stopped and started again"_s;
     }
+    if (m_everyClient) {
+        QList<RedisUrl> servers{m_url};
+        if (m_url.isCluster()) {
+            auto map = readMap();
+            if (!map)
+                return std::unexpected(map.error());
+            servers.clear();
+            for (const RedisNodeAddress &node : map->nodes())
+                servers << m_url.node(node);
+        }
+        int killed = 0;
+        for (const RedisUrl &server : servers) {
+            auto k = killEveryClient(server);
+            if (!k)
+                return std::unexpected(k.error());
+            killed += *k;
+        }
+        return u"external redis: killed all %1 client connections (the server's among them; CLIENT KILL TYPE "
+               u"normal); redis-server itself was not restarted"_s.arg(killed);
+    }
     if (m_url.kind == RedisUrl::Kind::Unix)
         return fail(ErrorCode::Unavailable,
                     u"external redis on a unix socket: the drill's connections cannot be told apart from other "
@@ -137,6 +157,17 @@ Result<int> DrillGateFaults::killOwnConnections(const RedisUrl &url)
             ++killed;
     }
     return killed;
+}
+
+Result<int> DrillGateFaults::killEveryClient(const RedisUrl &url)
+{
+    RedisConnection admin(url);
+    auto k = admin.command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+    if (!k)
+        return std::unexpected(k.error());
+    if (k->isError())
+        return fail(ErrorCode::Unavailable, u"CLIENT KILL refused: %1"_s.arg(QString::fromUtf8(k->str)), u"redis"_s);
+    return int(k->integer);
 }
 
 Result<SlotMap> DrillGateFaults::readMap()
