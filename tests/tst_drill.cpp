@@ -236,6 +236,15 @@ void TestDrill::cliRejectsBadOptions_data()
         << QStringList{u"--faults"_s, u"script-flush"_s, u"--redis"_s, u"none"_s} << u"faults"_s;
     QTest::addRow("node-failover on one server")
         << QStringList{u"--faults"_s, u"node-failover"_s, u"--redis"_s, u"redis://127.0.0.1:1"_s} << u"faults"_s;
+    QTest::addRow("server-kill in process") << QStringList{u"--faults"_s, u"server-kill"_s} << u"faults"_s;
+    QTest::addRow("via not http") << QStringList{u"--via"_s, u"ftp://127.0.0.1:8080"_s} << u"via"_s;
+    QTest::addRow("inside fault via")
+        << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--faults"_s, u"db-error"_s} << u"faults"_s;
+    QTest::addRow("server-kill without pid file")
+        << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--faults"_s, u"server-kill"_s} << u"faults"_s;
+    QTest::addRow("server-command alone")
+        << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--server-command"_s, u"true"_s} << u"server-command"_s;
+    QTest::addRow("token-file without via") << QStringList{u"--token-file"_s, u"/dev/null"_s} << u"token-file"_s;
 }
 
 void TestDrill::cliRejectsBadOptions()

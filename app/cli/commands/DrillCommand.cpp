@@ -176,7 +176,6 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
                             u"server-command: only with --server-pid-file FILE (the drill must know which process to "
                             u"kill and see the new one start)"_s,
                             u"server-command"_s});
-    auto engine = ctx.engine();
     if (parser.isSet(u"via"_s)) {
         auto token = viaToken(parser);
         if (!token)
@@ -186,8 +185,10 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
         settings.token = *token;
         settings.serverPidFile = parser.value(u"server-pid-file"_s);
         settings.serverCommand = parser.value(u"server-command"_s);
-        Engine *mine = engine ? *engine : nullptr;
-        auto via = makeDrillVia(settings, [mine](const QString &sku) -> std::optional<qint64> {
+        // Called once the drill runs, on this thread, when the engine below is open.
+        auto via = makeDrillVia(settings, [&ctx](const QString &sku) -> std::optional<qint64> {
+            auto opened = ctx.engine();
+            Engine *mine = opened ? *opened : nullptr;
             if (!mine || !mine->gate())
                 return std::nullopt;
             const GateSide side = mine->gateLevels(sku);
@@ -199,6 +200,7 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
     }
     if (auto v = o.validate(); !v)
         return errorOutput(v.error());
+    auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
     if (const QString &down = ctx.gate().problem; !down.isEmpty())
