@@ -87,17 +87,11 @@ Result<QString> DrillGateFaults::restart()
         return u"embedded redis-server stopped and started again"_s;
     }
     if (m_everyClient) {
-        QList<RedisUrl> servers{m_url};
-        if (m_url.isCluster()) {
-            auto map = readMap();
-            if (!map)
-                return std::unexpected(map.error());
-            servers.clear();
-            for (const RedisNodeAddress &node : map->nodes())
-                servers << m_url.node(node);
-        }
+        auto servers = this->servers(false);
+        if (!servers)
+            return std::unexpected(servers.error());
         int killed = 0;
-        for (const RedisUrl &server : servers) {
+        for (const RedisUrl &server : std::as_const(*servers)) {
             auto k = killEveryClient(server);
             if (!k)
                 return std::unexpected(k.error());
@@ -185,18 +179,25 @@ Result<SlotMap> DrillGateFaults::readMap()
     return std::unexpected(last);
 }
 
+Result<QList<RedisUrl>> DrillGateFaults::servers(bool mastersOnly)
+{
+    if (!m_url.isCluster())
+        return QList<RedisUrl>{m_url};
+    auto map = readMap();
+    if (!map)
+        return std::unexpected(map.error());
+    QList<RedisUrl> out;
+    for (const RedisNodeAddress &node : mastersOnly ? map->masters() : map->nodes())
+        out.append(m_url.node(node));
+    return out;
+}
+
 Result<void> DrillGateFaults::flushScripts()
 {
-    QList<RedisUrl> servers{m_url};
-    if (m_url.isCluster()) {
-        auto map = readMap();
-        if (!map)
-            return std::unexpected(map.error());
-        servers.clear();
-        for (const RedisNodeAddress &m : map->masters())
-            servers.append(m_url.node(m));
-    }
-    for (const RedisUrl &server : std::as_const(servers)) {
+    auto servers = this->servers(true);
+    if (!servers)
+        return std::unexpected(servers.error());
+    for (const RedisUrl &server : std::as_const(*servers)) {
         // Right after a restart the server may still answer LOADING (or not yet accept): retry.
         Error last{ErrorCode::Unavailable, {}, {}};
         bool flushed = false;

@@ -45,6 +45,8 @@ public:
 private:
     /// Kills this process's TCP connections to the server of `url` (Tcp); how many.
     Result<int> killOwnConnections(const RedisUrl &url);
+    /// The gate's server, or every node (`mastersOnly`: every master) of its cluster.
+    Result<QList<RedisUrl>> servers(bool mastersOnly);
     /// The slot map, from the first seed that gives it.
     Result<SlotMap> readMap();
 
