@@ -6,7 +6,8 @@
  * rolled-back one is a crash before it (the provider redelivers), a lost COMMIT reply a
  * crash right after it (the engine skips the gate call), and both are in the model. */
 
-/* dbk := 0 ok, 1 rolled back, 2 committed but the caller sees an error. */
+/* dbk := 0 ok, 1 rolled back, 2 committed but the caller sees an error (for the reserve:
+ * outcome_unknown, Book::reserveBatch's replay could not tell). */
 inline db_fault(dbk) {
   dbk = 0;
   if
@@ -24,6 +25,7 @@ inline db_fault(dbk) {
 #define B_DUPLICATE 3
 #define B_FENCED    4
 #define B_ERROR     5
+#define B_UNKNOWN   6       /* outcome_unknown: the COMMIT's reply lost, the replay could not tell */
 inline book_reserve(o, tok, bres, stored, dbk) {
   db_fault(dbk);
   if
@@ -43,7 +45,7 @@ inline book_reserve(o, tok, bres, stored, dbk) {
      :: o_status[o] == S_CLOSED -> bres = B_DUPLICATE
      fi;
      if
-     :: dbk == 2 -> bres = B_ERROR
+     :: dbk == 2 -> bres = B_UNKNOWN      /* the replay that answers from the rows is the no-fault case */
      :: else -> skip
      fi
   fi
