@@ -115,6 +115,14 @@ private:
         QVERIFY(gateCountsOnce(engine));                                                                           \
     } while (false)
 
+/// I1, I4, I6 and G3 now; then the reconciler runs, and I5 and the rest hold after it.
+#define FS_SAFE_THEN_HEALED(engine)                                                                                \
+    do {                                                                                                           \
+        FS_SAFE(engine);                                                                                           \
+        QVERIFY(reconciledQuiet(engine));                                                                          \
+        FS_SAFE(engine);                                                                                           \
+    } while (false)
+
 class TestProtocolSteps : public QObject {
     Q_OBJECT
 
@@ -141,10 +149,8 @@ void TestProtocolSteps::crashBeforeReserveBook()
     ReserveAttempt a = pastGate(*engine, u"o1"_s);
     QVERIFY(!a.answer);
     QCOMPARE(a.created.size(), 1);
-    FS_SAFE(*engine);
-    QVERIFY(reconciledQuiet(*engine)); // given back, the order fenced
+    FS_SAFE_THEN_HEALED(*engine); // given back, the order fenced
     QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), OrderStatus::Abandoned);
-    FS_SAFE(*engine);
 }
 
 void TestProtocolSteps::crashBeforeReserveGiveback()
@@ -156,9 +162,7 @@ void TestProtocolSteps::crashBeforeReserveGiveback()
     auto booked = bookStep(*engine, a);
     engine->database().setWriteFaults(nullptr);
     QVERIFY(!booked); // the book failed; the engine dies before it gives the token back
-    FS_SAFE(*engine);
-    QVERIFY(reconciledQuiet(*engine));
-    FS_SAFE(*engine);
+    FS_SAFE_THEN_HEALED(*engine);
 }
 
 void TestProtocolSteps::crashBeforeReserveReleaseExtra()
@@ -174,10 +178,8 @@ void TestProtocolSteps::crashBeforeReserveReleaseExtra()
     QCOMPARE(booked.outcome, Outcome::Reserved);
     QCOMPARE(booked.lines.first().token, first);
     QVERIFY(a.created.first().token != first); // the engine dies before it releases this one
-    FS_SAFE(*engine);
-    QVERIFY(reconciledQuiet(*engine)); // the extra token given back
+    FS_SAFE_THEN_HEALED(*engine); // the extra token given back
     QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), OrderStatus::Pending);
-    FS_SAFE(*engine);
 }
 
 void TestProtocolSteps::crashBeforeReserveSettle()
@@ -186,10 +188,8 @@ void TestProtocolSteps::crashBeforeReserveSettle()
     ReserveAttempt a = pastGate(*engine, u"o1"_s);
     QCOMPARE(FS_OK(bookStep(*engine, a)).outcome, Outcome::Reserved);
     QCOMPARE(FS_OK(engine->gate()->heldCount(kSku)), 1);
-    FS_SAFE(*engine);
-    QVERIFY(reconciledQuiet(*engine)); // settled by the reconciler
+    FS_SAFE_THEN_HEALED(*engine); // settled by the reconciler
     QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), OrderStatus::Pending);
-    FS_SAFE(*engine);
 }
 
 void TestProtocolSteps::crashBeforeConfirmMarkSold()
@@ -197,8 +197,7 @@ void TestProtocolSteps::crashBeforeConfirmMarkSold()
     FS_STEP_ENGINE(2);
     QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u"_s, {{kSku, 1, {}}})).outcome, Outcome::Reserved);
     QCOMPARE(FS_OK(engine->book().confirm(u"o1"_s, u"p1"_s)).outcome, Outcome::Paid); // confirm.book alone
-    FS_SAFE(*engine);
-    QVERIFY(reconciledQuiet(*engine)); // marked sold by the reconciler
+    FS_SAFE_THEN_HEALED(*engine); // marked sold by the reconciler
     QVERIFY(FS_OK(engine->gate()->openTokens(kSku)).isEmpty());
     // The provider redelivers: a duplicate, nothing moves.
     QCOMPARE(FS_OK(engine->confirm(u"o1"_s, u"p1"_s)).outcome, Outcome::Duplicate);
@@ -210,8 +209,7 @@ void TestProtocolSteps::crashBeforeReleaseGate()
     FS_STEP_ENGINE(1);
     QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u"_s, {{kSku, 1, {}}})).outcome, Outcome::Reserved);
     QCOMPARE(FS_OK(engine->book().release(u"o1"_s, u"cancel"_s)).outcome, Outcome::Released); // release.book alone
-    FS_SAFE(*engine);
-    QVERIFY(reconciledQuiet(*engine)); // the stale hold given back
+    FS_SAFE_THEN_HEALED(*engine); // the stale hold given back
     // A late payment of the closed order: one refund.
     QCOMPARE(FS_OK(engine->confirm(u"o1"_s, u"late"_s)).outcome, Outcome::RefundRequired);
     QCOMPARE(FS_OK(engine->confirm(u"o1"_s, u"late"_s)).outcome, Outcome::RefundRequired);
@@ -225,8 +223,7 @@ void TestProtocolSteps::crashBeforeExpireGate()
     QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u"_s, {{kSku, 1, {}}}, 1)).outcome, Outcome::Reserved);
     const qint64 later = FS_OK(engine->database().nowMs()) + 60'000;
     QCOMPARE(FS_OK(engine->book().expire(later)).size(), 1); // expire.book alone
-    FS_SAFE(*engine);
-    QVERIFY(reconciledQuiet(*engine));
+    FS_SAFE_THEN_HEALED(*engine);
     QCOMPARE(FS_OK(engine->reserve(u"o2"_s, u"u"_s, {{kSku, 1, {}}})).outcome, Outcome::Reserved);
     FS_SAFE(*engine);
 }
@@ -245,8 +242,7 @@ void TestProtocolSteps::crashBeforeRestoreLoad()
     FS_VERIFY_OK(redis.command({"HDEL", GateKeys::key(kSku, "gate"), "available"}));
     FS_SAFE(*engine);
     QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u"_s, {{kSku, 1, {}}})).outcome, Outcome::Reserved);
-    FS_SAFE(*engine);
-    QVERIFY(reconciledQuiet(*engine));
+    FS_SAFE_THEN_HEALED(*engine);
 }
 
 void TestProtocolSteps::restoreWhileAReserveCompletes_data()
@@ -287,8 +283,7 @@ void TestProtocolSteps::restoreWhileAReserveCompletes()
     QCOMPARE(FS_OK(b).outcome, Outcome::OutOfStock);
     QCOMPARE(engine->gateLevels(kSku).available, 0); // before the fix: 1, while the book had 0
     QCOMPARE(FS_OK(engine->book().levels(kSku)).available, 0);
-    FS_SAFE(*engine);
-    QVERIFY(reconciledQuiet(*engine));
+    FS_SAFE_THEN_HEALED(*engine);
 }
 
 void TestProtocolSteps::rebuildWhileAReleaseCompletes_data()
@@ -320,8 +315,7 @@ void TestProtocolSteps::rebuildWhileAReleaseCompletes()
     FS_SAFE(*engine); // before the fix: the gate said 1 with the token still to give back
     QCOMPARE(FS_OK(engine->gate()->release(kSku, token)), true); // release.gate
     QCOMPARE(engine->gateLevels(kSku).available, 1);
-    FS_SAFE(*engine);
-    QVERIFY(reconciledQuiet(*engine));
+    FS_SAFE_THEN_HEALED(*engine);
 }
 
 QTEST_GUILESS_MAIN(TestProtocolSteps)
