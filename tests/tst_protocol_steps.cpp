@@ -6,6 +6,13 @@
 // properties: I1, I4, I6 (the book's own check), G3 (the gate never counts a unit twice)
 // and, once the reconciler has run, I5 (the gate equals the book, no token held).
 // Real redis-server (RedisFixture), SQLite.
+//
+// The model's crash points (CRASHPOINT, before the step named) and their tests here:
+// reserve.book, reserve.giveback, reserve.release-extra, reserve.settle,
+// confirm.mark-sold, release.gate, expire.gate: crashBefore<Step>; restore.load,
+// restore.unpause and a rebuild's failed pause: crashBeforeRestoreLoad. A crash before
+// restore.pause, confirm.book, release.book or a reconcile pass follows no effect of its
+// actor's, so it leaves what never starting leaves.
 
 #include "Engine.h"
 #include "GateRestore.h"
