@@ -3,11 +3,11 @@
 # marker naming the code it stands for:
 #     /* step: ID  code: PATH [SYMBOL] [-> PATH [SYMBOL]]... */
 # (a lua/ file has no symbol; SYMBOL is Class::function or ns::function). For each piece of
-# code named, tests/model/steps.txt records a fingerprint: the SHA-256 (first 16 hex digits)
-# of the Lua file (its includes expanded), or of the C++ function's definition (from its first line to the `}` that
-# closes it at column 0, each line trimmed). This script checks that every piece exists and
-# still has its fingerprint, so a gate script, a book statement or an engine step that
-# changes cannot go unnoticed by the model.
+# code named, tests/model/steps.txt records a fingerprint: the SHA-256 (first 16 hex
+# digits) of the Lua file (its includes expanded) or of the C++ function's definition (its
+# first line to the `}` that closes it at column 0), comment and blank lines left out. This
+# checks that every piece exists and still has its fingerprint, so a gate script, a book
+# statement or an engine step that changes shape cannot go unnoticed by the model.
 #
 #   bash scripts/model-steps.sh            check (ctest model_steps): exit 0 when all match
 #   bash scripts/model-steps.sh --update   after looking at the model: record the fingerprints
@@ -37,6 +37,19 @@ body() {
     inside { print trim($0); if ($0 ~ /^}/) exit }' "$path"
 }
 
+# code_only lua|cpp: stdin without comment lines and blank lines, each line trimmed (Lua:
+# `--` lines and `--[[ ... ]]` blocks; C++: `//` lines), so a reworded comment changes no
+# fingerprint.
+code_only() {
+  awk -v lang="$1" '
+    { sub(/^[ \t]+/, ""); sub(/[ \t\r]+$/, "") }
+    lang == "lua" && block { if (index($0, "]]")) block = 0; next }
+    lang == "lua" && /^--\[\[/ { if (!index($0, "]]")) block = 1; next }
+    lang == "lua" && /^--/ { next }
+    lang == "cpp" && /^\/\// { next }
+    $0 != "" { print }'
+}
+
 # fingerprint PATH [SYMBOL]
 fingerprint() {
   local path=$1 symbol=${2:-} text
@@ -45,10 +58,10 @@ fingerprint() {
     # a Lua script as Redis runs it: its `--- @include NAME` lines expanded (ScriptRegistry)
     awk -v dir="$(dirname "$path")/include/" '
       /^--- @include / { f = dir $3; while ((getline l < f) > 0) print l; close(f); next }
-      { print }' "$path" | sha256sum | cut -c1-16
+      { print }' "$path" | code_only lua | sha256sum | cut -c1-16
     return
   fi
-  text=$(body "$path" "$symbol")
+  text=$(body "$path" "$symbol" | code_only cpp)
   [ -n "$text" ] || { echo "missing-symbol"; return; }
   printf '%s\n' "$text" | sha256sum | cut -c1-16
 }
