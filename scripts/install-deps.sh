@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev
   libqt6sql6-sqlite libqt6sql6-psql
   libhiredis-dev redis-server postgresql-15

@@ -5,4 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec bash scripts/with-test-servers.sh ctest --test-dir build --output-on-failure "$@"
+# Suites run side by side (one per core): each starts its own redis-server and creates its
+# own PostgreSQL database, so they share nothing but the PostgreSQL server.
+exec bash scripts/with-test-servers.sh ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"

@@ -164,6 +164,8 @@ class TestBookBatch : public QObject {
 private slots:
     void mixedBatch_data() { test::addBackendRows(); }
     void mixedBatch();
+    void plainOrdersTakeFewStatements_data() { test::addBackendRows(); }
+    void plainOrdersTakeFewStatements();
     void confirmReleaseAndExpiryBatches_data() { test::addBackendRows(); }
     void confirmReleaseAndExpiryBatches();
     void hotRowConcurrentBatches_data() { test::addBackendRows(); }
@@ -280,6 +282,67 @@ void TestBookBatch::mixedBatch()
             QVERIFY(again.at(i) && again.at(i)->outcome == Outcome::Reserved);
     // The orders whose statements failed go through now.
     QCOMPARE(FS_OK(book.ledgerCount()), ledgerBefore + good + qint64(std::count(kinds.cbegin(), kinds.cend(), Bad::Failing)));
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestBookBatch::plainOrdersTakeFewStatements()
+{
+    // A batch of plain one-line orders costs a few statements for all of them on SQLite
+    // (Book::reserveGrouped) and one each on PostgreSQL (sql::reserveOneLine); the ledger
+    // reads as if each order had run alone, in arrival order.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    Book &book = engine->book();
+    FS_VERIFY_OK(book.addSku(u"A"_s, 1000, 4));
+    FS_VERIFY_OK(book.addSku(u"B"_s, 1000, 1));
+    FS_VERIFY_OK(book.reserve(u"pre"_s, u"u"_s, {{u"B"_s, 3, {}}}, 300));
+    QList<ReserveOrder> orders;
+    for (int i = 0; i < 100; ++i)
+        orders << ReserveOrder{u"o-%1"_s.arg(i), u"user-%1"_s.arg(i), {{i % 3 ? u"A"_s : u"B"_s, 1 + i % 2, u"t-%1"_s.arg(i)}},
+                               60 + i, {}};
+    const qint64 statementsBefore = engine->database().statementsRun();
+    const QList<Result<ReserveResult>> answers = book.reserveBatch(orders);
+    const qint64 statements = engine->database().statementsRun() - statementsBefore;
+    qInfo("%d orders in %lld statements", int(orders.size()), statements);
+    QVERIFY2(statements <= (backend == u"sqlite"_s ? 20 : 110), qPrintable(QString::number(statements)));
+    qint64 units = 0;
+    for (int i = 0; i < orders.size(); ++i) {
+        QVERIFY2(answers.at(i) && answers.at(i)->outcome == Outcome::Reserved, qPrintable(orders.at(i).order));
+        QCOMPARE(answers.at(i)->lines.first().token, orders.at(i).lines.first().token);
+        const auto status = FS_OK(book.orderStatus(orders.at(i).order));
+        QVERIFY(status.has_value());
+        units += orders.at(i).lines.first().qty;
+    }
+    QCOMPARE(FS_OK(book.levels(u"A"_s)).locked + FS_OK(book.levels(u"B"_s)).locked, units + 3);
+    // Each bucket's RESERVE rows chain: one's levels after are the next one's before.
+    for (const QString &sku : {u"A"_s, u"B"_s}) {
+        QHash<int, BucketLevels> last;
+        for (const LedgerRow &row : FS_OK(book.ledgerOfSku(sku))) {
+            QCOMPARE(row.after.available, row.before.available + row.deltaAvailable);
+            QCOMPARE(row.after.locked, row.before.locked + row.deltaLocked);
+            if (last.contains(row.bucket)) {
+                QCOMPARE(row.before.available, last.value(row.bucket).available);
+                QCOMPARE(row.before.locked, last.value(row.bucket).locked);
+            }
+            last.insert(row.bucket, row.after);
+        }
+    }
+    QVERIFY(test::bookHolds(*engine));
+    // A repeat, an existing order and more than a bucket holds, in one batch: each its own answer.
+    FS_VERIFY_OK(book.addSku(u"C"_s, 5, 1));
+    QList<ReserveOrder> more{orders.at(0), ReserveOrder{u"pre"_s, u"u"_s, {{u"B"_s, 1, {}}}, 300, {}}};
+    for (int i = 0; i < 8; ++i)
+        more << ReserveOrder{u"c-%1"_s.arg(i), {}, {{u"C"_s, 1, {}}}, 300, {}};
+    more << more.last();
+    const QList<Result<ReserveResult>> second = book.reserveBatch(more);
+    QVERIFY(second.at(0) && second.at(0)->outcome == Outcome::Reserved);
+    QVERIFY(second.at(1) && second.at(1)->outcome == Outcome::Duplicate);
+    for (int i = 2; i < 10; ++i)
+        QCOMPARE(second.at(i)->outcome, i < 7 ? Outcome::Reserved : Outcome::OutOfStock);
+    QCOMPARE(second.at(10)->outcome, Outcome::OutOfStock); // c-7 again: still not in the book
+    QCOMPARE(FS_OK(book.levels(u"C"_s)).available, 0);
     QVERIFY(test::bookHolds(*engine));
 }
 

@@ -12,6 +12,7 @@
 #include "models/WarningModel.h"
 
 #include <QAbstractItemModelTester>
+#include <QTextDocumentFragment>
 #include <QtTest>
 
 using namespace Qt::StringLiterals;
@@ -75,7 +76,15 @@ void TestUiModels::skuLevelsShowSaleStatePauseAndNa()
     rows[0].overdue = OverdueHolds{u"A"_s, 2, 5, now - 65000};
     rows[1].sale = Sale{4, u"B"_s, SaleStatus::Scheduled, now + 3600000, 0, 120, 1, false, 50, 0};
     model.setSamples(rows, {}, now);
-    QCOMPARE(model.index(0, SkuLevelsModel::SaleState).data().toString(), u"⏸ paused by #12 · open · book-only"_s);
+    QCOMPARE(model.index(0, SkuLevelsModel::SaleState).data().toString(), u"‖ paused by #12 · open · book-only"_s);
+    // Every symbol shown must exist in the console's font: U+23F8 (pause), in no Debian
+    // font, drew an empty box.
+    const QFontMetrics metrics(QGuiApplication::font());
+    const QString shown = model.index(0, SkuLevelsModel::SaleState).data().toString()
+                          + QTextDocumentFragment::fromHtml(ConsoleText::badge(u"red"_s, u"x"_s)).toPlainText();
+    for (char32_t c : shown.toUcs4())
+        QVERIFY2(metrics.inFontUcs4(c), qPrintable(u"U+%1 is not in %2"_s.arg(quint32(c), 4, 16, QChar(u'0'))
+                                                      .arg(QGuiApplication::font().family())));
     QCOMPARE(model.index(0, SkuLevelsModel::SaleState).data(RawRole).toString(), u"open"_s);
     QVERIFY(model.index(0, SkuLevelsModel::SaleState).data(Qt::ToolTipRole).toString().contains(u"#12 waits"_s));
     QCOMPARE(model.index(1, SkuLevelsModel::SaleState).data().toString(),

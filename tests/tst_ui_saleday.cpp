@@ -514,7 +514,7 @@ void TestUiSaleDay::everySaleStateInLive()
     QCOMPARE(liveCell(w, u"D-STOPPED"_s, SkuLevelsModel::SaleState), u"stopped"_s);
     QCOMPARE(liveCell(w, u"E-BOOKONLY"_s, SkuLevelsModel::SaleState), u"open · book-only"_s);
     QCOMPARE(liveCell(w, u"G-NOSALE"_s, SkuLevelsModel::SaleState), u"no sale"_s);
-    QCOMPARE(liveCell(w, u"F-HELD"_s, SkuLevelsModel::SaleState), u"⏸ paused by #%1 · open"_s.arg(pausing));
+    QCOMPARE(liveCell(w, u"F-HELD"_s, SkuLevelsModel::SaleState), u"‖ paused by #%1 · open"_s.arg(pausing));
     QVERIFY(liveCell(w, u"F-HELD"_s, SkuLevelsModel::SaleState, Qt::ToolTipRole).contains(u"waits for approval"_s));
 
     // A click on a row shows its SKU in the chart and the figures.

@@ -467,7 +467,7 @@ void LiveView::updateState()
             QStringList ids;
             for (qint64 id : s.pausedBy)
                 ids << u"#%1"_s.arg(id);
-            html = colored(kRed, tr("⏸ PAUSED by discrepancy %1: reserves answer paused until it is approved or "
+            html = colored(kRed, tr("‖ PAUSED by discrepancy %1: reserves answer paused until it is approved or "
                                     "rejected (Reconciliation)")
                                      .arg(ids.join(u", "_s)),
                            true)

@@ -302,10 +302,13 @@ private:
     /// batch's error, or the per-order errors (nullopt: the body's answer stands) in
     /// `orderErrors`. An order that fails outside a savepoint (PostgreSQL then refuses the
     /// rest of the transaction) rolls the batch back with `rerunAlone` set: the caller runs
-    /// each order on its own.
+    /// each order on its own. `prelude`, if given, runs first inside the transaction (again
+    /// if the transaction is retried); its error rolls the batch back with `rerunAlone` set
+    /// unless it is of the whole batch kind.
     Result<void> runBatch(const QList<qsizetype> &indexes, const QStringList &orderIds,
                           QList<std::pair<QString, int>> locks, const std::function<bool(qsizetype)> &savepointFirst,
-                          const OrderBody &body, QList<std::optional<Error>> &orderErrors, bool &rerunAlone);
+                          const OrderBody &body, QList<std::optional<Error>> &orderErrors, bool &rerunAlone,
+                          const std::function<Result<void>()> &prelude = {});
     QList<Result<ReserveResult>> reserveOrders(const QList<ReserveOrder> &orders, Replay replay);
     /// Order `order`'s part of a reserve batch (inside the batch's transaction).
     Result<OrderStep> reserveOne(const ReserveOrder &order, const QList<OrderLine> &wanted, OrderRun &run,
@@ -315,6 +318,16 @@ private:
     Result<bool> reserveInOneStatement(const ReserveOrder &order, const OrderLine &line, ReserveResult &out);
     /// Whether reserveInOneStatement() applies to the order.
     bool oneStatement(const ReserveOrder &order, const QList<OrderLine> &wanted) const;
+    /// SQLite (inside a batch's transaction): reserves at once, in a few statements for the
+    /// whole batch, those of `candidates` that are one-line orders of new ids with no user
+    /// limit and fit their preferred bucket: per (sku, bucket), in (sku, bucket) order, one
+    /// guarded UPDATE for their total, then one INSERT each for their orders, lines and
+    /// RESERVE ledger rows (the levels before and after each order as if it had run alone,
+    /// in arrival order). Sets `answers[i]` and `grouped[i]` for each one reserved; the
+    /// others are left to reserveOne(). Errors as Database::exec().
+    Result<void> reserveGrouped(const QList<ReserveOrder> &orders, const QList<QList<OrderLine>> &wanted,
+                                const QList<qsizetype> &candidates, QList<ReserveResult> &answers,
+                                QList<char> &grouped);
     /// A confirm's or release's input (InvalidArgument naming `order`, `payment` or `reason`).
     static Result<void> checkFinish(const QString &order, Finish finish, const QString &detail);
     QList<Result<OrderChange>> finishOrders(const QList<FinishOrder> &orders, Finish finish, Replay replay);

@@ -57,6 +57,35 @@ QString reserveOneLine(const QString &now)
         + u"SELECT o.expires_at, b.available, b.locked, b.sold, b.total FROM b, o"_s;
 }
 
+QString existingOrdersOf()
+{
+    return u"SELECT order_id FROM orders WHERE order_id IN (SELECT value FROM json_each(?))"_s;
+}
+
+QString bucketAvailable() { return u"SELECT available FROM buckets WHERE sku = ? AND bucket = ?"_s; }
+
+QString insertOrdersOf(const QString &now)
+{
+    // WHERE true: SQLite would read ON CONFLICT as the SELECT's join constraint without it.
+    return u"INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at) "
+           u"SELECT j.value ->> 0, j.value ->> 1, 'PENDING', 1, %1, %1 + (j.value ->> 2) FROM json_each(?) AS j "
+           u"WHERE true ON CONFLICT (order_id) DO NOTHING RETURNING order_id, expires_at"_s.arg(now);
+}
+
+QString insertOrderLinesOf()
+{
+    return u"INSERT INTO order_lines (order_id, sku, bucket, qty, token) "
+           u"SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(?) AS j"_s;
+}
+
+QString insertReserveLedgerOf(const QString &now)
+{
+    return insertLedgerHead()
+        + u"SELECT j.value ->> 0, 'RESERVE', j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, "
+          u"j.value ->> 5, j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, "
+          u"j.value ->> 11, j.value ->> 12, %1, ?, ? FROM json_each(?) AS j"_s.arg(now);
+}
+
 QString savepoint() { return u"SAVEPOINT fs_order"_s; }
 
 QString rollbackToSavepoint() { return u"ROLLBACK TO SAVEPOINT fs_order"_s; }

@@ -36,6 +36,20 @@ QString insertLedger(const QString &now);
 /// bucket's levels after) when reserved; no row, and nothing written, when the order exists
 /// or the bucket is short.
 QString reserveOneLine(const QString &now);
+/// SQLite, a batch's many one-line orders at once (Book::reserveGrouped): the rows come as
+/// one JSON array bound to `?` (json_each), one element per order, so the statement's text
+/// is the same for any batch size. The ids among a JSON array of order ids that exist.
+QString existingOrdersOf();
+/// A bucket's available units. Binds: sku, bucket.
+QString bucketAvailable();
+/// insertOrder() for many: each element `[order, user or null, hold ms]`. Returns
+/// (order_id, expires_at) of each inserted order.
+QString insertOrdersOf(const QString &now);
+/// insertOrderLine() for many: each element `[order, sku, bucket, qty, token or null]`.
+QString insertOrderLinesOf();
+/// insertLedger() for many RESERVE rows. Binds: operator, source, then the array; each
+/// element `[order, sku, bucket, token or null, three deltas, levels before (3), after (3)]`.
+QString insertReserveLedgerOf(const QString &now);
 /// One order of a batch: its savepoint, the way back to it, and keeping what it did.
 QString savepoint();
 QString rollbackToSavepoint();

@@ -248,6 +248,7 @@ Result<SqlRows> Database::exec(const QString &sql, const QVariantList &binds)
     }
     for (int i = 0; i < binds.size(); ++i)
         q->bindValue(i, binds.at(i));
+    ++m_statementsRun;
     if (!q->exec()) {
         const Error e = classify(q->lastError(), sql);
         q->finish();

@@ -131,6 +131,8 @@ public:
     static constexpr int kMaxCachedStatements = 256;
     /// Prepared statements in the cache now.
     int cachedStatements() const { return int(m_statements.size()); }
+    /// Statements exec() has run on this connection (for people, benchmarks and tests).
+    qint64 statementsRun() const { return m_statementsRun; }
 
     /// TEST SEAM for the drill's db-error fault and tests (nothing in the product sets one):
     /// asked once per write transaction, when its body has run and would commit. True: the
@@ -154,6 +156,7 @@ private:
     QString m_connectionName;
     QHash<QString, QSqlQuery *> m_statements;
     bool m_lastUnique = false;
+    qint64 m_statementsRun = 0;
     WriteFaults *m_writeFaults = nullptr; ///< setWriteFaults()
 };
 

@@ -1,6 +1,7 @@
 #include "store/NaiveReserve.h"
 
 #include "store/BookRows.h"
+#include "store/BookSql.h"
 #include "store/Database.h"
 
 #include <QThread>
@@ -11,8 +12,7 @@ namespace flashstock {
 
 Result<void> NaiveReserve::beforeTransaction(Database &db, const QString &order, const OrderLine &line, int buckets)
 {
-    auto read = db.exec(u"SELECT available FROM buckets WHERE sku = ? AND bucket = ?"_s,
-                        {line.sku, Book::preferredBucket(order, buckets)});
+    auto read = db.exec(sql::bucketAvailable(), {line.sku, Book::preferredBucket(order, buckets)});
     if (!read)
         return std::unexpected(read.error());
     m_read.insert(line.sku, read->isEmpty() ? 0 : read->first().at(0).toLongLong());

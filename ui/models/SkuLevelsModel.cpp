@@ -71,7 +71,7 @@ QString SkuLevelsModel::saleText(const SkuSample &s) const
 {
     QString text = s.sale ? ConsoleText::saleState(*s.sale, m_nowMs) : tr("no sale");
     if (!s.pausedBy.isEmpty())
-        text = tr("⏸ paused by %1 · %2").arg(idList(s.pausedBy), text);
+        text = tr("‖ paused by %1 · %2").arg(idList(s.pausedBy), text);
     return text;
 }
 
