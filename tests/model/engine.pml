@@ -120,7 +120,7 @@ book:
   /* On SQLite a batch's new one-line orders go through Book::reserveGrouped instead (one
    * guarded UPDATE for their total, then their rows, in the batch's one transaction): the
    * same steps, committed together, which is one of the interleavings checked here. */
-  /* step: reserve.book  code: core/store/BookBatch.cpp Book::reserveOrders -> core/store/BookBatch.cpp Book::reserveOne -> core/store/BookBatch.cpp Book::reserveGrouped -> core/store/BookSql.cpp sql::insertOrder -> core/store/BookSql.cpp sql::reserveBucket */
+  /* step: reserve.book  code: core/store/BookBatch.cpp Book::reserveOrders -> core/store/BookBatch.cpp Book::reserveOne -> core/store/BookBatch.cpp Book::takeOverFenced -> core/store/BookBatch.cpp Book::reserveGrouped -> core/store/BookSql.cpp sql::insertOrder -> core/store/BookSql.cpp sql::reserveBucket */
   atomic {
     CRASHPOINT;
     if
@@ -230,7 +230,8 @@ cancel:
     CRASHPOINT;
 #else
   /* step: release.book  code: core/Engine.cpp Engine::release -> core/store/Book.cpp Book::release -> core/store/BookBatch.cpp Book::finishOne -> core/store/BookSql.cpp sql::releaseBucket */
-  /* step: release.gate  code: core/Engine.cpp Engine::release -> core/Engine.cpp Engine::releaseTokens -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
+  /* step: release.gate  code: core/Engine.cpp Engine::release -> core/Engine.cpp Engine::giveBackReleased -> core/Engine.cpp Engine::releaseTokens -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
+  /* step: release.record  code: core/Engine.cpp Engine::giveBackReleased -> core/store/Book.cpp Book::gateReleased */
   atomic {
     CRASHPOINT;
     seen = o_status[o];
@@ -242,7 +243,15 @@ cancel:
        fres = 0;
        CRASHPOINT;
        script_call(gf);
-       if :: !gf -> lua_release3(o_token[o], moved) :: else -> skip fi;
+       if
+       :: !gf -> lua_release3(o_token[o], moved);
+          /* The gate took the units back: the book's gate_release_due flag is cleared.
+           * Only the expirer reads it, and a release it repeats in between is idempotent,
+           * so the record is folded into this step, with the crash before it kept. */
+          CRASHPOINT;
+          o_due[o] = 0
+       :: else -> skip
+       fi;
        gf = 0; moved = 0
     :: else -> fres = 0
     fi;
@@ -267,39 +276,54 @@ finish:
 }
 
 /* The expiry job (Engine::expire): Book::expire closes due orders, each in its own
- * transaction; then the engine gives their tokens back. A hold may end at any moment
- * after its commit (abstract time), so any PENDING order may be due. The engine gives a
- * batch's tokens back after the whole batch; here each right after its transaction
- * (the batch's delay is other actors' steps, which interleave anyway). */
+ * transaction, and the engine gives each one's tokens back as it commits, then records
+ * that in the book (Book::gateReleased); then the orders the book still has marked
+ * gate_release_due (a release or expiry whose gate step failed or was cut short) get
+ * theirs back the same way. A hold may end at any moment after its commit (abstract
+ * time), so any PENDING order may be due. */
 #define PICK(k) :: (k) < NORD && o_status[k] == S_PENDING -> o = k
+#define PICKDUE(k) :: (k) < NORD && o_due[k] -> o = k
 proctype Expirer() {
   byte o, seen, fres, dbk;
   bit gf, moved;
 endloop:   /* an end label: the job waits here for due orders */
-  /* step: expire.book  code: core/Engine.cpp Engine::expire -> core/store/BookBatch.cpp Book::expire -> core/store/BookBatch.cpp Book::finishOne -> core/store/BookSql.cpp sql::releaseBucket */
-  atomic {
-    if
-    PICK(0) PICK(1) PICK(2) PICK(3) PICK(4) PICK(5)
-    fi;
+  if
+  :: /* step: expire.book  code: core/Engine.cpp Engine::expire -> core/store/BookBatch.cpp Book::expire -> core/store/BookBatch.cpp Book::finishOne -> core/store/BookSql.cpp sql::releaseBucket */
+     atomic {
+       if
+       PICK(0) PICK(1) PICK(2) PICK(3) PICK(4) PICK(5)
+       fi;
 #ifdef MUTANT_RELEASE_NOCAS
-    seen = o_status[o]
-  }
-  atomic {
+       seen = o_status[o]
+     }
+     atomic {
 #else
-    seen = o_status[o];
+       seen = o_status[o];
 #endif
-    book_release_write(o, seen, fres, dbk);
-    dbk = 0; seen = 0;
-    if
-    :: fres != F_RELEASED -> fres = 0; o = 0; goto endloop
-    :: else -> fres = 0
-    fi
-  }
-  /* step: expire.gate  code: core/Engine.cpp Engine::expire -> core/Engine.cpp Engine::releaseTokens -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
+       book_release_write(o, seen, fres, dbk);
+       dbk = 0; seen = 0;
+       if
+       :: fres != F_RELEASED -> fres = 0; o = 0; goto endloop
+       :: else -> fres = 0
+       fi
+     }
+  :: /* step: expire.due  code: core/Engine.cpp Engine::expire -> core/store/Book.cpp Book::gateReleasesDue */
+     atomic {
+       if
+       PICKDUE(0) PICKDUE(1) PICKDUE(2) PICKDUE(3) PICKDUE(4) PICKDUE(5)
+       fi
+     }
+  fi;
+  /* The release, then the record (folded as in release.gate, the crash between kept). */
+  /* step: expire.gate  code: core/Engine.cpp Engine::giveBackReleased -> core/Engine.cpp Engine::releaseTokens -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
+  /* step: expire.record  code: core/Engine.cpp Engine::giveBackReleased -> core/store/Book.cpp Book::gateReleased */
   atomic {
     CRASHPOINT;
     script_call(gf);
-    if :: !gf -> lua_release3(o_token[o], moved) :: else -> skip fi;
+    if
+    :: !gf -> lua_release3(o_token[o], moved); CRASHPOINT; o_due[o] = 0
+    :: else -> skip
+    fi;
     gf = 0; moved = 0; o = 0;
     goto endloop
   }

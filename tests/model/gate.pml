@@ -21,7 +21,8 @@ inline script_call(gf) {
   fi
 }
 
-/* reserve-2.lua. res: G_* below; tok: the token; st: its state (EXISTING). */
+/* reserve-2.lua. res: G_* below; tok: the token; st: its state (EXISTING: held, settled
+ * or sold; a released token is a dead attempt, and the order gets a fresh one). */
 #define G_RESERVED 1
 #define G_EXISTING 2
 #define G_OOS      3
@@ -30,7 +31,7 @@ inline script_call(gf) {
 #define G_UNAVAIL  6
 inline lua_reserve2(o, res, tok, st) {
   if
-  :: g_map[o] != 0 && t_state[g_map[o]] != T_NONE ->
+  :: g_map[o] != 0 && t_state[g_map[o]] != T_NONE && t_state[g_map[o]] != T_RELEASED ->
      res = G_EXISTING; tok = g_map[o]; st = t_state[tok]
   :: else ->
      if

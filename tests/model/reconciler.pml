@@ -47,14 +47,14 @@ inline act(t, s, lt, gf, moved) {
 inline heal_token(t, s, lt, gf, moved) {
   s = o_status[ORD(t)]; lt = o_token[ORD(t)];
   if
-  :: s == S_NONE ->
+  :: s == S_NONE || s == S_ABANDONED ->       /* no order, or one fenced for an earlier attempt */
      if
      :: YOUNG(t) -> inflight = 1                   /* younger than the grace: in flight */
 #ifdef MUTANT_COMPENSATE_NO_FENCE
      :: OLD(t) -> giveback(t, gf, moved)           /* MUTANT: given back with no fence first */
 #else
      :: OLD(t) ->
-        book_fence(ORD(t));                        /* fence first: a later reserve fails */
+        book_fence(ORD(t), t);                     /* fence this attempt first: its reserve fails */
         s = o_status[ORD(t)]; lt = o_token[ORD(t)];
         act(t, s, lt, gf, moved)
 #endif
