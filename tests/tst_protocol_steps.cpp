@@ -9,8 +9,9 @@
 //
 // The model's crash points (CRASHPOINT, before the step named) and their tests here:
 // reserve.book, reserve.giveback, reserve.release-extra, reserve.settle,
-// confirm.mark-sold, release.gate, expire.gate: crashBefore<Step>; restore.load,
-// restore.unpause and a rebuild's failed pause: crashBeforeRestoreLoad. A crash before
+// confirm.mark-sold, release.gate, expire.gate, release.record (expire.record alike):
+// crashBefore<Step>; restore.load, restore.unpause and a rebuild's failed pause:
+// crashBeforeRestoreLoad. A crash before
 // restore.pause, confirm.book, release.book or a reconcile pass follows no effect of its
 // actor's, so it leaves what never starting leaves.
 
@@ -142,6 +143,7 @@ private slots:
     void crashBeforeConfirmMarkSold();
     void crashBeforeReleaseGate();
     void crashBeforeExpireGate();
+    void crashBeforeReleaseRecord();
     void crashBeforeRestoreLoad();
     // The double count the model found: a restore while another actor moves a unit.
     void restoreWhileAReserveCompletes_data();
@@ -230,9 +232,31 @@ void TestProtocolSteps::crashBeforeExpireGate()
     QCOMPARE(FS_OK(engine->reserve(u"o1"_s, u"u"_s, {{kSku, 1, {}}}, 1)).outcome, Outcome::Reserved);
     const qint64 later = FS_OK(engine->database().nowMs()) + 60'000;
     QCOMPARE(FS_OK(engine->book().expire(later)).size(), 1); // expire.book alone
+    FS_SAFE(*engine);
+    // The next expire run finds the order's gate release due (expire.due) and gives it back.
+    QCOMPARE(FS_OK(engine->book().gateReleasesDue()).size(), 1);
+    FS_VERIFY_OK(engine->expire(later));
+    QVERIFY(FS_OK(engine->book().gateReleasesDue()).isEmpty());
     FS_SAFE_THEN_HEALED(*engine);
     QCOMPARE(FS_OK(engine->reserve(u"o2"_s, u"u"_s, {{kSku, 1, {}}})).outcome, Outcome::Reserved);
     FS_SAFE(*engine);
+}
+
+void TestProtocolSteps::crashBeforeReleaseRecord()
+{
+    FS_STEP_ENGINE(1);
+    const QString token = FS_OK(engine->reserve(u"o1"_s, u"u-o1"_s, {{kSku, 1, {}}})).lines.first().token;
+    // release.book and the gate's release, then the engine dies before Book::gateReleased:
+    // the book still marks the order's gate release as due.
+    QCOMPARE(FS_OK(engine->book().release(u"o1"_s, u"cancel"_s)).outcome, Outcome::Released);
+    QCOMPARE(FS_OK(engine->gate()->release(kSku, token)), true);
+    QCOMPARE(FS_OK(engine->book().gateReleasesDue()).size(), 1);
+    FS_SAFE(*engine);
+    // The next expire gives it back again (idempotent: no unit twice) and records it.
+    FS_VERIFY_OK(engine->expire());
+    QVERIFY(FS_OK(engine->book().gateReleasesDue()).isEmpty());
+    QCOMPARE(engine->gateLevels(kSku).available, 1);
+    FS_SAFE_THEN_HEALED(*engine);
 }
 
 void TestProtocolSteps::crashBeforeRestoreLoad()
