@@ -177,7 +177,9 @@ public:
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
     /// See Book::release; the order's tokens give their units back to the gate.
     [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason);
-    /// See Book::expire; each released order's tokens give their units back to the gate.
+    /// See Book::expire; each released order's tokens give their units back to the gate as
+    /// it is released, then those an earlier run (or a release) released in the book but
+    /// could not give back (Book::gateReleasesDue).
     [[nodiscard]] Result<QList<OrderChange>> expire(std::optional<qint64> nowMs = std::nullopt);
     /// One pass of a scheduled expirer (`expire --every`, the console, the server): expire(),
     /// then the heartbeat of this process as `who` in the book (ExpiryStore::beat), so
@@ -242,7 +244,8 @@ private:
     /// A line whose stock key was missing: the SKU's gate restored from the book (once per
     /// crowd, with a GateRestored warning), then the reserve once more.
     Result<GateReservation> restoreAndReserve(const QString &order, const QString &user, const OrderLine &line);
-    /// An existing token is usable if held, or if the book knows its order; else Conflict.
+    /// An existing token is usable if held, or if the book knows its order; else
+    /// InvalidArgument (another book's token: no retry changes that).
     Result<void> checkExistingToken(const QString &order, const GateReservation &g);
     /// Book-only: the answer if a pending discrepancy pauses a SKU or a sale is not selling.
     std::optional<Result<ReserveResult>> refusedWithoutGate(const ReserveAttempt &attempt);
@@ -260,7 +263,10 @@ private:
     Result<qint64> refillMissingStock(const QString &sku);
     /// The GateRestored warning: the gate of `sku` was refilled from the book, `available` units.
     void warnRefilled(const QString &sku, qint64 available);
-    void releaseTokens(const QList<OrderLine> &lines, const QString &why);
+    /// Gives the lines' tokens back to the gate; true if the gate holds none of them now.
+    bool releaseTokens(const QList<OrderLine> &lines, const QString &why);
+    /// releaseTokens of a released order, recorded in the book once the gate took them.
+    void giveBackReleased(const OrderChange &change, const QString &why);
     void warn(WarningKind kind, const QString &sku, const QString &message);
 
     std::unique_ptr<Database> m_db;

@@ -465,12 +465,14 @@ private slots:
         // A released token cannot be settled or sold afterwards.
         QCOMPARE(m_gate->settle(u"A"_s, held.token).error().code, ErrorCode::Conflict);
         QCOMPARE(m_gate->markSold(u"A"_s, held.token).error().code, ErrorCode::Conflict);
-        // The order's token stays: a repeated reserve gets it back, released, nothing moves.
+        // A released token is a dead attempt: a retry of the order is a new one, with a
+        // fresh token (the book decides whether the order may hold it).
         const auto again = reserve(u"A"_s, u"o1"_s, 4);
-        QCOMPARE(again.code, GateCode::Existing);
-        QCOMPARE(again.token, held.token);
-        QCOMPARE(again.state, TokenState::Released);
-        QCOMPARE(available(u"A"_s), 10);
+        QCOMPARE(again.code, GateCode::Reserved);
+        QVERIFY(again.token != held.token);
+        QCOMPARE(again.state, TokenState::Held);
+        QCOMPARE(available(u"A"_s), 6);
+        QCOMPARE(FS_OK(m_gate->release(u"A"_s, again.token)), true);
         auto unknown = m_gate->release(u"A"_s, u"A.nope.1"_s);
         QVERIFY(!unknown);
         QCOMPARE(unknown.error().code, ErrorCode::InvalidArgument);
