@@ -2,6 +2,7 @@
 
 #include "BuildInfo.h"
 #include "cli/Cli.h"
+#include "open/ArgvSecrets.h"
 
 #include <QCoreApplication>
 #include <QTextStream>
@@ -17,6 +18,11 @@ int main(int argc, char **argv)
     QCoreApplication::setApplicationVersion(flashstock::versionLine());
     QTextStream out(stdout);
     QTextStream err(stderr);
+    // Parsed from a copy: the passwords leave argv (and ps) before any work starts.
+    const QStringList arguments = app.arguments().mid(1);
+    for (const QString &warning : flashstock::wipeArgvPasswords(argc, argv))
+        err << warning << '\n';
+    err.flush();
     flashstock::Cli cli;
-    return cli.run(app.arguments().mid(1), out, err);
+    return cli.run(arguments, out, err);
 }

@@ -3,6 +3,7 @@
 #include "BuildInfo.h"
 #include "MainWindow.h"
 #include "ProfileSettings.h"
+#include "open/ArgvSecrets.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -67,7 +68,10 @@ int main(int argc, char **argv)
     QApplication::setWindowIcon(icon);
     QCommandLineParser parser;
     describe(parser);
-    parser.process(app);
+    // Parsed from a copy: the passwords leave argv (and ps) before the console opens anything.
+    parser.process(app.arguments());
+    for (const QString &warning : flashstock::wipeArgvPasswords(argc, argv))
+        qWarning("%s", qPrintable(warning));
     const QString dataDir = u"data-dir"_s, db = u"db"_s, redis = u"redis"_s, op = u"operator"_s, shots = u"screenshot"_s;
 
     flashstock::EngineProfile profile;

@@ -38,7 +38,7 @@ QJsonArray bucketsJson(const SkuLevels &levels)
 
 QJsonObject ledgerRowJson(const LedgerRow &row)
 {
-    return {{u"id"_s, row.id},
+    QJsonObject out{{u"id"_s, row.id},
             {u"order"_s, row.order},
             {u"operation"_s, row.operation},
             {u"sku"_s, row.sku},
@@ -52,6 +52,13 @@ QJsonObject ledgerRowJson(const LedgerRow &row)
             {u"operator"_s, row.operatorName},
             {u"source"_s, row.source},
             {u"at"_s, isoTime(row.atMs)}};
+    if (!row.adjustmentKind.isEmpty())
+        out.insert(u"adjustment"_s, QJsonObject{{u"kind"_s, row.adjustmentKind},
+                                                {u"units"_s, row.adjustmentUnits},
+                                                {u"reason"_s, row.reason},
+                                                {u"discrepancy"_s, row.discrepancy > 0 ? QJsonValue(row.discrepancy)
+                                                                                       : QJsonValue()}});
+    return out;
 }
 
 QJsonArray tokensJson(const QList<OrderLine> &lines)

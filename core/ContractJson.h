@@ -22,7 +22,8 @@ QJsonObject levelsJson(const SkuLevels &levels);
 /// `[{"bucket", "available", "locked", "sold", "total"}]`.
 QJsonArray bucketsJson(const SkuLevels &levels);
 /// One ledger row as in DESIGN.md (`order`, `operation`, `sku`, `bucket`, `delta_*`, `token`,
-/// `operator`, `at`), plus `id`, `source` and the levels after.
+/// `operator`, `at`), plus `id`, `source`, the levels after and, for an ADJUST row,
+/// `adjustment`: {kind, units, reason, discrepancy}.
 QJsonObject ledgerRowJson(const LedgerRow &row);
 /// The tokens of lines that have one.
 QJsonArray tokensJson(const QList<OrderLine> &lines);

@@ -40,7 +40,8 @@ std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name);
 /// An operator's decision on a pending discrepancy.
 enum class Decision {
     Approve, ///< apply its correction
-    Reject,  ///< close it, stock untouched
+    Reject,  ///< refuse its correction, stock untouched; a bucket that still disagrees with its
+             ///< ledger keeps the discrepancy open (see DiscrepancyStore::resolve)
 };
 
 /// Correction: restore the discrepancy's bucket to what its ledger explains.
@@ -78,6 +79,10 @@ QString correctionWord(const Correction &correction);
 /// The correction for people and JSON: empty, `restore`, `stocktake`,
 /// `order_status:FROM->TO` or `refund:PAYMENT`. Never parsed back.
 QString correctionText(const Correction &correction);
+
+/// What approving a bucket correction (RestoreBucket or AcceptStocktake) of `sku` bucket
+/// `bucket` does, for people: the proposal the discrepancy shows. Empty for the others.
+QString bucketProposal(const QString &sku, int bucket, const Correction &correction);
 
 /// One discrepancy as recorded in the book (table `discrepancies`).
 struct Discrepancy {

@@ -1,5 +1,7 @@
 #include "Domain.h"
 
+#include "Identifiers.h"
+
 namespace flashstock {
 
 QString orderStatusName(OrderStatus status)
@@ -39,6 +41,20 @@ QString saleStatusName(SaleStatus status)
     case SaleStatus::Stopped: return QStringLiteral("stopped");
     }
     return {};
+}
+
+QString adjustmentText(const LedgerRow &row)
+{
+    if (row.adjustmentKind.isEmpty())
+        return {};
+    QString text = QStringLiteral("%1 %2%3")
+                       .arg(row.adjustmentKind, row.adjustmentUnits > 0 ? QStringLiteral("+") : QString())
+                       .arg(row.adjustmentUnits);
+    if (row.discrepancy > 0)
+        text += QStringLiteral(" (discrepancy #%1)").arg(row.discrepancy);
+    if (!row.reason.isEmpty())
+        text += QStringLiteral(": ") + printable(row.reason);
+    return text;
 }
 
 } // namespace flashstock

@@ -77,7 +77,16 @@ struct LedgerRow {
     qint64 atMs = 0;     ///< database clock, ms since the epoch
     QString operatorName;
     QString source;
+    // An ADJUST row's adjustment (empty and 0 for order operations):
+    QString adjustmentKind;     ///< initial, restock, stocktake, correction, rebalance
+    qint64 adjustmentUnits = 0; ///< available units it moved (an approved restore's, though its row's deltas are 0)
+    QString reason;             ///< why, as given
+    qint64 discrepancy = 0;     ///< the discrepancy an approved correction resolves (0: none)
 };
+
+/// An ADJUST row's adjustment for people, printable: `correction +4 (discrepancy #3):
+/// REASON`; empty for order operations.
+QString adjustmentText(const LedgerRow &row);
 
 /// What a reserve answered. `tokens` holds one token per line that has one.
 struct ReserveResult {

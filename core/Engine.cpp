@@ -303,18 +303,33 @@ GateSide Engine::gateLevels(const QString &sku)
 
 // --- orders --------------------------------------------------------------------------------
 
-void Engine::releaseTokens(const QList<OrderLine> &lines, const QString &why)
+bool Engine::releaseTokens(const QList<OrderLine> &lines, const QString &why)
 {
     if (!m_gate)
-        return;
+        return false;
+    bool all = true;
     for (const OrderLine &line : lines) {
         if (line.token.isEmpty())
             continue;
-        if (auto r = m_gate->release(line.sku, line.token); !r)
+        // An unknown token (purged, or another gate's) holds nothing either.
+        if (auto r = m_gate->release(line.sku, line.token); !r && r.error().code != ErrorCode::InvalidArgument) {
+            all = false;
             warn(WarningKind::TokenNotReleased, line.sku,
-                 u"gate did not take back token %1 of %2 (%3; the reconciler gives it back): %4"_s.arg(
-                     line.token, line.sku, why, r.error().message));
+                 u"gate did not take back token %1 of %2 (%3; the next expire or the reconciler gives it back): %4"_s
+                     .arg(line.token, line.sku, why, r.error().message));
+        }
     }
+    return all;
+}
+
+void Engine::giveBackReleased(const OrderChange &change, const QString &why)
+{
+    if (!releaseTokens(change.lines, why))
+        return;
+    if (auto r = m_book->gateReleased(change.order); !r)
+        warn(WarningKind::TokenNotReleased, change.lines.value(0).sku,
+             u"gate took back the units of order %1, not recorded in the book (the next expire does it again): %2"_s
+                 .arg(change.order, r.error().message));
 }
 
 Result<ReserveRequest> Engine::checkReserve(const QString &order, const QString &user, const QList<OrderLine> &lines,
@@ -529,16 +544,17 @@ Result<GateReservation> Engine::restoreAndReserve(const QString &order, const QS
 Result<void> Engine::checkExistingToken(const QString &order, const GateReservation &g)
 {
     // A held token is a first attempt that never reached the book: this call completes it.
-    // A token past held whose order the book does not know was given back or belongs to
-    // another book: its units are not the gate's to use again.
+    // (A released one never comes back: the gate issues a fresh token for it.) A settled or
+    // sold token whose order the book does not know belongs to another book: its units are
+    // not the gate's to use again, and no retry changes that (bad input, not transient).
     if (g.state == TokenState::Held)
         return {};
     auto status = m_book->orderStatus(order);
     if (!status)
         return std::unexpected(status.error());
     if (!status->has_value())
-        return fail(ErrorCode::Conflict,
-                    u"order %1 already has gate token %2 (%3) but no order in the book; use a new order id"_s.arg(
+        return fail(ErrorCode::InvalidArgument,
+                    u"order %1 already has gate token %2 (%3) but no order in this book; use a new order id"_s.arg(
                         order, g.token, tokenStateName(g.state)),
                     u"order"_s);
     return {};
@@ -698,16 +714,34 @@ Result<OrderChange> Engine::release(const QString &order, const QString &reason)
     auto change = m_writers ? m_writers->releaseAndWait(FinishOrder{order, reason}) : m_book->release(order, reason);
     // Released now, or earlier while the gate was down: giving the tokens back is idempotent.
     if (change && (change->outcome == Outcome::Released || change->outcome == Outcome::AlreadyClosed))
-        releaseTokens(change->lines, u"release"_s);
+        giveBackReleased(*change, u"release"_s);
     return change;
 }
 
 Result<QList<OrderChange>> Engine::expire(std::optional<qint64> nowMs)
 {
-    auto released = m_book->expire(nowMs);
-    if (released) {
-        for (const OrderChange &change : *released)
-            releaseTokens(change.lines, u"expiry"_s);
+    // Each order's units go back as it is released: a run killed half-way leaves at most
+    // the order it was on, which the next run finds below.
+    auto released = m_book->expire(nowMs, 200, [this](const OrderChange &change) {
+        giveBackReleased(change, u"expiry"_s);
+    });
+    if (!released || !m_gate)
+        return released;
+    QSet<QString> tried;
+    for (;;) {
+        auto due = m_book->gateReleasesDue();
+        if (!due)
+            return std::unexpected(due.error());
+        int fresh = 0;
+        for (const OrderChange &change : *due) {
+            if (tried.contains(change.order))
+                continue;
+            tried.insert(change.order);
+            ++fresh;
+            giveBackReleased(change, u"left by an earlier release"_s);
+        }
+        if (fresh == 0)
+            break;
     }
     return released;
 }

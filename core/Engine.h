@@ -126,6 +126,9 @@ public:
     SaleStore &sales() { return *m_sales; }
     /// The gate, or nullptr when book-only.
     Gate *gate() { return m_gate.get(); }
+    /// How this engine refills the gate from the book, or nullptr when book-only (tests set
+    /// its step seam).
+    GateRestore *gateRestore() { return m_restore.get(); }
     /// Puts the gate at `url` in front of the book (once the book is known to open); a
     /// `none` URL leaves the engine book-only.
     void attachGate(const RedisUrl &url);
@@ -177,7 +180,9 @@ public:
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
     /// See Book::release; the order's tokens give their units back to the gate.
     [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason);
-    /// See Book::expire; each released order's tokens give their units back to the gate.
+    /// See Book::expire; each released order's tokens give their units back to the gate as
+    /// it is released, then those an earlier run (or a release) released in the book but
+    /// could not give back (Book::gateReleasesDue).
     [[nodiscard]] Result<QList<OrderChange>> expire(std::optional<qint64> nowMs = std::nullopt);
     /// One pass of a scheduled expirer (`expire --every`, the console, the server): expire(),
     /// then the heartbeat of this process as `who` in the book (ExpiryStore::beat), so
@@ -197,9 +202,9 @@ public:
     /// Switches a sale to book-only (reserves skip the gate) or back; back rebuilds the gate.
     [[nodiscard]] Result<Sale> setSaleBookOnly(qint64 saleId, bool on);
     /// Reloads the SKU's gate from the book (GateRestore::rebuild): pause, sale, per-user
-    /// units, then stock (net of tokens still held). The SKU's reserves answer `paused`
-    /// meanwhile (up to 2 s more while reserves already past the gate settle). Returns gate
-    /// available. InvalidArgument naming `redis` when book-only.
+    /// units, then stock (net of the tokens the book did not count). The SKU's reserves
+    /// answer `paused` meanwhile. Returns gate available. InvalidArgument naming `redis` when
+    /// book-only.
     [[nodiscard]] Result<qint64> rebuildGate(const QString &sku);
     /// After a decision on a discrepancy of `sku` (committed in the book): the SKU's gate
     /// follows the book (GateRestore::afterDecision). Gate trouble is a GateNotRebuilt
@@ -242,7 +247,8 @@ private:
     /// A line whose stock key was missing: the SKU's gate restored from the book (once per
     /// crowd, with a GateRestored warning), then the reserve once more.
     Result<GateReservation> restoreAndReserve(const QString &order, const QString &user, const OrderLine &line);
-    /// An existing token is usable if held, or if the book knows its order; else Conflict.
+    /// An existing token is usable if held, or if the book knows its order; else
+    /// InvalidArgument (another book's token: no retry changes that).
     Result<void> checkExistingToken(const QString &order, const GateReservation &g);
     /// Book-only: the answer if a pending discrepancy pauses a SKU or a sale is not selling.
     std::optional<Result<ReserveResult>> refusedWithoutGate(const ReserveAttempt &attempt);
@@ -260,7 +266,10 @@ private:
     Result<qint64> refillMissingStock(const QString &sku);
     /// The GateRestored warning: the gate of `sku` was refilled from the book, `available` units.
     void warnRefilled(const QString &sku, qint64 available);
-    void releaseTokens(const QList<OrderLine> &lines, const QString &why);
+    /// Gives the lines' tokens back to the gate; true if the gate holds none of them now.
+    bool releaseTokens(const QList<OrderLine> &lines, const QString &why);
+    /// releaseTokens of a released order, recorded in the book once the gate took them.
+    void giveBackReleased(const OrderChange &change, const QString &why);
     void warn(WarningKind kind, const QString &sku, const QString &message);
 
     std::unique_ptr<Database> m_db;

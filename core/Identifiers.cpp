@@ -71,12 +71,47 @@ Result<void> checkName(const QString &value, const QString &field, int maxLength
                         .arg(field).arg(value.size()).arg(maxLength),
                     field);
     for (QChar c : value) {
-        if (c.category() == QChar::Other_Control)
+        // Control characters (newline, ESC of a screen-clear), format characters (the bidi
+        // controls U+202A-202E and U+2066-2069, zero-width spaces and joiners, marks) and
+        // line or paragraph separators rewrite what a person sees when it is printed.
+        const QChar::Category category = c.category();
+        if (category == QChar::Other_Control || category == QChar::Other_Format
+            || category == QChar::Separator_Line || category == QChar::Separator_Paragraph)
             return fail(ErrorCode::InvalidArgument,
-                        QStringLiteral("%1 %2 contains a control character").arg(field, quoteForMessage(value)),
+                        QStringLiteral("%1 %2 contains a control, bidi or zero-width character (U+%3)")
+                            .arg(field, quoteForMessage(value))
+                            .arg(c.unicode(), 4, 16, QLatin1Char('0')),
                         field);
     }
+    // One spelling per name: a decomposed look-alike of a name is not another name.
+    if (value != value.normalized(QString::NormalizationForm_C))
+        return fail(ErrorCode::InvalidArgument,
+                    QStringLiteral("%1 %2 is not in Unicode NFC (composed) form").arg(field, quoteForMessage(value)),
+                    field);
     return {};
+}
+
+QString printable(const QString &text, bool keepLineBreaks)
+{
+    QString out;
+    out.reserve(text.size());
+    for (QChar c : text) {
+        const QChar::Category category = c.category();
+        const bool unsafe = category == QChar::Other_Control || category == QChar::Other_Format
+            || category == QChar::Separator_Line || category == QChar::Separator_Paragraph;
+        if (!unsafe || (keepLineBreaks && (c == QLatin1Char('\n') || c == QLatin1Char('\t'))))
+            out += c;
+        else if (c == QLatin1Char('\n'))
+            out += QStringLiteral("\\n");
+        else
+            out += QStringLiteral("\\u{%1}").arg(c.unicode(), 4, 16, QLatin1Char('0'));
+    }
+    return out;
+}
+
+QString normalizedName(const QString &name)
+{
+    return name.normalized(QString::NormalizationForm_C);
 }
 
 Result<void> checkReleaseReason(const QString &reason, const QString &field)

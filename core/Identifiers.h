@@ -24,15 +24,29 @@ inline constexpr qint64 kMaxHoldSeconds = 30LL * 24 * 3600;
 /// Checks an order id: 1..128 characters of `[A-Za-z0-9._-]`.
 [[nodiscard]] Result<void> checkOrderId(const QString &order, const QString &field = QStringLiteral("order"));
 
+/// Maximum length of a reason (restock, approve, reject), in characters.
+inline constexpr int kMaxReasonLength = 500;
+
+/// THE rule for free text (operator, user, payment reference, reason): 1..`maxLength`
+/// characters, none of them a control, format (bidi controls, zero-width characters) or
+/// line/paragraph separator character, in Unicode NFC. InvalidArgument naming `field`.
+/// (Names are normalised to NFC where they enter: normalizedName.)
+[[nodiscard]] Result<void> checkName(const QString &value, const QString &field, int maxLength = 128);
+
+/// `text` safe to print on a terminal or in a table: every control, format (bidi,
+/// zero-width) and separator character becomes `\u{XXXX}` (a line break `\n`), so stored
+/// text can never rewrite what is shown around it. `keepLineBreaks`: whole outputs, whose
+/// own lines stay lines (tabs too).
+QString printable(const QString &text, bool keepLineBreaks = false);
+
+/// `name` in Unicode NFC: how a name a person typed is kept (operator names).
+QString normalizedName(const QString &name);
+
 /// Longest name of a server bearer token, in characters.
 inline constexpr int kMaxTokenNameLength = 64;
 
 /// Checks a server bearer token's name: 1..64 characters of `[A-Za-z0-9._-]`.
 [[nodiscard]] Result<void> checkTokenName(const QString &name, const QString &field = QStringLiteral("name"));
-
-/// Checks a free-form short name (operator, user, payment reference, reason): 1..`maxLength`
-/// printable characters, no control characters.
-[[nodiscard]] Result<void> checkName(const QString &value, const QString &field, int maxLength = 128);
 
 /// Checks why an order is released: `timeout`, `cancel` or `risk`. InvalidArgument naming `field`.
 [[nodiscard]] Result<void> checkReleaseReason(const QString &reason, const QString &field = QStringLiteral("reason"));

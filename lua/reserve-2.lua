@@ -29,7 +29,9 @@
   Output: array {code, token, units, state}
      1 RESERVED        new token, units deducted; state "held"
      2 EXISTING        the order already holds a token on this SKU: it is returned with its
-                       units and current state (held/settled/released/sold); nothing changed
+                       units and current state (held/settled/sold); nothing changed. A
+                       released token is a dead attempt (given back after a failed or fenced
+                       book step, or its order closed): the order gets a fresh token (1)
     -1 OUT_OF_STOCK    available < qty
     -2 LIMIT_EXCEEDED  the user's units would pass the sale's per-user limit
     -3 SALE_CLOSED     a sale is defined and not open at Redis TIME
@@ -55,13 +57,15 @@ local f = redis.call('HMGET', gateKey, 'o:' .. order, 'paused', 'sale_open', 'sa
   'sale_end_ms', 'sale_limit', 'available', 'u:' .. user)
 local existing, paused, saleOpen, stockRaw, usedRaw = f[1], f[2], f[3], f[7], f[8]
 
--- Idempotent per order: a token this order already holds (in any state) is returned.
+-- Idempotent per order: a token this order holds (held, settled or sold) is returned.
 if existing then
   local raw = redis.call('HGET', gateKey, 't:' .. existing)
   if raw then
     local ok, rec = pcall(cjson.decode, raw)
     if not ok or type(rec) ~= 'table' then return {-9, existing, 0, ''} end
-    return {2, existing, rec.q, rec.s}
+    -- released: its units went back, so a retry of the order is a new attempt (the book
+    -- decides: a closed order answers duplicate, and the new token is given back)
+    if rec.s ~= 'released' then return {2, existing, rec.q, rec.s} end
   end
   -- the record was purged after its retention: the order may reserve again
 end

@@ -81,6 +81,7 @@ class TestCli : public QObject {
     Q_OBJECT
 
 private slots:
+    void passwordLeavesTheCommandLine();
     void badInputChangesNothing_data();
     void badInputChangesNothing();
     void jsonShapes_data() { test::addBackendRows(); }
@@ -165,6 +166,16 @@ void TestCli::badInputChangesNothing_data()
          u"operator"_s},
         {"user too long", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s, u"--user"_s,
                            QString(200, u'u')}, u"user"_s},
+        {"operator with a bidi override", {u"--operator"_s, u"eve\u202Eli"_s, u"sku"_s, u"restock"_s, u"A"_s,
+                                           u"--qty"_s, u"1"_s}, u"operator"_s},
+        {"user with a zero-width space", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s,
+                                          u"--user"_s, u"bo\u200Bb"_s}, u"user"_s},
+        {"user not in NFC", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s, u"--user"_s,
+                             u"jose\u0301"_s}, u"user"_s},
+        {"payment with a screen clear", {u"confirm"_s, u"--order"_s, u"o1"_s, u"--payment"_s, u"p\x1b[2J"_s},
+         u"payment"_s},
+        {"grace below what a reserve may take", {u"reconcile"_s, u"--grace"_s, u"1"_s, u"--redis"_s, u"none"_s},
+         u"grace"_s},
     };
     for (const QString &backend : test::bookBackends())
         for (const Case &c : cases)
@@ -407,7 +418,7 @@ void TestCli::reconcileAndApprovalExitCodes()
     const auto everyUntilStopped = [&] {
         QProcess p;
         p.start(QStringLiteral(FLASHSTOCK_CLI_PATH),
-                QStringList{u"reconcile"_s, u"--every"_s, u"60"_s, u"--grace"_s, u"0"_s, u"--redis"_s, u"none"_s} + db);
+                QStringList{u"reconcile"_s, u"--every"_s, u"60"_s, u"--grace"_s, u"0"_s, u"--unsafe-grace"_s, u"--redis"_s, u"none"_s} + db);
         bool passed = p.waitForStarted(10000);
         while (passed && !p.canReadLine())
             passed = p.waitForReadyRead(30000);
@@ -477,7 +488,7 @@ void TestCli::alertsAreSentUntilDelivered()
     FS_FRESH_BOOK(fresh, backend);
     test::HttpSink sink;
     QVERIFY(sink.listen());
-    const QStringList reconcile{u"reconcile"_s, u"--grace"_s, u"0"_s, u"--alert-url"_s, sink.url().toString(),
+    const QStringList reconcile{u"reconcile"_s, u"--grace"_s, u"0"_s, u"--unsafe-grace"_s, u"--alert-url"_s, sink.url().toString(),
                                 u"--db"_s, fresh.urlText(), u"--json"_s};
     QCOMPARE(cli({u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"10"_s, u"--db"_s, fresh.urlText()}).exitCode, 0);
     {
@@ -535,7 +546,7 @@ void TestCli::saleStartFollowsTheLaunchRules()
         FS_VERIFY_OK(e);
         FS_VERIFY_OK((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
     }
-    QCOMPARE(cli(QStringList{u"reconcile"_s, u"--grace"_s, u"0"_s} + db).exitCode, 3);
+    QCOMPARE(cli(QStringList{u"reconcile"_s, u"--grace"_s, u"0"_s, u"--unsafe-grace"_s} + db).exitCode, 3);
     const Run created = cli(QStringList{u"sale"_s, u"create"_s, u"--sku"_s, u"A"_s} + db);
     QCOMPARE(created.exitCode, 0);
     const QString sale = QString::number(created.json().value(u"sale"_s).toInteger());
@@ -599,7 +610,7 @@ void TestCli::everyLoopsWriteToTheCommandStreams()
         FS_VERIFY_OK(e);
         FS_VERIFY_OK((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
     }
-    const Run reconcile = untilStopped(QStringList{u"reconcile"_s, u"--every"_s, u"1"_s, u"--grace"_s, u"0"_s} + db,
+    const Run reconcile = untilStopped(QStringList{u"reconcile"_s, u"--every"_s, u"1"_s, u"--grace"_s, u"0"_s, u"--unsafe-grace"_s} + db,
                                        1500);
     QCOMPARE(reconcile.exitCode, 3); // the last pass left one waiting for approval
     const QList<QJsonObject> passes = jsonLines(reconcile.out);
@@ -608,6 +619,28 @@ void TestCli::everyLoopsWriteToTheCommandStreams()
     QCOMPARE(passes.first().value(u"still_pending"_s).toInt(), 1);
     QCOMPARE(passes.last().value(u"stopped"_s).toBool(), true);
     QCOMPARE(passes.last().value(u"passes"_s).toInt(), passes.size() - 1);
+}
+
+void TestCli::passwordLeavesTheCommandLine()
+{
+    // A long-running command given a password in a URL: other local users reading ps (its
+    // /proc/PID/cmdline) never see it once the process is up; it says where it belongs.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QProcess p;
+    p.start(QStringLiteral(FLASHSTOCK_CLI_PATH),
+            {u"reconcile"_s, u"--every"_s, u"60"_s, u"--data-dir"_s, dir.path(), u"--redis"_s,
+             u"redis://:s3cretpw@127.0.0.1:9/0"_s, u"--db"_s, u"sqlite:///"_s + dir.filePath(u"b.db"_s)});
+    QVERIFY(p.waitForStarted());
+    QByteArray err;
+    QVERIFY(QTest::qWaitFor([&] { return (err += p.readAllStandardError()).contains("wiped"); }, 10000));
+    QFile cmdline(u"/proc/%1/cmdline"_s.arg(p.processId()));
+    QVERIFY(cmdline.open(QIODevice::ReadOnly));
+    const QByteArray shown = cmdline.readAll();
+    p.terminate();
+    p.waitForFinished(10000);
+    QVERIFY2(!shown.isEmpty() && !shown.contains("s3cretpw"), shown.constData());
+    QVERIFY(shown.contains("redis://:********@127.0.0.1:9/0"));
 }
 
 void TestCli::skuListTextAndJson()

@@ -7,6 +7,9 @@
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -29,6 +32,8 @@ private slots:
     void migrationKeepsSales();
     void migrationTypesCorrections_data() { test::addBackendRows(); }
     void migrationTypesCorrections();
+    void openDoesNotWaitForTheWriteLock_data() { test::addBackendRows(); }
+    void openDoesNotWaitForTheWriteLock();
 };
 
 void TestDatabase::deadlockIsRetried()
@@ -128,8 +133,13 @@ void TestDatabase::migrationKeepsSales()
                                       u"discrepancies DROP COLUMN status_from"_s, u"discrepancies DROP COLUMN status_to"_s,
                                       u"discrepancies DROP COLUMN payment_ref"_s, u"discrepancies DROP COLUMN breaks"_s,
                                       u"reconcile_checkpoints DROP COLUMN other_locked"_s,
-                                      u"reconcile_checkpoints DROP COLUMN other_sold"_s})
+                                      u"reconcile_checkpoints DROP COLUMN other_sold"_s,
+                                      u"adjustments DROP COLUMN discrepancy_id"_s})
             FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE "_s + column));
+        FS_VERIFY_OK(engine->database().exec(u"DROP INDEX discrepancies_key"_s));
+        FS_VERIFY_OK(engine->database().exec(u"DROP TABLE order_fences"_s));
+        FS_VERIFY_OK(engine->database().exec(u"DROP INDEX orders_gate_release_due"_s));
+        FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE orders DROP COLUMN gate_release_due"_s));
         FS_VERIFY_OK(engine->database().exec(u"DROP TABLE access_tokens"_s));
         FS_VERIFY_OK(engine->database().exec(u"DROP TABLE expirer_heartbeats"_s));
         auto undo = engine->database().exec(u"UPDATE meta SET value = '3' WHERE key = 'schema_version'"_s);
@@ -188,7 +198,7 @@ void TestDatabase::migrationTypesCorrections()
         db.setPassword(fresh.url().password);
         QVERIFY2(db.open(), qPrintable(db.lastError().text()));
         QSqlQuery q(db);
-        const QStringList statements{
+        QStringList statements{
             u"UPDATE discrepancies SET correction = 'order_status:PAID->PENDING' WHERE id = %1"_s.arg(statusId),
             u"UPDATE discrepancies SET correction = 'refund:pay9' WHERE id = %1"_s.arg(refundId),
             u"ALTER TABLE discrepancies DROP COLUMN status_from"_s,
@@ -197,9 +207,16 @@ void TestDatabase::migrationTypesCorrections()
             u"ALTER TABLE discrepancies DROP COLUMN breaks"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_locked"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_sold"_s,
+            u"ALTER TABLE adjustments DROP COLUMN discrepancy_id"_s,
+            u"DROP INDEX discrepancies_key"_s,
+            u"DROP TABLE order_fences"_s,
+            u"DROP INDEX orders_gate_release_due"_s,
+            u"ALTER TABLE orders DROP COLUMN gate_release_due"_s,
             u"DROP TABLE access_tokens"_s,
             u"DROP TABLE expirer_heartbeats"_s,
             u"UPDATE meta SET value = '5' WHERE key = 'schema_version'"_s};
+        if (backend != u"sqlite"_s) // schema 5 kept every key once
+            statements << u"ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_dkey_key UNIQUE (dkey)"_s;
         for (const QString &statement : statements)
             QVERIFY2(q.exec(statement), qPrintable(q.lastError().text()));
         q.finish();
@@ -221,6 +238,71 @@ void TestDatabase::migrationTypesCorrections()
     QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), std::optional(OrderStatus::Pending));
     QCOMPARE(FS_OK(engine->book().refundCount(u"o2"_s)), 1);
     QVERIFY(test::bookHolds(*engine));
+}
+
+void TestDatabase::openDoesNotWaitForTheWriteLock()
+{
+    // A writer holds the book's write lock (SQLite: BEGIN IMMEDIATE on another connection;
+    // PostgreSQL: the migration's advisory lock, held by another session). Opening the book
+    // of the current schema and reading it must not wait for it: the version is read, and
+    // the lock is taken only to migrate.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    {
+        auto engine = test::openEngine(fresh.url());
+        QVERIFY(engine);
+        FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    }
+    const bool sqlite = backend == u"sqlite"_s;
+    bool inTime = false, shown = false;
+    Result<qint64> available = fail(ErrorCode::Internal, u"not run"_s);
+    QProcess show;
+    {
+        QSqlDatabase writer = QSqlDatabase::addDatabase(sqlite ? u"QSQLITE"_s : u"QPSQL"_s, u"writer"_s);
+        writer.setDatabaseName(sqlite ? fresh.url().path : fresh.url().database);
+        writer.setHostName(fresh.url().host);
+        writer.setPort(fresh.url().port);
+        writer.setUserName(fresh.url().user);
+        writer.setPassword(fresh.url().password);
+        QSqlQuery q(writer);
+        const QStringList lock = sqlite ? QStringList{u"BEGIN IMMEDIATE"_s,
+                                                      u"UPDATE buckets SET available = available WHERE sku = 'A'"_s}
+                                        : QStringList{u"SELECT pg_advisory_lock(7305001)"_s};
+        bool locked = writer.open();
+        for (const QString &statement : lock)
+            locked = locked && q.exec(statement);
+        if (locked) {
+            // The reader on a thread of its own (one connection per thread); the lock stays
+            // held until it is done or has clearly been waiting (SQLite's busy timeout is 10 s).
+            std::atomic<bool> done{false};
+            std::thread reader([&] {
+                if (auto engine = test::openEngine(fresh.url()))
+                    if (auto levels = engine->book().levels(u"A"_s))
+                        available = levels->available;
+                done = true;
+            });
+            inTime = QTest::qWaitFor([&] { return done.load(); }, 5000);
+            // And the real CLI, as an operator would look while a writer works.
+            show.start(QStringLiteral(FLASHSTOCK_CLI_PATH),
+                       {u"sku"_s, u"show"_s, u"A"_s, u"--db"_s, fresh.urlText(), u"--redis"_s, u"none"_s, u"--json"_s});
+            shown = show.waitForFinished(5000);
+            q.exec(sqlite ? u"ROLLBACK"_s : u"SELECT pg_advisory_unlock(7305001)"_s);
+            reader.join();
+            if (!shown) {
+                show.kill();
+                show.waitForFinished(5000);
+            }
+        }
+        QVERIFY2(locked, qPrintable(q.lastError().text() + writer.lastError().text()));
+        q.finish();
+        writer.close();
+    }
+    QSqlDatabase::removeDatabase(u"writer"_s);
+    QVERIFY2(inTime, "opening the book waited for the write lock");
+    QCOMPARE(FS_OK(available), 10);
+    QVERIFY2(shown, "sku show waited for the write lock");
+    QCOMPARE(show.exitCode(), 0);
+    QCOMPARE(QJsonDocument::fromJson(show.readAllStandardOutput()).object()[u"book"_s][u"available"_s].toInt(), 10);
 }
 
 QTEST_GUILESS_MAIN(TestDatabase)

@@ -7,7 +7,9 @@
 #include "drill/Drill.h"
 #include "gate/EmbeddedRedis.h"
 #include "gate/Gate.h"
+#include "store/Database.h"
 #include "support/BookFixture.h"
+#include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
 
 #include <QJsonDocument>
@@ -51,6 +53,7 @@ private slots:
     void allFaultsHoldEveryInvariant_data();
     void allFaultsHoldEveryInvariant();
     void brokenEngineFails();
+    void otherSkusDriftDoesNotFailTheDrill();
     void cancelWindsDownConsistently();
     void cliRejectsBadOptions_data();
     void cliRejectsBadOptions();
@@ -217,6 +220,27 @@ void TestDrill::brokenEngineFails()
     FS_VERIFY_OK(fine);
     QVERIFY2(fine->passed(), qPrintable(fine->toText()));
     QCOMPARE(fine->oversold, 0);
+}
+
+void TestDrill::otherSkusDriftDoesNotFailTheDrill()
+{
+    // The book holds an unrelated SKU whose bucket disagrees with its ledger: the rehearsal
+    // answers for its own SKU only.
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    {
+        auto engine = test::openEngine(fresh.url());
+        QVERIFY(engine);
+        FS_VERIFY_OK(engine->addSku(u"other"_s, 10));
+        FS_VERIFY_OK(engine->database().exec(u"UPDATE buckets SET available = 9, total = 9 WHERE sku = 'other'"_s));
+    }
+    DrillOptions o = shortDrill(13);
+    o.stock = 20;
+    o.buyers = 60;
+    o.faults = {};
+    o.db = fresh.url();
+    auto report = Drill(o).run();
+    FS_VERIFY_OK(report);
+    QVERIFY2(report->passed(), qPrintable(report->toText()));
 }
 
 void TestDrill::cliRejectsBadOptions_data()

@@ -58,6 +58,8 @@ private slots:
     void redisKilledAndRestarted();
     void bookOnlyWhileGateIsDown();
     void releaseAndConfirmTellTheGate();
+    void expireKilledHalfWayLeavesNothingLocked_data() { test::addBackendRows(); }
+    void expireKilledHalfWayLeavesNothingLocked();
 };
 
 void TestEngineGate::crowdThroughGate_data()
@@ -491,6 +493,38 @@ void TestEngineGate::releaseAndConfirmTellTheGate()
     auto open = engine->gate()->openTokens(u"A"_s);
     FS_VERIFY_OK(open);
     QVERIFY(open->isEmpty());
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestEngineGate::expireKilledHalfWayLeavesNothingLocked()
+{
+    // An expire run killed after the book released its orders and before the gate heard:
+    // the next expire gives those units back, not only the reconciler.
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    FS_VERIFY_OK(engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}}, 1));
+    FS_VERIFY_OK(engine->reserve(u"o2"_s, {}, {{u"A"_s, 3, {}}}, 1));
+    const qint64 later = FS_OK(engine->database().nowMs()) + 60'000;
+    QCOMPARE(FS_OK(engine->book().expire(later)).size(), 2); // the book's half only
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 5);
+    QCOMPARE(FS_OK(engine->expire(later)).size(), 0);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
+    QVERIFY(FS_OK(engine->book().gateReleasesDue()).isEmpty());
+
+    // Each order's units go back as soon as its release batch committed, not after the
+    // whole run: in batches of one, o3's before o4 is released.
+    FS_VERIFY_OK(engine->reserve(u"o3"_s, {}, {{u"A"_s, 1, {}}}, 1));
+    FS_VERIFY_OK(engine->reserve(u"o4"_s, {}, {{u"A"_s, 1, {}}}, 1));
+    QStringList seen;
+    auto run = engine->book().expire(later, 1, [&](const OrderChange &change) {
+        seen << u"%1:%2"_s.arg(change.order, orderStatusName(*FS_OK(engine->book().orderStatus(
+                                                  seen.isEmpty() ? u"o4"_s : u"o3"_s))));
+    });
+    FS_VERIFY_OK(run);
+    QCOMPARE(seen, (QStringList{u"o3:PENDING"_s, u"o4:CLOSED"_s}));
+    QCOMPARE(FS_OK(engine->expire(later)).size(), 0);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
     QVERIFY(test::bookHolds(*engine));
 }
 

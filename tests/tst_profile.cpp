@@ -17,6 +17,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace Qt::StringLiterals;
 using namespace flashstock;
 
@@ -38,6 +41,7 @@ private slots:
     void badInputNamesTheFieldAndCreatesNothing_data();
     void badInputNamesTheFieldAndCreatesNothing();
     void readsNeverStartARedisServer();
+    void dataDirIsOursAlone();
     void embeddedThatFailsIsDownNotAbsent();
     void embeddedIsStartedThenReused();
 };
@@ -169,6 +173,53 @@ void TestProfile::readsNeverStartARedisServer()
     FS_VERIFY_OK(none);
     QVERIFY(!none->engine->gate());
     QCOMPARE(none->gate.mode, GateMode::BookOnly);
+}
+
+void TestProfile::dataDirIsOursAlone()
+{
+    // A data dir (or book) that is a symlink, foreign or writable by others is refused and
+    // left as it was; what FlashStock creates is the user's alone.
+    QTemporaryDir tmp;
+    auto refused = [&](const QString &data, const QString &db, const QString &field) {
+        auto opened = EngineOpener::open(FS_OK(EngineOpener::resolve({data, db, u"none"_s, u"ops"_s})), u"test"_s);
+        if (opened) {
+            qWarning("%s opened", qPrintable(data + db));
+            return false;
+        }
+        qInfo("%s", qPrintable(opened.error().message));
+        return opened.error().code == ErrorCode::InvalidArgument && opened.error().field == field;
+    };
+    const QString shared = tmp.filePath(u"shared"_s);
+    QVERIFY(QDir().mkdir(shared));
+    QVERIFY(::chmod(QFile::encodeName(shared).constData(), 01777) == 0); // like /tmp
+    QVERIFY(refused(shared, {}, u"data-dir"_s));
+    struct stat st {};
+    QVERIFY(::stat(QFile::encodeName(shared).constData(), &st) == 0);
+    QCOMPARE(st.st_mode & 07777, mode_t(01777)); // never chmod'ed, the sticky bit kept
+    QVERIFY(!QFileInfo::exists(shared + u"/flashstock.db"_s));
+
+    const QString real = tmp.filePath(u"real"_s), link = tmp.filePath(u"link"_s);
+    QVERIFY(QDir().mkdir(real) && QFile::link(real, link));
+    QVERIFY(refused(link, {}, u"data-dir"_s));
+    QVERIFY(QFile::link(tmp.filePath(u"elsewhere.db"_s), tmp.filePath(u"book-link.db"_s)));
+    QVERIFY(refused(tmp.filePath(u"data"_s), u"sqlite:///"_s + tmp.filePath(u"book-link.db"_s), u"db"_s));
+    if (::geteuid() == 0) { // as root (CI), a directory of another user
+        QVERIFY(::chown(QFile::encodeName(real).constData(), 65534, 65534) == 0);
+        QVERIFY(refused(real, {}, u"data-dir"_s));
+    }
+
+    // A book created outside the data dir: 0600, as is its WAL.
+    const QString book = tmp.filePath(u"outside.db"_s);
+    auto opened = EngineOpener::open(
+        FS_OK(EngineOpener::resolve({tmp.filePath(u"data"_s), u"sqlite:///"_s + book, u"none"_s, u"ops"_s})), u"test"_s);
+    FS_VERIFY_OK(opened);
+    FS_VERIFY_OK(opened->engine->addSku(u"A"_s, 1));
+    for (const QString &file : {book, book + u"-wal"_s}) {
+        if (!QFileInfo::exists(file))
+            continue;
+        QVERIFY(::stat(QFile::encodeName(file).constData(), &st) == 0);
+        QCOMPARE(st.st_mode & 0777, mode_t(0600));
+    }
 }
 
 void TestProfile::embeddedThatFailsIsDownNotAbsent()

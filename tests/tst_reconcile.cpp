@@ -3,6 +3,7 @@
 // Real redis-server (RedisFixture) and both book backends.
 
 #include "Engine.h"
+#include "Identifiers.h"
 #include "drill/Drill.h"
 #include "gate/Gate.h"
 #include "gate/GateKeys.h"
@@ -112,6 +113,8 @@ class TestReconcile : public QObject {
 
 private slots:
     void orphanPreDeduct_data() { test::addBackendRows(); }
+    void fencedAttemptInABatch_data() { test::addBackendRows(); }
+    void fencedAttemptInABatch();
     void orphanPreDeduct();
     void staleHoldAfterRedisRestart_data() { test::addBackendRows(); }
     void staleHoldAfterRedisRestart();
@@ -119,8 +122,11 @@ private slots:
     void gateShortfallAndExcess();
     void negativeDriftWaitsForApproval_data() { test::addBackendRows(); }
     void negativeDriftWaitsForApproval();
-    void rejectLeavesStock_data() { test::addBackendRows(); }
-    void rejectLeavesStock();
+    void rejectKeepsTheDriftOpen_data() { test::addBackendRows(); }
+    void rejectKeepsTheDriftOpen();
+    void recurringDriftIsReportedAgain_data() { test::addBackendRows(); }
+    void recurringDriftIsReportedAgain();
+    void decisionTextIsBoundedAndSafe();
     void bookOnlyReservePaused();
     void releaseTheGateMissedFreesTheBuyer();
     void stalePauseIsLifted();
@@ -159,10 +165,64 @@ void TestReconcile::orphanPreDeduct()
     QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
     auto status = engine->book().orderStatus(u"o1"_s);
     QVERIFY(status && *status == OrderStatus::Abandoned);
-    // The late reserve of that order fails on the fence.
+    // The late book step of that attempt fails on the fence (transient: it never commits).
     auto late = engine->book().reserve(u"o1"_s, {}, {{u"A"_s, 3, g->token}}, 60);
     QVERIFY(!late);
     QCOMPARE(late.error().code, ErrorCode::Conflict);
+    QVERIFY(test::bookHolds(*engine));
+    // The order itself reserves again: the retry gets a fresh token, which no fence holds.
+    auto retry = engine->reserve(u"o1"_s, {}, {{u"A"_s, 3, {}}});
+    FS_VERIFY_OK(retry);
+    QCOMPARE(retry->outcome, Outcome::Reserved);
+    const QString newToken = retry->lines.first().token;
+    QVERIFY(!newToken.isEmpty() && newToken != g->token);
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), std::optional(OrderStatus::Pending));
+    // The stale attempt once more: it gets the order as it is, nothing moves.
+    auto stale = engine->book().reserve(u"o1"_s, {}, {{u"A"_s, 3, g->token}}, 60);
+    FS_VERIFY_OK(stale);
+    QCOMPARE(stale->lines.first().token, newToken);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).locked, 3);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 7);
+    QVERIFY(test::bookHolds(*engine));
+    auto quiet = rec.runPass(0);
+    QVERIFY(quiet && quiet->discrepancies.isEmpty());
+    FS_VERIFY_OK(engine->confirm(u"o1"_s, u"pay1"_s));
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestReconcile::fencedAttemptInABatch()
+{
+    // The group-commit path (Book::reserveBatch, as the server's book writers run it): a
+    // fenced attempt fails alone, its neighbours reserve, and the order's retry with a fresh
+    // token takes the order over inside a batch as well.
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    auto g1 = engine->gate()->reserve(u"A"_s, u"o1"_s, {}, 3);
+    QVERIFY(g1 && g1->code == GateCode::Reserved);
+    Reconciler rec(*engine);
+    passTwice(rec, 0);
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), std::optional(OrderStatus::Abandoned));
+
+    const auto late = engine->book().reserveBatch({ReserveOrder{u"o1"_s, {}, {{u"A"_s, 3, g1->token}}, 60, {}},
+                                                   ReserveOrder{u"o2"_s, {}, {{u"A"_s, 2, {}}}, 60, {}}});
+    QCOMPARE(late.size(), 2);
+    QVERIFY(!late.at(0));
+    QCOMPARE(late.at(0).error().code, ErrorCode::Conflict);
+    QVERIFY2(late.at(0).error().message.contains(u"send the reserve again"_s), qPrintable(late.at(0).error().message));
+    QVERIFY(late.at(1) && late.at(1)->outcome == Outcome::Reserved);
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), std::optional(OrderStatus::Abandoned));
+
+    auto g2 = engine->gate()->reserve(u"A"_s, u"o1"_s, {}, 3);
+    QVERIFY(g2 && g2->code == GateCode::Reserved && g2->token != g1->token);
+    const auto retry = engine->book().reserveBatch({ReserveOrder{u"o3"_s, {}, {{u"A"_s, 1, {}}}, 60, {}},
+                                                    ReserveOrder{u"o1"_s, {}, {{u"A"_s, 3, g2->token}}, 60, {}}});
+    QVERIFY(retry.at(0) && retry.at(0)->outcome == Outcome::Reserved);
+    QVERIFY2(retry.at(1) && retry.at(1)->outcome == Outcome::Reserved,
+             qPrintable(retry.at(1) ? QString() : retry.at(1).error().message));
+    QCOMPARE(retry.at(1)->lines.first().token, g2->token);
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), std::optional(OrderStatus::Pending));
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).locked, 6);
     QVERIFY(test::bookHolds(*engine));
 }
 
@@ -265,6 +325,15 @@ void TestReconcile::negativeDriftWaitsForApproval()
     QVERIFY(second && second->status == DiscrepancyStatus::Approved);
     QCOMPARE(FS_OK(engine->book().ledgerCount()), ledgerBefore + 1); // applied once
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
+    // The approval's ledger row says what moved, why and which discrepancy it resolves.
+    const LedgerRow adjust = FS_OK(engine->book().ledgerOfSku(u"A"_s)).last();
+    QCOMPARE(adjust.operation, u"ADJUST"_s);
+    QCOMPARE(adjust.adjustmentKind, u"correction"_s);
+    QCOMPARE(adjust.adjustmentUnits, -5);
+    QCOMPARE(adjust.discrepancy, d.id);
+    QCOMPARE(adjust.reason, u"counted"_s);
+    QCOMPARE(adjustmentText(adjust), u"correction -5 (discrepancy #%1): counted"_s.arg(d.id));
+    QCOMPARE(FS_OK(engine->book().ledgerOfOrder(adjust.order)).first().discrepancy, d.id);
     QVERIFY(test::bookHolds(*engine));
     QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
     auto open = engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}});
@@ -273,8 +342,11 @@ void TestReconcile::negativeDriftWaitsForApproval()
     QVERIFY(after && after->discrepancies.isEmpty() && after->stillPending == 0);
 }
 
-void TestReconcile::rejectLeavesStock()
+void TestReconcile::rejectKeepsTheDriftOpen()
 {
+    // Rejecting a correction never leaves the book disagreeing with its ledger while the SKU
+    // sells: the discrepancy stays open and paused, proposing the other correction; it
+    // closes once one is approved (or the bucket was set right by hand).
     QFETCH(QString, backend);
     FS_GATED_ENGINE(backend);
     FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
@@ -282,17 +354,86 @@ void TestReconcile::rejectLeavesStock()
     Reconciler rec(*engine);
     const ReconcileReport report = passTwice(rec);
     QCOMPARE(report.discrepancies.size(), 1);
-    QCOMPARE(report.discrepancies.first().delta, 4);
-    auto rejected = rec.reject(report.discrepancies.first().id, u"alice"_s, u"recount first"_s, kApprovers);
-    QVERIFY(rejected && rejected->status == DiscrepancyStatus::Rejected);
+    const Discrepancy found = report.discrepancies.first();
+    QCOMPARE(found.delta, 4);
+    QCOMPARE(found.correction, Correction(RestoreBucket{Levels3{6, 0, 0}, Levels3{10, 0, 0}}));
+    auto rejected = rec.reject(found.id, u"alice"_s, u"recount first"_s, kApprovers);
+    FS_VERIFY_OK(rejected);
+    QCOMPARE(rejected->status, DiscrepancyStatus::PendingApproval);
+    QCOMPARE(rejected->correction, Correction(AcceptStocktake{Levels3{6, 0, 0}, Levels3{10, 0, 0}}));
+    QVERIFY2(rejected->detail.contains(u"rejected by alice (recount first)"_s), qPrintable(rejected->detail));
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 6);
-    auto open = engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}});
-    QVERIFY(open && open->outcome == Outcome::Reserved); // last open one closed: unpaused
+    QCOMPARE(FS_OK(engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
     auto again = rec.runPass(0);
-    FS_VERIFY_OK(again);
-    for (const Discrepancy &d : again->discrepancies)
-        qWarning("again: %s %s", qPrintable(discrepancyKindName(d.kind)), qPrintable(d.detail));
-    QVERIFY(again->discrepancies.isEmpty() && again->stillPending == 0);
+    QVERIFY(again && again->discrepancies.isEmpty() && again->stillPending == 1);
+    // The count is taken as a stocktake: the ledger explains 6 now, the SKU sells.
+    auto taken = rec.approve(found.id, u"alice"_s, u"counted 6"_s, kApprovers);
+    FS_VERIFY_OK(taken);
+    QCOMPARE(taken->status, DiscrepancyStatus::Approved);
+    QVERIFY(test::bookHolds(*engine));
+    QCOMPARE(FS_OK(engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+    auto quiet = rec.runPass(0);
+    QVERIFY(quiet && quiet->discrepancies.isEmpty() && quiet->stillPending == 0);
+
+    // Set right by hand: a rejection closes it.
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 2, total = total + 2 WHERE sku = 'A'"_s));
+    auto second = rec.runPass(0);
+    QVERIFY(second && second->pendingApproval == 1);
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available - 2, total = total - 2 WHERE sku = 'A'"_s));
+    auto closed = rec.reject(second->discrepancies.first().id, u"alice"_s, u"fixed by hand"_s, kApprovers);
+    FS_VERIFY_OK(closed);
+    QCOMPARE(closed->status, DiscrepancyStatus::Rejected);
+    QCOMPARE(FS_OK(engine->reserve(u"p3"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+}
+
+void TestReconcile::recurringDriftIsReportedAgain()
+{
+    // The same 1-unit loss after the first was approved and fixed is a new discrepancy that
+    // pauses the SKU again, however much it looks like the old one.
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    Reconciler rec(*engine);
+    qint64 previous = 0;
+    for (int round = 0; round < 2; ++round) {
+        QVERIFY(engine->database().exec(
+            u"UPDATE buckets SET available = available - 1, total = total - 1 WHERE sku = 'A'"_s));
+        const ReconcileReport report = passTwice(rec);
+        QCOMPARE(report.pendingApproval, 1);
+        const Discrepancy d = report.discrepancies.first();
+        QVERIFY(d.id != previous);
+        QCOMPARE(d.delta, 1);
+        QCOMPARE(FS_OK(engine->reserve(u"p%1"_s.arg(round), {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
+        FS_VERIFY_OK(rec.approve(d.id, u"alice"_s, u"found it"_s, kApprovers));
+        QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
+        previous = d.id;
+    }
+}
+
+void TestReconcile::decisionTextIsBoundedAndSafe()
+{
+    // Reasons and approver names follow the one free-text rule: at most 500 characters, no
+    // control, bidi or zero-width characters; nothing is decided otherwise.
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = 9, total = 9 WHERE sku = 'A'"_s));
+    Reconciler rec(*engine);
+    auto report = rec.runPass(0);
+    QVERIFY(report && report->pendingApproval == 1);
+    const qint64 id = report->discrepancies.first().id;
+    const QStringList spoofer{u"al\u202Eice"_s};
+    for (const auto &[who, reason, field] :
+         {std::tuple{u"alice"_s, QString(501, u'r'), u"reason"_s}, std::tuple{u"alice"_s, u"ok\n\x1b[2J"_s, u"reason"_s},
+          std::tuple{u"alice"_s, u"ok\u2066fake\u2069"_s, u"reason"_s}, std::tuple{spoofer.first(), u"ok"_s, u"operator"_s}}) {
+        auto refused = rec.approve(id, who, reason, who == u"alice"_s ? kApprovers : spoofer);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(refused.error().field, field);
+    }
+    QCOMPARE(FS_OK(rec.get(id)).status, DiscrepancyStatus::PendingApproval);
+    QCOMPARE(printable(u"a\nb\x1b[2Jc\u202E"_s), u"a\\nb\\u{001b}[2Jc\\u{202e}"_s);
 }
 
 void TestReconcile::bookOnlyReservePaused()
@@ -490,9 +631,13 @@ void TestReconcile::crashWindowRealCli()
     QCOMPARE(report.discrepancies.first().order, u"crash1"_s);
     QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
-    auto late = engine->reserve(u"crash1"_s, {}, {{u"A"_s, 4, {}}});
-    QVERIFY(!late || late->outcome != Outcome::Reserved); // fails on the fence
-    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
+    // The killed attempt is fenced; the buyer's retry of the order reserves with a fresh token.
+    auto retry = engine->reserve(u"crash1"_s, {}, {{u"A"_s, 4, {}}});
+    FS_VERIFY_OK(retry);
+    QCOMPARE(retry->outcome, Outcome::Reserved);
+    QVERIFY(retry->lines.first().token != report.discrepancies.first().token);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 6);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 6);
     holder.close();
 }
 

@@ -4,6 +4,7 @@
 
 #include "Engine.h"
 #include "gate/Gate.h"
+#include "reconcile/Reconciler.h"
 #include "store/Database.h"
 #include "store/AccessTokenStore.h"
 #include "store/SaleStore.h"
@@ -79,6 +80,8 @@ private slots:
     void oversizedUrlAndHeaders();
     void authScopesAndRevoke();
     void gateUnavailableIs503();
+    void fencedOrderReservesAgain_data() { test::addBackendRows(); }
+    void fencedOrderReservesAgain();
     void cliAndServerInterchangeable();
     void optionsRefused_data();
     void optionsRefused();
@@ -495,6 +498,38 @@ void TestServer::gateUnavailableIs503()
     auto back = http("POST", server.baseUrl() + u"/v1/reservations"_s, reservation(u"g-1"_s, u"TEE"_s, 1), token);
     QCOMPARE(back.json.value(u"result"_s).toString(), u"reserved"_s);
     QCOMPARE(engine->gateLevels(u"TEE"_s).available, 9);
+}
+
+void TestServer::fencedOrderReservesAgain()
+{
+    // A buyer's reserve went through the gate and never reached the book (its process was
+    // killed); the reconciler gave the units back and fenced that attempt. The buyer's retry
+    // through the server (gate dispatcher, book writers) reserves with a fresh token.
+    QFETCH(QString, backend);
+    FS_SERVED(backend);
+    FS_VERIFY_OK(engine->addSku(u"TEE"_s, 10));
+    auto killed = engine->gate()->reserve(u"TEE"_s, u"f-1"_s, {}, 2);
+    QVERIFY(killed && killed->code == GateCode::Reserved);
+    Reconciler rec(*engine);
+    for (int pass = 0; pass < 2; ++pass)
+        FS_VERIFY_OK(rec.runPass(0));
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"f-1"_s)), std::optional(OrderStatus::Abandoned));
+    QCOMPARE(engine->gateLevels(u"TEE"_s).available, 10);
+
+    auto retry = http("POST", server.baseUrl() + u"/v1/reservations"_s, reservation(u"f-1"_s, u"TEE"_s, 2), token);
+    QCOMPARE(retry.status, 200);
+    QCOMPARE(retry.json.value(u"result"_s).toString(), u"reserved"_s);
+    const QStringList tokens = tokensOf(retry.json);
+    QCOMPARE(tokens.size(), 1);
+    QVERIFY(tokens.first() != killed->token);
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"f-1"_s)), std::optional(OrderStatus::Pending));
+    QCOMPARE(FS_OK(engine->book().levels(u"TEE"_s)).locked, 2);
+    QCOMPARE(engine->gateLevels(u"TEE"_s).available, 8);
+    // The killed attempt's book step, arriving now, never commits.
+    auto stale = engine->book().reserve(u"f-1"_s, {}, {{u"TEE"_s, 2, killed->token}}, 60);
+    FS_VERIFY_OK(stale);
+    QCOMPARE(stale->lines.first().token, tokens.first());
+    QCOMPARE(FS_OK(engine->book().levels(u"TEE"_s)).locked, 2);
 }
 
 void TestServer::cliAndServerInterchangeable()

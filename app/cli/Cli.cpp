@@ -72,9 +72,9 @@ void print(QTextStream &out, QTextStream &err, const CommandOutput &output, bool
         if (output.exitCode != ExitOk && output.json.contains(u"error"_s))
             err << output.text;
     } else if (output.exitCode == ExitOk || !output.json.contains(u"error"_s)) {
-        out << output.text;
+        out << printable(output.text, true); // stored text never drives the terminal
     } else {
-        err << output.text;
+        err << printable(output.text, true);
     }
     out.flush();
     err.flush();

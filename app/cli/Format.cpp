@@ -1,5 +1,7 @@
 #include "Format.h"
 
+#include "Identifiers.h"
+
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
@@ -16,7 +18,7 @@ QString ledgerTable(const QList<LedgerRow> &rows)
                       .arg(u"d_avail"_s, 8)
                       .arg(u"d_locked"_s, 8)
                       .arg(u"d_sold"_s, 7)
-                      .arg(u"after a/l/s  operator"_s);
+                      .arg(u"after a/l/s  operator  adjustment"_s);
     for (const LedgerRow &r : rows) {
         out += u"%1  %2  %3  %4  %5  %6  %7  %8  %9\n"_s.arg(r.id, 6)
                    .arg(isoTime(r.atMs), -24)
@@ -26,8 +28,8 @@ QString ledgerTable(const QList<LedgerRow> &rows)
                    .arg(r.deltaAvailable, 8)
                    .arg(r.deltaLocked, 8)
                    .arg(r.deltaSold, 7)
-                   .arg(u"%1/%2/%3  %4"_s.arg(r.after.available).arg(r.after.locked).arg(r.after.sold)
-                            .arg(r.operatorName));
+                   .arg(u"%1/%2/%3  %4  %5"_s.arg(r.after.available).arg(r.after.locked).arg(r.after.sold)
+                            .arg(printable(r.operatorName), adjustmentText(r)));
     }
     return out;
 }

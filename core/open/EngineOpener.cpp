@@ -5,7 +5,11 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QUrl>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace Qt::StringLiterals;
 
@@ -41,13 +45,37 @@ QString withPasswordFromEnvironment(const QString &url)
     return text.left(start + at) + u":"_s + encoded + text.mid(start + at);
 }
 
+/// A path FlashStock keeps its data in (`field`: data-dir or db): refused, changing nothing,
+/// if it is a symlink, not owned by this user, or group- or world-writable. A path that does
+/// not exist yet passes (it is created private).
+Result<void> checkPrivate(const QString &path, const QString &field, const QString &what)
+{
+    struct stat st {};
+    if (::lstat(QFile::encodeName(path).constData(), &st) != 0)
+        return {};
+    auto refuse = [&](const QString &why) {
+        return fail(ErrorCode::InvalidArgument,
+                    u"%1: %2 %3 %4; FlashStock keeps its data only where no one else can change it (give a %5 of "
+                    u"your own, mode 0700 or 0600)"_s.arg(field, what, path, why, what),
+                    field);
+    };
+    if (S_ISLNK(st.st_mode))
+        return refuse(u"is a symlink"_s);
+    if (st.st_uid != ::geteuid())
+        return refuse(u"belongs to another user (uid %1)"_s.arg(st.st_uid));
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return refuse(u"is writable by group or others (mode %1)"_s.arg(st.st_mode & 07777, 4, 8, QChar(u'0')));
+    return {};
+}
+
 } // namespace
 
 Result<ResolvedProfile> EngineOpener::resolve(const EngineProfile &profile)
 {
     ResolvedProfile r;
     r.dataDir = QDir(EngineProfile::dataDirFor(profile.dataDir)).absolutePath();
-    r.operatorName = profile.operatorName.isEmpty() ? EngineProfile::osUserName() : profile.operatorName;
+    r.operatorName = normalizedName(profile.operatorName.isEmpty() ? EngineProfile::osUserName()
+                                                                   : profile.operatorName);
     if (auto ok = checkName(r.operatorName, u"operator"_s); !ok)
         return std::unexpected(ok.error());
     r.bookInDataDir = profile.dbUrl.isEmpty();
@@ -78,9 +106,20 @@ Result<OpenedEngine> EngineOpener::open(const ResolvedProfile &profile, const QS
 {
     const bool embedded = profile.gateMode == GateMode::Embedded && need == GateNeed::Needed;
     if (profile.bookInDataDir || embedded) {
-        if (!QDir().mkpath(profile.dataDir))
-            return fail(ErrorCode::Unavailable, u"cannot create data dir %1"_s.arg(profile.dataDir), u"data-dir"_s);
-        QFile::setPermissions(profile.dataDir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        if (auto r = checkPrivate(profile.dataDir, u"data-dir"_s, u"data dir"_s); !r)
+            return std::unexpected(r.error());
+        // Only a directory this call creates is made private; an existing one is never chmod'ed.
+        if (!QFileInfo::exists(profile.dataDir)) {
+            if (!QDir().mkpath(profile.dataDir))
+                return fail(ErrorCode::Unavailable, u"cannot create data dir %1"_s.arg(profile.dataDir),
+                            u"data-dir"_s);
+            QFile::setPermissions(profile.dataDir,
+                                  QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        }
+    }
+    if (profile.book.dialect == Dialect::Sqlite) {
+        if (auto r = checkPrivate(profile.book.path, u"db"_s, u"book"_s); !r)
+            return std::unexpected(r.error());
     }
     auto engine = Engine::open(EngineOptions{profile.book, std::nullopt, Actor{profile.operatorName, source}});
     if (!engine)

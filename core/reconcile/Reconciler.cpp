@@ -4,6 +4,7 @@
 #include "reconcile/Reconciler.h"
 
 #include "Engine.h"
+#include "Identifiers.h"
 #include "gate/Gate.h"
 #include "store/Book.h"
 #include "store/Database.h"
@@ -26,7 +27,10 @@ Result<void> checkApprover(const QString &approver, const QString &reason, const
                     u"operator"_s);
     if (reason.trimmed().isEmpty())
         return fail(ErrorCode::InvalidArgument, u"reason: a reason is required"_s, u"reason"_s);
-    return {};
+    // Free text the audit trail prints: the one rule (length, no control or bidi characters).
+    if (auto r = checkName(approver, u"operator"_s); !r)
+        return r;
+    return checkName(reason, u"reason"_s, kMaxReasonLength);
 }
 
 /// A finding of the book: waits for a person and, unless it is about money only, pauses
@@ -52,17 +56,14 @@ DiscrepancyRow bucketRow(const BucketFinding &p)
                                  p.bucket, p.breaks, true);
     Discrepancy &d = row.d;
     // The figure named: available, unless only locked or sold differ.
-    const char16_t *figure = u"available";
     d.delta = p.ledger.available - p.found.available;
     d.bookValue = p.found.available;
     d.ledgerValue = p.ledger.available;
     if (d.delta == 0 && p.ledger.locked != p.found.locked) {
-        figure = u"locked";
         d.delta = p.ledger.locked - p.found.locked;
         d.bookValue = p.found.locked;
         d.ledgerValue = p.ledger.locked;
     } else if (d.delta == 0 && p.ledger.sold != p.found.sold) {
-        figure = u"sold";
         d.delta = p.ledger.sold - p.found.sold;
         d.bookValue = p.found.sold;
         d.ledgerValue = p.ledger.sold;
@@ -73,24 +74,17 @@ DiscrepancyRow bucketRow(const BucketFinding &p)
                    .arg(levelsText(p.found))
                    .arg(p.total)
                    .arg(levelsText(p.ledger));
-    if (p.ledger.valid()) {
+    if (p.ledger.valid())
         d.correction = RestoreBucket{p.found, p.ledger};
-        d.proposal = u"restore %1 bucket %2 to what its ledger explains: %3 (%4 %5%6)"_s.arg(p.sku)
-                         .arg(p.bucket)
-                         .arg(levelsText(p.ledger))
-                         .arg(QString::fromUtf16(figure), d.delta >= 0 ? u"+"_s : QString())
-                         .arg(d.delta);
-    } else if (!broken) {
+    else if (!broken)
         d.correction = AcceptStocktake{p.found, p.ledger};
-        d.proposal = u"accept the counted %1 bucket %2 of %3 as a stocktake adjustment"_s.arg(p.sku)
-                         .arg(p.bucket)
-                         .arg(levelsText(p.found));
-    } else {
-        d.proposal = u"none: neither the bucket nor its ledger is a valid state; count the stock, reject this "
-                     u"and restock"_s;
-    }
+    d.proposal = bucketProposal(p.sku, p.bucket, d.correction);
+    if (d.proposal.isEmpty())
+        d.proposal = u"none: neither the bucket nor its ledger is a valid state; count the stock and set the bucket "
+                     u"right by hand: this stays open, the SKU paused, until the bucket agrees with its ledger"_s;
     // Keyed by the unexplained difference, not the levels: the same drift is one
-    // discrepancy even after the SKU moves on (a rejected one is not raised again).
+    // discrepancy while it waits, even as the SKU moves on; once decided, the same
+    // difference found again is a new occurrence (DiscrepancyRow::key).
     const Levels3 diff{p.found.available - p.ledger.available, p.found.locked - p.ledger.locked,
                        p.found.sold - p.ledger.sold};
     row.key = u"%1:%2:%3:%4:%5"_s.arg(discrepancyKindName(d.kind), p.sku)
@@ -237,6 +231,11 @@ Reconciler::Reconciler(Engine &engine)
 
 Reconciler::~Reconciler() = default;
 
+qint64 Reconciler::minSafeGraceMs()
+{
+    return Database::kLockWaitMs;
+}
+
 bool Reconciler::record(const DiscrepancyRow &row, ReconcileReport &report)
 {
     auto id = m_store->insert(row);
@@ -375,14 +374,16 @@ bool Reconciler::healTokens(const QString &sku, qint64 nowMs, qint64 graceMs, Re
             continue;
         }
         const qint64 age = nowMs - t.createdMs;
-        if (!*order) {
+        // No order, or one fenced for an earlier attempt: this token may be a retry on its
+        // way to the book, so it is given the grace too.
+        if (!*order || (*order)->status == OrderStatus::Abandoned) {
             if (age < graceMs) {
                 inFlight = true;
                 continue;
             }
-            // Fence first: a reserve of this order that arrives later must fail in the book,
-            // not commit units the gate is about to give back.
-            if (auto fenced = book.fenceOrder(t.order, t.user); !fenced) {
+            // Fence this attempt first: a reserve carrying this token that arrives later must
+            // fail in the book, not commit units the gate is about to give back.
+            if (auto fenced = book.fenceOrder(t.order, t.user, t.token); !fenced) {
                 report.warnings << fenced.error().message;
                 inFlight = true;
                 continue;
@@ -396,7 +397,9 @@ bool Reconciler::healTokens(const QString &sku, qint64 nowMs, qint64 graceMs, Re
         const Book::OrderOnSku &o = **order;
         if (o.status == OrderStatus::Abandoned) {
             giveBack(sku, t, DiscrepancyKind::OrphanPreDeduct,
-                     u"had no order in the book %1 ms after the pre-deduct; the order is fenced"_s.arg(age), report);
+                     u"had no order in the book %1 ms after the pre-deduct; this attempt is fenced (a retry of the "
+                     u"order reserves afresh)"_s.arg(age),
+                     report);
         } else if (o.token != t.token) {
             // The order is in the book under another token (a repeat's extra pre-deduct).
             if (age < graceMs)

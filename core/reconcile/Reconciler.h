@@ -35,6 +35,11 @@ public:
     explicit Reconciler(Engine &engine);
     ~Reconciler();
 
+    /// The shortest grace that never fences a live reserve: the time a reserve's book step
+    /// may legitimately wait for the write lock (Database::kLockWaitMs), ms. A shorter one
+    /// only for tests (`reconcile --unsafe-grace`).
+    static qint64 minSafeGraceMs();
+
     /// One pass. `graceMs`: how old a held token must be, by Redis time, before it counts
     /// as orphaned. Idempotent: a second pass over an unchanged state finds nothing new.
     [[nodiscard]] Result<ReconcileReport> runPass(qint64 graceMs = 30000);

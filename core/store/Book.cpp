@@ -156,7 +156,7 @@ Result<Adjustment> Book::adjust(const QString &sku, qint64 units, const QString 
     auto n = bucketCount(sku);
     if (!n)
         return std::unexpected(n.error());
-    if (auto r = checkName(reason, u"reason"_s, 500); !r)
+    if (auto r = checkName(reason, u"reason"_s, kMaxReasonLength); !r)
         return std::unexpected(r.error());
     if (units == 0 || units > kMaxQuantity || units < -kMaxQuantity)
         return fail(ErrorCode::InvalidArgument,
@@ -273,7 +273,7 @@ Result<ReserveResult> Book::answerExisting(const QString &order, const QList<Ord
     auto held = linesOf(order);
     if (!held)
         return std::unexpected(held.error());
-    if (status == u"ABANDONED"_s) {
+    if (status == u"ABANDONED"_s) { // fenced since takeOverFenced looked
         fenced = true;
         return out;
     }
@@ -371,6 +371,31 @@ Result<OrderChange> Book::confirm(const QString &order, const QString &paymentRe
 Result<OrderChange> Book::release(const QString &order, const QString &reason)
 {
     return finishOrders({FinishOrder{order, reason}}, Finish::Release, Replay::OnUnknown).constFirst();
+}
+
+Result<QList<OrderChange>> Book::gateReleasesDue(int limit)
+{
+    auto due = m_db.exec(u"SELECT o.order_id, ol.sku, ol.qty, ol.token FROM orders o JOIN order_lines ol "
+                         u"ON ol.order_id = o.order_id WHERE o.order_id IN (SELECT order_id FROM orders WHERE "
+                         u"gate_release_due = 1 ORDER BY order_id LIMIT ?) ORDER BY o.order_id, ol.sku, ol.bucket"_s,
+                         {std::clamp(limit, 1, 10000)});
+    if (!due)
+        return std::unexpected(due.error());
+    QList<OrderChange> out;
+    for (const QVariantList &r : due->rows) {
+        if (out.isEmpty() || out.last().order != r.at(0).toString())
+            out << OrderChange{Outcome::AlreadyClosed, r.at(0).toString(), {}};
+        out.last().lines << OrderLine{r.at(1).toString(), i64(r.at(2)), r.at(3).toString()};
+    }
+    return out;
+}
+
+Result<void> Book::gateReleased(const QString &order)
+{
+    auto r = m_db.exec(u"UPDATE orders SET gate_release_due = 0 WHERE order_id = ? AND gate_release_due = 1"_s, {order});
+    if (!r)
+        return std::unexpected(r.error());
+    return {};
 }
 
 } // namespace flashstock

@@ -92,8 +92,9 @@ public:
     /// Reserves every line for `order` or none (available -> locked): a new PENDING order
     /// that expires `holdSeconds` after the database's now. The same order with the same
     /// lines again answers Reserved with the stored lines and moves nothing; with other lines,
-    /// Duplicate. An order the reconciler fenced (abandoned) is Conflict. A reserve batch of
-    /// one (reserveBatch).
+    /// Duplicate. An order the reconciler fenced (abandoned) is reserved again by an attempt
+    /// with fresh tokens; the fenced attempt (a token given back) is Conflict (transient: a
+    /// retry gets a fresh token). A reserve batch of one (reserveBatch).
     [[nodiscard]] Result<ReserveResult> reserve(const QString &order, const QString &user,
                                                 QList<OrderLine> lines, qint64 holdSeconds);
 
@@ -128,12 +129,31 @@ public:
     [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason);
     /// Releases every PENDING order whose hold expired by `nowMs` (default: the database's
     /// now, never the caller's clock), oldest first, in release batches (releaseBatch) of
-    /// `batch` orders, each order with its own outcome. Returns the orders released; an order
-    /// that fails is left for the next run (the others go on).
-    [[nodiscard]] Result<QList<OrderChange>> expire(std::optional<qint64> nowMs = std::nullopt, int batch = 200);
+    /// `batch` orders, each order with its own outcome; `onReleased` (if set) is called for
+    /// each order released as soon as its batch committed, so its gate units can go back at
+    /// once. Returns the orders released; an order that fails is left for the next run (the
+    /// others go on).
+    [[nodiscard]] Result<QList<OrderChange>> expire(std::optional<qint64> nowMs = std::nullopt, int batch = 200,
+                                                    const std::function<void(const OrderChange &)> &onReleased = {});
+    /// Orders released in the book (expiry, release) whose gate tokens may still hold their
+    /// units: the gate was not told yet (a run killed half-way, Redis unreachable). At most
+    /// `limit` orders, each with its lines and tokens; outcome AlreadyClosed.
+    [[nodiscard]] Result<QList<OrderChange>> gateReleasesDue(int limit = 200);
+    /// Records that the gate took back the units of released `order` (see gateReleasesDue).
+    [[nodiscard]] Result<void> gateReleased(const QString &order);
 
     /// The SKU's levels, book side. InvalidArgument for an unknown SKU.
     [[nodiscard]] Result<SkuLevels> levels(const QString &sku);
+    /// What a gate restore reads of the book (GateRestore): the SKU's available and which
+    /// of `tokens` (gate tokens) the SKU's lines of live (PENDING or PAID) orders carry.
+    struct RestoreView {
+        qint64 available = 0; ///< units, all buckets
+        QStringList booked;   ///< those of `tokens` the book holds
+    };
+    /// Reads both at one instant: one transaction that first locks the SKU's buckets
+    /// (PostgreSQL: FOR UPDATE; SQLite: BEGIN IMMEDIATE), so no reserve, confirm or release
+    /// of the SKU commits between them; writes nothing. InvalidArgument for an unknown SKU.
+    [[nodiscard]] Result<RestoreView> restoreView(const QString &sku, const QStringList &tokens);
     /// Every SKU id, sorted.
     [[nodiscard]] Result<QStringList> skus();
     /// Every SKU's levels (each with its buckets), sorted by SKU: one query.
@@ -157,10 +177,12 @@ public:
     /// definition the reconciler's passes use too).
     [[nodiscard]] Result<BookCheck> check();
 
-    /// Fences `order` for the reconciler: inserts it as ABANDONED (no lines, no ledger row)
-    /// unless it exists, so a reserve of it that arrives later fails. Returns the order's
-    /// status afterwards (Abandoned if fenced now or before).
-    [[nodiscard]] Result<OrderStatus> fenceOrder(const QString &order, const QString &user);
+    /// Fences one attempt of `order` for the reconciler, before it gives gate token `token`
+    /// back: the order is inserted as ABANDONED (no lines, no ledger row) unless it exists,
+    /// and, while it is ABANDONED, the token is recorded as fenced (one transaction). A late
+    /// reserve carrying that token then fails; a retry with a fresh token takes the order
+    /// over (Book::reserve). Returns the order's status afterwards (Abandoned if fenced).
+    [[nodiscard]] Result<OrderStatus> fenceOrder(const QString &order, const QString &user, const QString &token);
     /// An order's status and the gate token its line of one SKU carries.
     struct OrderOnSku {
         OrderStatus status = OrderStatus::Pending;
@@ -192,6 +214,10 @@ public:
         qint64 total = 0;      ///< its stored total as read
         qint64 adjustment = 0; ///< Applied: the adjustment's id
     };
+    /// A bucket correction's first step (also a rejection's re-check): the bucket locked and
+    /// read; AlreadyAgrees if it is `explained` now, else NotApplicable (the caller decides).
+    /// InvalidArgument if the bucket is unknown.
+    [[nodiscard]] Result<BucketCorrection> readForCorrection(const QString &sku, int bucket, const Levels3 &explained);
     /// Sets bucket `bucket` of `sku` to `explained` (what its ledger replays to), guarded by
     /// the levels just read, as an adjustment of kind `correction` with one ADJUST ledger row
     /// of zero deltas (the ledger already explains the levels) recording before and after.
@@ -211,6 +237,9 @@ public:
     [[nodiscard]] Result<std::optional<qint64>> changeOrderStatus(const QString &order, const QString &sku,
                                                                   OrderStatus from, OrderStatus to,
                                                                   const QString &reason);
+    /// Names discrepancy `discrepancy` as what adjustment `adjustment` resolves (the ledger
+    /// then shows it beside the adjustment's units and reason).
+    [[nodiscard]] Result<void> linkAdjustment(qint64 adjustment, qint64 discrepancy);
     /// Records one refund of `payment` on `order` (kept once per order and payment: a second
     /// call changes nothing).
     [[nodiscard]] Result<void> recordRefund(const QString &order, const QString &payment, const QString &reason);
@@ -248,8 +277,14 @@ private:
                                           qint64 holdSeconds);
     /// The answer to a reserve of an order that exists (inside the reserve's transaction):
     /// Reserved with the stored lines for the same lines, else Duplicate; `fenced` when the
-    /// reconciler abandoned it.
+    /// reconciler abandoned it (one its takeOverFenced did not find: a fence that came after).
     Result<ReserveResult> answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced);
+    /// A reserve of an order the reconciler fenced (ABANDONED), inside the reserve's
+    /// transaction: an attempt whose tokens no fence holds takes the order over (PENDING
+    /// again, a new hold) and returns its expires_at; one carrying a fenced token sets
+    /// `fenced`. nullopt if the order is not ABANDONED (or fenced).
+    Result<std::optional<qint64>> takeOverFenced(const QString &order, const QString &user,
+                                                 const QList<OrderLine> &wanted, qint64 holdSeconds, bool &fenced);
     /// The book's guarded take of one line: its preferred bucket, else one that has enough
     /// (borrow), else several (split). Empty if the buckets together hold fewer than qty.
     Result<QList<BucketTake>> takeLine(const QString &order, const OrderLine &line, int buckets);
@@ -341,9 +376,6 @@ private:
     /// The bucket's levels and total, locked for this transaction (PostgreSQL: FOR UPDATE);
     /// nullopt if there is no such bucket.
     Result<std::optional<BucketLevels>> lockBucket(const QString &sku, int bucket);
-    /// A bucket correction's first step: the bucket locked and read; AlreadyAgrees if it is
-    /// `explained` now, else NotApplicable (the caller decides). InvalidArgument if unknown.
-    Result<BucketCorrection> readForCorrection(const QString &sku, int bucket, const Levels3 &explained);
 
     Database &m_db;
     Actor m_actor;

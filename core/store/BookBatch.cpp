@@ -45,6 +45,12 @@ bool isRepeatOf(Outcome replay, Outcome first)
         || (first == Outcome::Released && replay == Outcome::AlreadyClosed);
 }
 
+/// True if a line of the order holds a gate token (its units are the gate's to give back).
+bool heldAtGate(const QList<OrderLine> &lines)
+{
+    return std::any_of(lines.cbegin(), lines.cend(), [](const OrderLine &l) { return !l.token.isEmpty(); });
+}
+
 } // namespace
 
 Result<void> Book::runBatch(const QList<qsizetype> &indexes, const QStringList &orderIds,
@@ -214,10 +220,10 @@ QList<Result<ReserveResult>> Book::reserveOrders(const QList<ReserveOrder> &orde
             out[i] = std::unexpected(ran.error());
         else if (errors.at(i))
             out[i] = std::unexpected(*errors.at(i));
-        else if (fenced.at(i))
+        else if (fenced.at(i)) // transient: a retry gets a fresh gate token, which no fence holds
             out[i] = fail(ErrorCode::Conflict,
-                          u"order %1 was abandoned by the reconciler (its gate units were given back); "
-                          u"use a new order id"_s.arg(orders.at(i).order),
+                          u"order %1: this attempt's gate token was given back by the reconciler (the attempt is "
+                          u"fenced) and did not commit; send the reserve again"_s.arg(orders.at(i).order),
                           u"order"_s);
         else
             out[i] = answers.at(i);
@@ -370,14 +376,26 @@ Result<Book::OrderStep> Book::reserveOne(const ReserveOrder &order, const QList<
     auto ins = m_db.exec(sql::insertOrder(m_db.nowMsExpr()), {order.order, nullable(order.user), order.holdSeconds * 1000});
     if (!ins)
         return std::unexpected(ins.error());
+    qint64 expiresAt = 0;
     if (ins->isEmpty()) {
-        auto existing = answerExisting(order.order, wanted, fenced);
-        if (!existing)
-            return std::unexpected(existing.error());
-        out = *existing;
-        return OrderStep::Undo; // nothing was written
+        // An order the reconciler fenced: a new attempt takes it over, a fenced one fails.
+        auto taken = takeOverFenced(order.order, order.user, wanted, order.holdSeconds, fenced);
+        if (!taken)
+            return std::unexpected(taken.error());
+        if (!*taken) {
+            if (!fenced) {
+                auto existing = answerExisting(order.order, wanted, fenced);
+                if (!existing)
+                    return std::unexpected(existing.error());
+                out = *existing;
+            }
+            return OrderStep::Undo; // nothing was written (a take-over is undone with the rest)
+        }
+        expiresAt = **taken;
+    } else {
+        expiresAt = i64(ins->first().at(0));
     }
-    out = ReserveResult{Outcome::Reserved, order.order, wanted, {}, i64(ins->first().at(0))};
+    out = ReserveResult{Outcome::Reserved, order.order, wanted, {}, expiresAt};
     for (const OrderLine &line : wanted) {
         if (const qint64 limit = order.userLimits.value(line.sku); limit > 0) {
             // The batch's earlier orders are visible here: the limit holds within a batch too.
@@ -404,6 +422,36 @@ Result<Book::OrderStep> Book::reserveOne(const ReserveOrder &order, const QList<
     }
     return OrderStep::Keep;
 }
+
+Result<std::optional<qint64>> Book::takeOverFenced(const QString &order, const QString &user,
+                                                   const QList<OrderLine> &wanted, qint64 holdSeconds, bool &fenced)
+{
+    fenced = false;
+    // The order's row lock first: a concurrent fence (Book::fenceOrder) waits for it, or
+    // this waits for the fence and then sees it.
+    const QString now = m_db.nowMsExpr();
+    auto upd = m_db.exec(u"UPDATE orders SET status = 'PENDING', user_id = ?, version = version + 1, created_at = %1, "
+                         u"expires_at = %1 + ?, close_reason = NULL WHERE order_id = ? AND status = 'ABANDONED' "
+                         u"RETURNING expires_at"_s.arg(now),
+                         {nullable(user), holdSeconds * 1000, order});
+    if (!upd)
+        return std::unexpected(upd.error());
+    if (upd->isEmpty())
+        return std::optional<qint64>{};
+    for (const OrderLine &line : wanted) {
+        if (line.token.isEmpty())
+            continue;
+        auto hit = m_db.exec(u"SELECT 1 FROM order_fences WHERE order_id = ? AND token = ?"_s, {order, line.token});
+        if (!hit)
+            return std::unexpected(hit.error());
+        if (!hit->isEmpty()) {
+            fenced = true;
+            return std::optional<qint64>{};
+        }
+    }
+    return std::optional<qint64>{i64(upd->first().at(0))};
+}
+
 
 // --- confirm and release -----------------------------------------------------------------
 
@@ -538,9 +586,10 @@ Result<Book::OrderStep> Book::finishOne(const QString &order, Finish finish, con
         ? m_db.exec(u"UPDATE orders SET status = 'PAID', version = version + 1, payment_ref = ?, paid_at = %1 "
                     u"WHERE order_id = ? AND status = 'PENDING' AND version = ? RETURNING version"_s.arg(now),
                     {detail, order, version})
-        : m_db.exec(u"UPDATE orders SET status = 'CLOSED', version = version + 1, close_reason = ?, closed_at = %1 "
-                    u"WHERE order_id = ? AND status = 'PENDING' AND version = ? RETURNING version"_s.arg(now),
-                    {detail, order, version});
+        : m_db.exec(u"UPDATE orders SET status = 'CLOSED', version = version + 1, close_reason = ?, closed_at = %1, "
+                    u"gate_release_due = ? WHERE order_id = ? AND status = 'PENDING' AND version = ? "
+                    u"RETURNING version"_s.arg(now),
+                    {detail, heldAtGate(out.lines) ? 1 : 0, order, version});
     if (!cas)
         return std::unexpected(cas.error());
     if (cas->isEmpty())
@@ -573,7 +622,8 @@ Result<Book::OrderStep> Book::finishOne(const QString &order, Finish finish, con
 
 // --- expiry ------------------------------------------------------------------------------
 
-Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch)
+Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch,
+                                        const std::function<void(const OrderChange &)> &onReleased)
 {
     QList<OrderChange> released;
     batch = std::clamp(batch, 1, 10000);
@@ -602,8 +652,11 @@ Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch)
                 continue;
             }
             ++progressed;
-            if (r->outcome == Outcome::Released)
+            if (r->outcome == Outcome::Released) {
                 released << *r;
+                if (onReleased)
+                    onReleased(*r);
+            }
         }
         if (progressed == 0 || due->rows.size() < batch + failed.size())
             break;

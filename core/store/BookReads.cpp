@@ -41,6 +41,41 @@ Result<SkuLevels> Book::levels(const QString &sku)
     return out;
 }
 
+Result<Book::RestoreView> Book::restoreView(const QString &sku, const QStringList &tokens)
+{
+    if (auto r = checkSkuId(sku); !r)
+        return std::unexpected(r.error());
+    return m_db.write<RestoreView>([&](Transaction &tx) -> Result<RestoreView> {
+        tx.rollbackOnly(); // a read: nothing to commit
+        const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
+        auto rows = m_db.exec(u"SELECT available FROM buckets WHERE sku = ? ORDER BY bucket"_s + lock, {sku});
+        if (!rows)
+            return std::unexpected(rows.error());
+        if (rows->isEmpty())
+            return fail(ErrorCode::InvalidArgument, u"sku %1 is unknown"_s.arg(quoteForMessage(sku)), u"sku"_s);
+        RestoreView out;
+        for (const QVariantList &row : rows->rows)
+            out.available += i64(row.at(0));
+        // Tokens a chunk at a time, each statement of one shape (one prepared statement): a
+        // short chunk is padded with "", which no line carries.
+        constexpr qsizetype kChunk = 200;
+        static const QString kLive = u"SELECT ol.token FROM order_lines ol JOIN orders o ON o.order_id = ol.order_id "
+                                     u"WHERE ol.sku = ? AND o.status IN ('PENDING', 'PAID') AND ol.token IN (%1)"_s.arg(
+                                         QStringList(kChunk, u"?"_s).join(u", "_s));
+        for (qsizetype i = 0; i < tokens.size(); i += kChunk) {
+            QVariantList binds{sku};
+            for (qsizetype j = i; j < i + kChunk; ++j)
+                binds << (j < tokens.size() ? tokens.at(j) : QString(u""_s));
+            auto live = m_db.exec(kLive, binds);
+            if (!live)
+                return std::unexpected(live.error());
+            for (const QVariantList &row : live->rows)
+                out.booked << row.at(0).toString();
+        }
+        return out;
+    });
+}
+
 Result<QStringList> Book::skus()
 {
     auto rows = m_db.exec(u"SELECT sku FROM skus ORDER BY sku"_s);
@@ -76,8 +111,15 @@ Result<QList<SkuLevels>> Book::allLevels()
 namespace {
 
 const QString kLedgerColumns =
-    u"id, order_id, operation, sku, bucket, token, delta_available, delta_locked, delta_sold, available_before, "
-    u"locked_before, sold_before, available_after, locked_after, sold_after, at, operator, source"_s;
+    u"l.id, l.order_id, l.operation, l.sku, l.bucket, l.token, l.delta_available, l.delta_locked, l.delta_sold, "
+    u"l.available_before, l.locked_before, l.sold_before, l.available_after, l.locked_after, l.sold_after, l.at, "
+    u"l.operator, l.source, a.kind, a.units, a.reason, a.discrepancy_id"_s;
+
+/// Ledger rows `l` with the adjustment an ADJUST row belongs to (`adj:<id>`), one lookup by
+/// its primary key; the CASE keeps the cast away from order ids.
+const QString kWithAdjustments =
+    u" LEFT JOIN adjustments a ON a.id = CASE WHEN l.operation = 'ADJUST' AND l.order_id LIKE 'adj:%' "
+    u"THEN CAST(substr(l.order_id, 5) AS BIGINT) END"_s;
 
 QList<LedgerRow> ledgerRows(const SqlRows &rows)
 {
@@ -101,6 +143,10 @@ QList<LedgerRow> ledgerRows(const SqlRows &rows)
         l.atMs = i64(r.at(15));
         l.operatorName = r.at(16).toString();
         l.source = r.at(17).toString();
+        l.adjustmentKind = r.at(18).toString();
+        l.adjustmentUnits = i64(r.at(19));
+        l.reason = r.at(20).toString();
+        l.discrepancy = i64(r.at(21));
         out << l;
     }
     return out;
@@ -114,12 +160,14 @@ Result<QList<LedgerRow>> Book::ledgerOfSku(const QString &sku, int limit, int bu
         return std::unexpected(r.error());
     if (auto n = bucketCount(sku); !n)
         return std::unexpected(n.error());
+    const QString &join = kWithAdjustments;
     // bucket -1 matches every bucket (buckets are >= 0).
-    const QString where = u"sku = ? AND (? < 0 OR bucket = ?)"_s;
     auto rows = limit > 0
-        ? m_db.exec(u"SELECT %1 FROM (SELECT %1 FROM ledger WHERE %2 ORDER BY id DESC LIMIT ?) AS recent "
-                    u"ORDER BY id"_s.arg(kLedgerColumns, where), {sku, bucket, bucket, limit})
-        : m_db.exec(u"SELECT %1 FROM ledger WHERE %2 ORDER BY id"_s.arg(kLedgerColumns, where), {sku, bucket, bucket});
+        ? m_db.exec(u"SELECT %1 FROM (SELECT * FROM ledger WHERE sku = ? AND (? < 0 OR bucket = ?) ORDER BY id DESC "
+                    u"LIMIT ?) AS l%2 ORDER BY l.id"_s.arg(kLedgerColumns, join), {sku, bucket, bucket, limit})
+        : m_db.exec(u"SELECT %1 FROM ledger l%2 WHERE l.sku = ? AND (? < 0 OR l.bucket = ?) ORDER BY l.id"_s.arg(
+                        kLedgerColumns, join),
+                    {sku, bucket, bucket});
     if (!rows)
         return std::unexpected(rows.error());
     return ledgerRows(*rows);
@@ -129,8 +177,8 @@ Result<QList<LedgerRow>> Book::recentLedger(int limit)
 {
     if (limit < 1 || limit > 10000)
         return fail(ErrorCode::InvalidArgument, u"limit must be from 1 to 10000, got %1"_s.arg(limit), u"limit"_s);
-    auto rows = m_db.exec(u"SELECT %1 FROM (SELECT %1 FROM ledger ORDER BY id DESC LIMIT ?) AS recent ORDER BY id"_s.arg(
-                              kLedgerColumns),
+    auto rows = m_db.exec(u"SELECT %1 FROM (SELECT * FROM ledger ORDER BY id DESC LIMIT ?) AS l%2 ORDER BY l.id"_s.arg(
+                              kLedgerColumns, kWithAdjustments),
                           {limit});
     if (!rows)
         return std::unexpected(rows.error());
@@ -142,7 +190,9 @@ Result<QList<LedgerRow>> Book::ledgerOfOrder(const QString &order)
     const bool adjustment = order.startsWith(u"adj:"_s);
     if (auto r = checkOrderId(adjustment ? order.mid(4) : order); !r)
         return std::unexpected(r.error());
-    auto rows = m_db.exec(u"SELECT %1 FROM ledger WHERE order_id = ? ORDER BY id"_s.arg(kLedgerColumns), {order});
+    const QString &join = kWithAdjustments;
+    auto rows = m_db.exec(u"SELECT %1 FROM ledger l%2 WHERE l.order_id = ? ORDER BY l.id"_s.arg(kLedgerColumns, join),
+                          {order});
     if (!rows)
         return std::unexpected(rows.error());
     return ledgerRows(*rows);

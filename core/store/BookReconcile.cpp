@@ -18,14 +18,32 @@ Levels3 levels3(const BucketLevels &b) { return {b.available, b.locked, b.sold};
 
 } // namespace
 
-Result<OrderStatus> Book::fenceOrder(const QString &order, const QString &user)
+Result<OrderStatus> Book::fenceOrder(const QString &order, const QString &user, const QString &token)
 {
-    auto ins = m_db.exec(u"INSERT INTO orders (order_id, user_id, status, version, created_at, close_reason) "
-                         u"VALUES (?, ?, 'ABANDONED', 1, %1, 'reconcile') ON CONFLICT (order_id) DO NOTHING"_s.arg(
-                             m_db.nowMsExpr()),
-                         {order, nullable(user)});
-    if (!ins)
-        return std::unexpected(ins.error());
+    const QString now = m_db.nowMsExpr();
+    auto fenced = m_db.write<void>([&](Transaction &) -> Result<void> {
+        auto ins = m_db.exec(u"INSERT INTO orders (order_id, user_id, status, version, created_at, close_reason) "
+                             u"VALUES (?, ?, 'ABANDONED', 1, %1, 'reconcile') ON CONFLICT (order_id) DO NOTHING"_s.arg(now),
+                             {order, nullable(user)});
+        if (!ins)
+            return std::unexpected(ins.error());
+        // The order's row lock, as a retry taking the order over takes it first: either the
+        // retry committed (no longer ABANDONED: no fence) or it will see this fence.
+        auto lock = m_db.exec(u"UPDATE orders SET version = version WHERE order_id = ? AND status = 'ABANDONED'"_s,
+                              {order});
+        if (!lock)
+            return std::unexpected(lock.error());
+        if (lock->affected != 1)
+            return {};
+        auto fence = m_db.exec(u"INSERT INTO order_fences (order_id, token, fenced_at) VALUES (?, ?, %1) "
+                               u"ON CONFLICT (order_id, token) DO NOTHING"_s.arg(now),
+                               {order, token});
+        if (!fence)
+            return std::unexpected(fence.error());
+        return {};
+    });
+    if (!fenced)
+        return std::unexpected(fenced.error());
     auto status = orderStatus(order);
     if (!status)
         return std::unexpected(status.error());
@@ -151,6 +169,14 @@ Result<std::optional<qint64>> Book::changeOrderStatus(const QString &order, cons
     if (!id)
         return std::unexpected(id.error());
     return std::optional<qint64>{*id};
+}
+
+Result<void> Book::linkAdjustment(qint64 adjustment, qint64 discrepancy)
+{
+    auto r = m_db.exec(u"UPDATE adjustments SET discrepancy_id = ? WHERE id = ?"_s, {discrepancy, adjustment});
+    if (!r)
+        return std::unexpected(r.error());
+    return {};
 }
 
 Result<void> Book::recordRefund(const QString &order, const QString &payment, const QString &reason)

@@ -13,6 +13,9 @@
 #include <QSqlRecord>
 #include <QThread>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
@@ -113,9 +116,16 @@ Result<void> Database::connectNow()
             return fail(ErrorCode::Unavailable,
                         u"cannot open %1: directory %2 does not exist"_s.arg(m_url.path, info.dir().path()),
                         u"db"_s);
+        // A new book is created private (0600) before SQLite opens it: it holds user ids and
+        // payment references, and SQLite gives its WAL and shared memory the book's mode.
+        if (!info.exists()) {
+            const int fd = ::open(QFile::encodeName(m_url.path).constData(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+            if (fd >= 0)
+                ::close(fd);
+        }
         QSqlDatabase db = QSqlDatabase::addDatabase(u"QSQLITE"_s, m_connectionName);
         db.setDatabaseName(m_url.path);
-        db.setConnectOptions(u"QSQLITE_BUSY_TIMEOUT=10000"_s);
+        db.setConnectOptions(u"QSQLITE_BUSY_TIMEOUT=%1"_s.arg(kLockWaitMs));
         if (!db.open())
             return fail(ErrorCode::Unavailable,
                         u"cannot open SQLite file %1: %2"_s.arg(m_url.path, db.lastError().text()), u"db"_s);
@@ -365,9 +375,19 @@ Result<void> Database::directExec(const QString &sql)
     return {};
 }
 
-Result<void> Database::migrate()
-{
+namespace {
+
+/// What a schema check found: the tables and the meta table's entries.
+struct SchemaState {
     QStringList tables;
+    QHash<QString, QString> meta;
+};
+
+} // namespace
+
+Result<int> Database::readSchemaVersion()
+{
+    SchemaState state;
     const QString listTables = m_url.dialect == Dialect::Sqlite
         ? u"SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"_s
         : u"SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"_s;
@@ -375,51 +395,66 @@ Result<void> Database::migrate()
     if (!listed)
         return std::unexpected(listed.error());
     for (const QVariantList &row : listed->rows)
-        tables << row.at(0).toString();
+        state.tables << row.at(0).toString();
     const QString where = m_url.dialect == Dialect::Sqlite ? m_url.path : m_url.display();
-    if (!tables.isEmpty() && !tables.contains(u"meta"_s))
+    if (!state.tables.isEmpty() && !state.tables.contains(u"meta"_s))
         return fail(ErrorCode::InvalidArgument,
                     u"%1 is not a FlashStock database: it has tables but no FlashStock meta table"_s.arg(where),
                     u"db"_s);
+    if (!state.tables.contains(u"meta"_s))
+        return 0;
+    auto rows = exec(u"SELECT key, value FROM meta"_s);
+    if (!rows)
+        return std::unexpected(rows.error());
+    for (const QVariantList &row : rows->rows)
+        state.meta.insert(row.at(0).toString(), row.at(1).toString());
+    if (!state.meta.isEmpty() && state.meta.value(u"application"_s) != u"flashstock"_s)
+        return fail(ErrorCode::InvalidArgument,
+                    u"%1 is not a FlashStock database: its meta table belongs to '%2'"_s
+                        .arg(where, state.meta.value(u"application"_s)),
+                    u"db"_s);
+    bool readable = true;
+    const int current = state.meta.isEmpty() ? 0 : state.meta.value(u"schema_version"_s).toInt(&readable);
+    if (!readable || current < 0)
+        return fail(ErrorCode::InvalidArgument,
+                    u"%1 has an unreadable schema version %2 in its meta table: not a FlashStock database this "
+                    u"binary can use"_s.arg(where, quoteForMessage(state.meta.value(u"schema_version"_s))),
+                    u"db"_s);
+    if (current > schemaVersion())
+        return fail(ErrorCode::InvalidArgument,
+                    u"%1 has schema version %2, newer than this binary's %3: upgrade FlashStock"_s
+                        .arg(where).arg(current).arg(schemaVersion()),
+                    u"db"_s);
+    return current;
+}
 
+Result<void> Database::migrate()
+{
+    // A read first: a book that is up to date is used as it is, so opening it never waits
+    // for the write lock of a writer (reads, `sku show`, a reserve's first statement).
+    auto seen = readSchemaVersion();
+    if (!seen)
+        return std::unexpected(seen.error());
+    const int latest = schemaVersion();
+    if (*seen == latest)
+        return {};
+    // Behind (or new): migrate under the write lock, re-reading the version under it, since
+    // another process may have migrated meanwhile.
     const QStringList files = migrationFiles(m_url.dialect);
-    const int latest = files.isEmpty() ? 0 : migrationNumber(files.last());
-    const Result<void> applied = runWrite([&](Transaction &) -> Result<void> {
+    return runWrite([&](Transaction &) -> Result<void> {
         if (m_url.dialect == Dialect::Postgres) {
             // Two processes opening a new database at once: one migrates, the other waits.
             if (auto r = exec(u"SELECT pg_advisory_xact_lock(7305001)"_s); !r)
                 return std::unexpected(r.error());
         }
-        if (!tables.contains(u"meta"_s)) {
-            if (auto r = directExec(u"CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"_s); !r)
-                return std::unexpected(r.error());
-        }
-        auto rows = exec(u"SELECT key, value FROM meta"_s);
-        if (!rows)
-            return std::unexpected(rows.error());
-        QHash<QString, QString> meta;
-        for (const QVariantList &row : rows->rows)
-            meta.insert(row.at(0).toString(), row.at(1).toString());
-        if (!meta.isEmpty() && meta.value(u"application"_s) != u"flashstock"_s)
-            return fail(ErrorCode::InvalidArgument,
-                        u"%1 is not a FlashStock database: its meta table belongs to '%2'"_s
-                            .arg(where, meta.value(u"application"_s)),
-                        u"db"_s);
-        bool readable = true;
-        const int current = meta.isEmpty() ? 0 : meta.value(u"schema_version"_s).toInt(&readable);
-        if (!readable || current < 0)
-            return fail(ErrorCode::InvalidArgument,
-                        u"%1 has an unreadable schema version %2 in its meta table: not a FlashStock database this "
-                        u"binary can use"_s.arg(where, quoteForMessage(meta.value(u"schema_version"_s))),
-                        u"db"_s);
-        if (current > latest)
-            return fail(ErrorCode::InvalidArgument,
-                        u"%1 has schema version %2, newer than this binary's %3: upgrade FlashStock"_s
-                            .arg(where).arg(current).arg(latest),
-                        u"db"_s);
+        if (auto r = directExec(u"CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"_s); !r)
+            return std::unexpected(r.error());
+        auto current = readSchemaVersion();
+        if (!current)
+            return std::unexpected(current.error());
         for (const QString &file : files) {
             const int number = migrationNumber(file);
-            if (number <= current)
+            if (number <= *current)
                 continue;
             QFile f(migrationDir(m_url.dialect) + u'/' + file);
             if (!f.open(QIODevice::ReadOnly))
@@ -430,7 +465,7 @@ Result<void> Database::migrate()
                                 u"migration %1 failed: %2"_s.arg(file, r.error().message));
             }
         }
-        if (current != latest || meta.isEmpty()) {
+        if (*current != latest) {
             const QString upsert = u"INSERT INTO meta (key, value) VALUES (?, ?) "
                                    u"ON CONFLICT (key) DO UPDATE SET value = excluded.value"_s;
             if (auto r = exec(upsert, {u"application"_s, u"flashstock"_s}); !r)
@@ -440,7 +475,6 @@ Result<void> Database::migrate()
         }
         return {};
     });
-    return applied;
 }
 
 } // namespace flashstock

@@ -127,6 +127,9 @@ public:
 
     /// Attempts per write transaction before giving up with Conflict.
     static constexpr int kMaxAttempts = 12;
+    /// How long one statement may wait for the write lock before it fails (SQLite's busy
+    /// timeout), ms: the longest a reserve's book step legitimately waits behind a writer.
+    static constexpr int kLockWaitMs = 10000;
     /// Prepared statements kept per connection before the cache is emptied.
     static constexpr int kMaxCachedStatements = 256;
     /// Prepared statements in the cache now.
@@ -144,7 +147,12 @@ public:
 private:
     explicit Database(DbUrl url);
     Result<void> connectNow();
+    /// Applies pending migrations: the version is read first and the write lock taken only
+    /// when there is something to migrate.
     Result<void> migrate();
+    /// The book's schema version by reads only (0 for an empty database), checked: another
+    /// application's database, an unreadable or a newer version is InvalidArgument.
+    Result<int> readSchemaVersion();
     Result<void> runWrite(const std::function<Result<void>(Transaction &)> &body);
     Result<void> directExec(const QString &sql);
     /// A lost connection: its cached statements freed, then closed.

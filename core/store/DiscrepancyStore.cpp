@@ -122,7 +122,7 @@ Result<std::optional<qint64>> DiscrepancyStore::insert(const DiscrepancyRow &row
         u"ledger_value, correction, found_available, found_locked, found_sold, target_available, target_locked, "
         u"target_sold, status_from, status_to, payment_ref, breaks, pauses, proposal, detail, detected_at) "
         u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1) "
-        u"ON CONFLICT (dkey) DO NOTHING RETURNING id"_s.arg(m_db.nowMsExpr()),
+        u"ON CONFLICT DO NOTHING RETURNING id"_s.arg(m_db.nowMsExpr()),
         {row.key, discrepancyKindName(d.kind), d.sku, d.bucket, nullable(d.order), nullable(d.token),
          discrepancyStatusName(d.status), d.delta, d.gateValue, d.bookValue, d.ledgerValue,
          nullable(correctionWord(d.correction)), part(c.found, &Levels3::available), part(c.found, &Levels3::locked),
@@ -247,8 +247,9 @@ struct Apply {
     Book &book;
     LedgerWatermark &watermark;
     const Discrepancy &d;
-    QString reason;       ///< for the adjustment: "discrepancy N: <approver's reason>"
+    QString reason;       ///< for the adjustment: the approver's (it names the discrepancy itself)
     QString refundReason; ///< for the refund record: "approved by <approver>: <reason>"
+    qint64 *adjustment;   ///< set to the adjustment applied, if any
 
     Result<QString> operator()(std::monostate) const
     {
@@ -297,6 +298,7 @@ struct Apply {
             return std::unexpected(done.error());
         if (!*done)
             return u"re-checked: order %1 is no longer %2; nothing applied"_s.arg(d.order, orderStatusName(c.from));
+        *adjustment = **done;
         return u"order %1 set from %2 to %3 as its ledger explains, adjustment %4"_s
             .arg(d.order, orderStatusName(c.from), orderStatusName(c.to))
             .arg(**done);
@@ -331,6 +333,7 @@ struct Apply {
             return fail(ErrorCode::InvalidArgument, notApplicable(*done, *ledger), u"id"_s);
         case Book::BucketCorrection::Outcome::Applied: break;
         }
+        *adjustment = done->adjustment;
         return recheck + applied(*done, *ledger);
     }
 };
@@ -342,9 +345,59 @@ Result<QString> DiscrepancyStore::apply(const DiscrepancyRow &row, const QString
 {
     Book book(m_db, Actor{approver, source});
     LedgerWatermark watermark(m_db);
-    return std::visit(Apply{book, watermark, row.d, u"discrepancy %1: %2"_s.arg(row.d.id).arg(reason),
-                            u"approved by %1: %2"_s.arg(approver, reason)},
-                      row.d.correction);
+    qint64 adjustment = 0;
+    auto applied = std::visit(Apply{book, watermark, row.d, reason,
+                                    u"approved by %1: %2"_s.arg(approver, reason), &adjustment},
+                              row.d.correction);
+    if (applied && adjustment > 0)
+        if (auto linked = book.linkAdjustment(adjustment, row.d.id); !linked)
+            return std::unexpected(linked.error());
+    return applied;
+}
+
+Result<QString> DiscrepancyStore::reject(const DiscrepancyRow &row, const QString &approver, const QString &source)
+{
+    const Discrepancy &d = row.d;
+    if (d.kind != DiscrepancyKind::BrokenBucket && d.kind != DiscrepancyKind::LedgerMismatch)
+        return u"stock untouched"_s;
+    Book book(m_db, Actor{approver, source});
+    LedgerWatermark watermark(m_db);
+    auto ledger = watermark.replay(d.sku, d.bucket);
+    if (!ledger)
+        return std::unexpected(ledger.error());
+    auto now = book.readForCorrection(d.sku, d.bucket, *ledger);
+    if (!now)
+        return std::unexpected(now.error());
+    if (now->outcome == Book::BucketCorrection::Outcome::AlreadyAgrees)
+        return u"stock untouched; the bucket agrees with its ledger now"_s;
+    // Still disagreeing: open again, the SKU stays paused. The other correction, where it
+    // applies to the bucket as it is now; else the same one, re-read.
+    const bool countable = now->found.valid() && now->total == now->found.total();
+    Correction next = std::monostate{};
+    if (std::holds_alternative<RestoreBucket>(d.correction) && countable)
+        next = AcceptStocktake{now->found, *ledger};
+    else if (ledger->valid())
+        next = RestoreBucket{now->found, *ledger};
+    else if (countable)
+        next = AcceptStocktake{now->found, *ledger};
+    QString proposal = bucketProposal(d.sku, d.bucket, next);
+    if (proposal.isEmpty())
+        proposal = d.proposal;
+    const CorrectionColumns c = columnsOf(next);
+    auto part = [](const std::optional<Levels3> &l, qint64 Levels3::*level) {
+        return nullableInt(l ? std::optional((*l).*level) : std::nullopt);
+    };
+    auto reopened = m_db.exec(
+        u"UPDATE discrepancies SET status = 'pending_approval', resolved_at = NULL, resolved_by = NULL, reason = NULL, "
+        u"correction = ?, found_available = ?, found_locked = ?, found_sold = ?, target_available = ?, "
+        u"target_locked = ?, target_sold = ?, proposal = ? WHERE id = ?"_s,
+        {nullable(correctionWord(next)), part(c.found, &Levels3::available), part(c.found, &Levels3::locked),
+         part(c.found, &Levels3::sold), part(c.target, &Levels3::available), part(c.target, &Levels3::locked),
+         part(c.target, &Levels3::sold), proposal, d.id});
+    if (!reopened)
+        return std::unexpected(reopened.error());
+    return u"the bucket still disagrees with its ledger (%1 against %2), so this stays open and %3 paused; "
+           u"now proposed: %4"_s.arg(levelsText(now->found), levelsText(*ledger), d.sku, proposal);
 }
 
 Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, const QString &approver,
@@ -372,13 +425,11 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
             auto row = get(id);
             if (!row)
                 return std::unexpected(row.error());
-            QString done = u"rejected: stock untouched"_s;
-            if (approve) {
-                auto applied = apply(**row, approver, reason, source);
-                if (!applied)
-                    return std::unexpected(applied.error());
-                done = u"approved: "_s + *applied;
-            }
+            auto applied = approve ? apply(**row, approver, reason, source) : reject(**row, approver, source);
+            if (!applied)
+                return std::unexpected(applied.error());
+            const QString done = (approve ? u"approved: "_s : u"rejected by %1 (%2): "_s.arg(approver, reason))
+                + *applied;
             auto note = m_db.exec(u"UPDATE discrepancies SET detail = ? WHERE id = ?"_s,
                                   {(*row)->d.detail + u"; "_s + done, id});
             if (!note)
@@ -396,6 +447,7 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
     const DiscrepancyStatus wanted = approve ? DiscrepancyStatus::Approved : DiscrepancyStatus::Rejected;
     // Decided before this call: the same decision again is answered as it stands (applied
     // once); the other decision, or a discrepancy that never waited, changes nothing and says so.
+    // A rejection that kept the discrepancy open answers it pending.
     if (!claimed && d.status != wanted)
         return fail(ErrorCode::InvalidArgument,
                     u"id: discrepancy %1 is %2%3; nothing changed"_s.arg(id).arg(

@@ -17,7 +17,10 @@ class Database;
 /// A discrepancy as the reconciler records it, with what the store needs to keep it once.
 struct DiscrepancyRow {
     Discrepancy d;
-    QString key;         ///< idempotency key: the same finding is recorded once
+    /// Idempotency key: a heal (auto_fixed) is recorded once; a finding waiting for a person
+    /// once while it waits. A decided one gives its key up, so the same drift found again
+    /// (a recurrence) is a new discrepancy.
+    QString key;
     bool pauses = false; ///< pending: the SKU's reserves are refused until resolved
 };
 
@@ -29,7 +32,8 @@ class DiscrepancyStore {
 public:
     explicit DiscrepancyStore(Database &db);
 
-    /// Records `row` unless its key exists. Returns the new id, or nullopt if it was known.
+    /// Records `row` unless a heal or a waiting discrepancy holds its key. Returns the new id,
+    /// or nullopt if it was known.
     [[nodiscard]] Result<std::optional<qint64>> insert(const DiscrepancyRow &row);
     /// Discrepancies, newest first, optionally of one status.
     [[nodiscard]] Result<QList<Discrepancy>> list(std::optional<DiscrepancyStatus> status = std::nullopt);
@@ -56,9 +60,13 @@ public:
     /// Decides pending discrepancy `id` in one transaction: it is claimed first (so only the
     /// first decision moves anything), then Approve applies its correction through the book
     /// (re-checked against the bucket and ledger now) in the name of `approver` and
-    /// `source`; Reject changes no stock. The same decision again returns the record as it
-    /// is. InvalidArgument if unknown, decided the other way, or if approval has nothing it
-    /// can apply.
+    /// `source`; Reject changes no stock. A rejection never leaves the book disagreeing with
+    /// its ledger while the SKU sells: a bucket finding (I1/I2) whose bucket still disagrees
+    /// with its ledger stays pending, the SKU paused, and proposes the other correction
+    /// where one applies (restore to the ledger <-> accept the count as a stocktake); it
+    /// closes as rejected only once the bucket agrees with its ledger (set right by hand).
+    /// The same decision again returns the record as it is. InvalidArgument if unknown,
+    /// decided the other way, or if approval has nothing it can apply.
     [[nodiscard]] Result<Discrepancy> resolve(qint64 id, Decision decision, const QString &approver,
                                               const QString &reason, const QString &source);
 
@@ -69,6 +77,10 @@ private:
     /// it did, for the record.
     Result<QString> apply(const DiscrepancyRow &row, const QString &approver, const QString &reason,
                           const QString &source);
+    /// A rejection of claimed `row` (inside resolve's transaction): a bucket finding whose
+    /// bucket still disagrees with its ledger is put back pending with the other correction
+    /// proposed where one applies. Returns what it did, for the record.
+    Result<QString> reject(const DiscrepancyRow &row, const QString &approver, const QString &source);
 
     Database &m_db;
 };

@@ -214,6 +214,16 @@ bool BookCheck::holds(Invariant invariant) const
     return true;
 }
 
+BookCheck BookCheck::ofSku(const QString &sku) const
+{
+    auto only = [&](const auto &list) {
+        std::remove_cvref_t<decltype(list)> out;
+        std::copy_if(list.cbegin(), list.cend(), std::back_inserter(out), [&](const auto &f) { return f.sku == sku; });
+        return out;
+    };
+    return {only(buckets), only(lines), only(strayRows), only(payments)};
+}
+
 bool BookCheck::ok() const
 {
     return buckets.isEmpty() && lines.isEmpty() && strayRows.isEmpty() && payments.isEmpty();

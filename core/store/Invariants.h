@@ -76,6 +76,9 @@ struct BookCheck {
     QStringList problems() const;
     /// Every violation, named as InvariantBreach::at names it.
     QSet<InvariantBreach> breaches() const;
+    /// The findings of `sku` only (a payment finding by its order's first SKU): what a
+    /// rehearsal of that SKU answers for, whatever other SKUs' histories hold.
+    BookCheck ofSku(const QString &sku) const;
 };
 
 /// THE definition of the book's invariants I1-I4 and I6 (DESIGN.md), as SQL aggregates over

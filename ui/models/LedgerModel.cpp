@@ -59,6 +59,7 @@ QVariant LedgerModel::data(const QModelIndex &index, int role) const
         case Token: return r.token;
         case Operator: return role == ExportRole && !r.source.isEmpty() ? u"%1 (%2)"_s.arg(r.operatorName, r.source)
                                                                          : r.operatorName;
+        case Adjustment: return r.adjustmentUnits;
         default: return {};
         }
     }
@@ -76,6 +77,7 @@ QVariant LedgerModel::data(const QModelIndex &index, int role) const
         case After: return u"%1 / %2 / %3"_s.arg(r.after.available).arg(r.after.locked).arg(r.after.sold);
         case Token: return r.token;
         case Operator: return r.source.isEmpty() ? r.operatorName : u"%1 (%2)"_s.arg(r.operatorName, r.source);
+        case Adjustment: return adjustmentText(r);
         default: return {};
         }
     }
@@ -112,6 +114,7 @@ QVariant LedgerModel::headerData(int section, Qt::Orientation orientation, int r
     case After: return tr("After (a / l / s)");
     case Token: return tr("Token");
     case Operator: return tr("Operator");
+    case Adjustment: return tr("Adjustment (units, discrepancy, reason)");
     default: return {};
     }
 }

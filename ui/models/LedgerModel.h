@@ -12,7 +12,7 @@ class LedgerModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { Id, At, Order, Operation, Sku, Bucket, DeltaAvailable, DeltaLocked, DeltaSold, After, Token,
-                  Operator, ColumnCount };
+                  Operator, Adjustment, ColumnCount };
 
     explicit LedgerModel(QObject *parent = nullptr);
 

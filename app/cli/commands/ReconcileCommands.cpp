@@ -60,7 +60,8 @@ QString discrepancyLine(const Discrepancy &d)
         .arg(discrepancyKindName(d.kind), d.sku, d.bucket >= 0 ? u"/%1"_s.arg(d.bucket) : QString(),
              discrepancyStatusName(d.status))
         .arg(d.delta)
-        .arg(d.status == DiscrepancyStatus::PendingApproval ? u"\n    proposal: "_s + d.proposal : u"\n    "_s + d.detail);
+        .arg(printable(d.status == DiscrepancyStatus::PendingApproval ? u"proposal: "_s + d.proposal : d.detail)
+                 .prepend(u"\n    "_s));
 }
 
 CommandOutput reportOutput(const ReconcileReport &report)
@@ -165,8 +166,11 @@ struct Reconcile final : Command {
                    {{u"every"_s,
                      u"Run a pass every SECONDS until SIGINT/SIGTERM; the exit code then tells the last pass."_s,
                      u"SECONDS"_s},
-                    {u"grace"_s, u"How old a held token must be (Redis time) to count as orphaned; default 30."_s,
+                    {u"grace"_s,
+                     u"How old a held token must be (Redis time) to count as orphaned; default 30, at least the "
+                     u"time a reserve may wait for the book (10) unless --unsafe-grace."_s,
                      u"SECONDS"_s},
+                    {u"unsafe-grace"_s, u"Allow a --grace below that minimum (tests: it may fence live buyers)."_s},
                     {u"alert-url"_s, u"POST a JSON alert for each new discrepancy that needs approval."_s, u"URL"_s}}})
     {
     }
@@ -180,6 +184,13 @@ CommandOutput Reconcile::execute(CliContext &ctx, const QCommandLineParser &pars
     auto grace = seconds(parser, u"grace"_s, 30, 0);
     if (!grace)
         return errorOutput(grace.error());
+    const qint64 minGrace = Reconciler::minSafeGraceMs() / 1000;
+    if (*grace < minGrace && !parser.isSet(u"unsafe-grace"_s))
+        return errorOutput(usage(u"grace"_s, u"%1 s is shorter than a reserve may legitimately spend between the gate "
+                                             u"and the book; the minimum is %2 s (--unsafe-grace allows less, for tests)"_s
+                                                 .arg(*grace)
+                                                 .arg(minGrace))
+                               .error());
     auto every = seconds(parser, u"every"_s, 0, 1);
     if (!every)
         return errorOutput(every.error());
@@ -316,7 +327,7 @@ CommandOutput DiscrepancyShow::execute(CliContext &ctx, const QCommandLineParser
     out.json = discrepancyJson(*d);
     for (auto it = out.json.constBegin(); it != out.json.constEnd(); ++it)
         if (!it.value().isNull())
-            out.text += u"%1: %2\n"_s.arg(it.key(), -12).arg(it.value().toVariant().toString());
+            out.text += u"%1: %2\n"_s.arg(it.key(), -12).arg(printable(it.value().toVariant().toString()));
     return out;
 }
 
