@@ -126,6 +126,9 @@ public:
     SaleStore &sales() { return *m_sales; }
     /// The gate, or nullptr when book-only.
     Gate *gate() { return m_gate.get(); }
+    /// How this engine refills the gate from the book, or nullptr when book-only (tests set
+    /// its step seam).
+    GateRestore *gateRestore() { return m_restore.get(); }
     /// Puts the gate at `url` in front of the book (once the book is known to open); a
     /// `none` URL leaves the engine book-only.
     void attachGate(const RedisUrl &url);
@@ -199,9 +202,9 @@ public:
     /// Switches a sale to book-only (reserves skip the gate) or back; back rebuilds the gate.
     [[nodiscard]] Result<Sale> setSaleBookOnly(qint64 saleId, bool on);
     /// Reloads the SKU's gate from the book (GateRestore::rebuild): pause, sale, per-user
-    /// units, then stock (net of tokens still held). The SKU's reserves answer `paused`
-    /// meanwhile (up to 2 s more while reserves already past the gate settle). Returns gate
-    /// available. InvalidArgument naming `redis` when book-only.
+    /// units, then stock (net of the tokens the book did not count). The SKU's reserves
+    /// answer `paused` meanwhile. Returns gate available. InvalidArgument naming `redis` when
+    /// book-only.
     [[nodiscard]] Result<qint64> rebuildGate(const QString &sku);
     /// After a decision on a discrepancy of `sku` (committed in the book): the SKU's gate
     /// follows the book (GateRestore::afterDecision). Gate trouble is a GateNotRebuilt

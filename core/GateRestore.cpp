@@ -63,9 +63,8 @@ Result<qint64> GateRestore::restore(const QString &sku, StockLoad load)
     auto paused = pausedInBook(sku);
     if (!paused)
         return std::unexpected(paused.error());
-    // A rebuild replaces live figures: reserves pause while it reads the book, and the
-    // reserves already past the gate settle first, so each one is counted once (in the book
-    // or as a held token). Without the stock key (a restore) no reserve gets past the gate.
+    // A rebuild replaces live figures: reserves pause while it runs, so no token opens
+    // meanwhile. Without the stock key (a restore) no reserve gets past the gate.
     const bool replace = load == StockLoad::Replace;
     const bool quiesce = replace && !*paused;
     if (*paused || replace) {
@@ -80,8 +79,6 @@ Result<qint64> GateRestore::restore(const QString &sku, StockLoad load)
         if (auto still = pausedInBook(sku); still && !*still)
             (void)m_gate.setPaused(sku, false);
     });
-    if (replace)
-        waitForHeldTokens(sku);
     auto sale = m_sales.latestFor(sku);
     if (!sale)
         return std::unexpected(sale.error());
@@ -94,12 +91,27 @@ Result<qint64> GateRestore::restore(const QString &sku, StockLoad load)
     // Unreadable counters are reset, best effort: they are only the console's rates.
     if (!m_gate.counts(sku))
         (void)m_gate.clearCounts(sku);
-    auto levels = m_book.levels(sku);
-    if (!levels)
-        return std::unexpected(levels.error());
-    // The load subtracts the units of tokens still held (pre-deducted, not yet in the book),
-    // so live reserves are not counted twice.
-    auto loaded = m_gate.load(sku, levels->available, replace);
+    // The open tokens first, then the book's available and which of them its live orders
+    // hold, at one instant; the load takes off the units of every other token held, settled
+    // or sold since the snapshot. A reserve, confirm or release in flight meanwhile moves
+    // its units through a token the load sees, so each unit is counted once: in the book's
+    // figure or as a token (tests/model: restore.tokens, restore.levels, restore.load).
+    qint64 since = -1;
+    auto tokens = m_gate.openTokens(sku, &since);
+    if (!tokens)
+        return std::unexpected(tokens.error());
+    if (m_stepSeam)
+        m_stepSeam(RestoreStep::TokensRead);
+    QStringList ids;
+    ids.reserve(tokens->size());
+    for (const GateToken &t : std::as_const(*tokens))
+        ids << t.token;
+    auto view = m_book.restoreView(sku, ids);
+    if (!view)
+        return std::unexpected(view.error());
+    if (m_stepSeam)
+        m_stepSeam(RestoreStep::BookRead);
+    auto loaded = m_gate.load(sku, view->available, replace, since, view->booked);
     if (!loaded)
         return loaded;
     // A pause the book no longer has (its discrepancy was resolved while the gate was away).
@@ -110,16 +122,6 @@ Result<qint64> GateRestore::restore(const QString &sku, StockLoad load)
                 return std::unexpected(r.error());
     }
     return loaded;
-}
-
-void GateRestore::waitForHeldTokens(const QString &sku)
-{
-    constexpr qint64 kSettleMs = 2000, kPollMs = 5; // held tokens left after that are orphans
-    QElapsedTimer settling;
-    settling.start();
-    for (auto held = m_gate.heldCount(sku); held && *held > 0 && settling.elapsed() < kSettleMs;
-         held = m_gate.heldCount(sku))
-        QThread::msleep(kPollMs);
 }
 
 Result<std::optional<qint64>> GateRestore::restoreOnce(const QString &sku)

@@ -5,6 +5,8 @@
 
 #include <QString>
 
+#include <functional>
+
 #include <optional>
 
 namespace flashstock {
@@ -20,7 +22,8 @@ class SaleStore;
 ///
 /// The order never lets through a reserve the book would refuse: a pending discrepancy's
 /// pause, then the latest sale (open, window, per-user limit) and its users' units, then the
-/// stock, net of tokens still held, so live reserves are never counted twice.
+/// stock, net of the tokens the book did not count (read together with the book's figure),
+/// so no unit is counted twice, whatever reserves, confirms and releases run meanwhile.
 ///
 /// Uses the engine's gate, book and sale store (not owned); thread affinity: theirs.
 class GateRestore {
@@ -37,9 +40,8 @@ public:
     /// available this call loaded, or nullopt if another one restored the gate.
     [[nodiscard]] Result<std::optional<qint64>> restoreOnce(const QString &sku);
     /// Replaces the SKU's gate with the book's view. The SKU's reserves answer `paused`
-    /// meanwhile, and the reserves already past the gate settle first (up to 2 s), so each
-    /// one is counted once, in the book or as a held token. The pause is lifted after unless
-    /// the book pauses the SKU. Returns gate available.
+    /// meanwhile; a reserve already past the gate is counted once, in the book or as its
+    /// token. The pause is lifted after unless the book pauses the SKU. Returns gate available.
     [[nodiscard]] Result<qint64> rebuild(const QString &sku);
     /// After a decision on a discrepancy of `sku`: once the book no longer pauses the SKU,
     /// rebuild() (which lifts the gate's pause); while another one waits, nothing.
@@ -50,14 +52,21 @@ public:
     /// key was there.
     [[nodiscard]] Result<std::optional<qint64>> pushSale(const Sale &sale);
 
+    /// The points of a restore's stock load where a test may stop it.
+    enum class RestoreStep {
+        TokensRead, ///< the open tokens are read, the book not yet
+        BookRead,   ///< the book is read (Book::restoreView), the load not sent yet
+    };
+    /// TEST SEAM (nothing in the product sets one): called at each RestoreStep on the
+    /// restoring thread, so a test can run another actor's steps there. Empty: none.
+    void setStepSeam(std::function<void(RestoreStep)> seam) { m_stepSeam = std::move(seam); }
+
 private:
     enum class StockLoad {
         IfAbsent, ///< only if the stock key is absent
         Replace,  ///< unconditionally, under a pause (rebuild)
     };
     Result<qint64> restore(const QString &sku, StockLoad load);
-    /// Waits (up to 2 s) until no token of `sku` is held: the reserves past the gate settle.
-    void waitForHeldTokens(const QString &sku);
     /// Sets the gate's per-user counts of `sku` to the book's (PENDING and PAID orders) plus
     /// the users' held tokens, when its latest sale has a per-user limit; else does nothing.
     /// Call it while no reserve can pass the gate.
@@ -68,6 +77,7 @@ private:
     Gate &m_gate;
     Book &m_book;
     SaleStore &m_sales;
+    std::function<void(RestoreStep)> m_stepSeam; ///< setStepSeam()
 };
 
 } // namespace flashstock

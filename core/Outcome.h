@@ -2,6 +2,8 @@
 
 #include <QString>
 
+#include <optional>
+
 namespace flashstock {
 
 /// Business outcome of a stock operation. Each has one word shared by the core, the CLI
@@ -24,5 +26,8 @@ enum class Outcome {
 
 /// The outcome's word, e.g. `out_of_stock`.
 QString outcomeWord(Outcome outcome);
+/// The outcome of a word (`out_of_stock` -> OutOfStock), as outcomeWord() spells it; nullopt
+/// for any other text (clients of the server's API parse its answers with it).
+std::optional<Outcome> outcomeFromWord(const QString &word);
 
 } // namespace flashstock

@@ -36,4 +36,12 @@ QString outcomeWord(Outcome outcome)
     return {};
 }
 
+std::optional<Outcome> outcomeFromWord(const QString &word)
+{
+    for (int i = int(Outcome::Reserved); i <= int(Outcome::AlreadyPaid); ++i)
+        if (outcomeWord(Outcome(i)) == word)
+            return Outcome(i);
+    return std::nullopt;
+}
+
 } // namespace flashstock

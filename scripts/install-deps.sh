@@ -11,7 +11,7 @@ packages=(
   libhiredis-dev redis-server postgresql-15
   xvfb xauth imagemagick fonts-dejavu-core sqlite3
   libmicrohttpd-dev prometheus-cpp-dev curl
-  wrk apache2-utils redis-tools
+  wrk apache2-utils redis-tools jq
   help2man librsvg2-bin dpkg-dev file
   spin
   "$@"

@@ -3,6 +3,7 @@
 # temporary directory, stopped and removed on exit (also on failure or Ctrl-C).
 # Exports for the command:
 #   FLASHSTOCK_TEST_PG_URL     postgresql://flashstock:...@127.0.0.1:PORT/postgres (a superuser)
+#   FLASHSTOCK_TEST_PG_PASSWORD  its password alone (to pass as PGPASSWORD, off command lines)
 #   FLASHSTOCK_TEST_REDIS_URL  redis://127.0.0.1:PORT
 # Usage: scripts/with-test-servers.sh COMMAND [ARGS...]
 # DURABLE=1 keeps PostgreSQL's durable commits (fsync, synchronous_commit) for benchmarks;
@@ -61,6 +62,7 @@ for _ in $(seq 100); do
 done
 
 export FLASHSTOCK_TEST_PG_URL="postgresql://flashstock:$password@127.0.0.1:$pg_port/postgres"
+export FLASHSTOCK_TEST_PG_PASSWORD="$password"
 export FLASHSTOCK_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
 echo "test servers: PostgreSQL on 127.0.0.1:$pg_port, Redis on 127.0.0.1:$redis_port" >&2
 "$@"

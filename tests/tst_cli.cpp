@@ -5,6 +5,8 @@
 #include "BuildInfo.h"
 #include "Cli.h"
 #include "Engine.h"
+#include "gate/EmbeddedRedis.h"
+#include "gate/RedisConnection.h"
 #include "store/Database.h"
 #include "support/BookFixture.h"
 #include "support/HttpSink.h"
@@ -23,7 +25,9 @@
 #include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 
+#include <atomic>
 #include <csignal>
 #include <thread>
 
@@ -109,6 +113,8 @@ private slots:
     void newerSchemaIsRefused();
     void realBinary();
     void embeddedGateByDefault();
+    void embeddedStopTellsTheTruthAndHolds();
+    void wrongRedisPasswordIsAuthenticationFailure();
     void reconcileAndApprovalExitCodes_data() { test::addBackendRows(); }
     void reconcileAndApprovalExitCodes();
     void approverCommands_data() { test::addBackendRows(); }
@@ -428,6 +434,105 @@ void TestCli::embeddedGateByDefault()
     QCOMPARE(json5.value(u"stopped"_s).toBool(), true);
     auto [code6, json6, err6] = run({u"embedded"_s, u"status"_s, u"--json"_s});
     QCOMPARE(json6.value(u"running"_s).toBool(), false);
+}
+
+void TestCli::embeddedStopTellsTheTruthAndHolds()
+{
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    QTemporaryDir dir;
+    const QString data = dir.filePath(u"data"_s);
+    auto run = [&](const QStringList &args) {
+        QProcess p;
+        p.start(QStringLiteral(FLASHSTOCK_CLI_PATH), QStringList{u"--data-dir"_s, data, u"--json"_s} + args);
+        p.waitForFinished(60000);
+        return std::make_tuple(p.exitCode(), QJsonDocument::fromJson(p.readAllStandardOutput()).object(),
+                               QString::fromUtf8(p.readAllStandardError()));
+    };
+    QCOMPARE(std::get<0>(run({u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"3"_s})), 0);
+
+    // Traffic: another process keeps starting the gate as commands do. Every stop says what
+    // it did (the server it stopped, which is gone), never "did not stop" about one that
+    // stopped and was started again.
+    std::atomic<bool> busy{true};
+    std::atomic<int> starts{0};
+    std::thread traffic([&] {
+        while (busy) {
+            EmbeddedRedis gate(data);
+            if (gate.start() && !gate.wasReused())
+                ++starts;
+            QThread::msleep(20);
+        }
+    });
+    for (int round = 0; round < 4; ++round) {
+        QTest::qWait(100);
+        auto [code, json, err] = run({u"embedded"_s, u"stop"_s});
+        QVERIFY2(code == 0, qPrintable(err));
+        if (json.value(u"stopped"_s).toBool()) {
+            const qint64 pid = json.value(u"pid"_s).toInteger();
+            QVERIFY(pid > 0);
+            QVERIFY2(::kill(pid_t(pid), 0) != 0, "the server reported stopped is still alive");
+        }
+    }
+    busy = false;
+    traffic.join();
+    QVERIFY(starts > 0);
+
+    // Held down for maintenance: no command starts it, each runs as with the gate down.
+    auto [held, heldJson, heldErr] = run({u"embedded"_s, u"stop"_s, u"--hold"_s});
+    QCOMPARE(held, 0);
+    QCOMPARE(heldJson.value(u"held"_s).toBool(), true);
+    auto [shown, shownJson, shownErr] = run({u"sku"_s, u"show"_s, u"A"_s});
+    QCOMPARE(shownJson.value(u"book"_s).toObject().value(u"available"_s).toInt(), 3);
+    QVERIFY2(shownErr.contains(u"held down"_s), qPrintable(shownErr));
+    auto [reserved, reservedJson, reservedErr] =
+        run({u"reserve"_s, u"--order"_s, u"o1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s});
+    QCOMPARE(reservedJson.value(u"result"_s).toString(), u"gate_unavailable"_s);
+    QVERIFY(!EmbeddedRedis(data).status().running);
+    auto [status, statusJson, statusErr] = run({u"embedded"_s, u"status"_s});
+    QCOMPARE(statusJson.value(u"running"_s).toBool(), false);
+    QVERIFY(statusJson.value(u"held"_s).toObject().value(u"by"_s).toString().size() > 0);
+
+    // embedded start lifts the hold; commands use the gate again.
+    auto [started, startedJson, startedErr] = run({u"embedded"_s, u"start"_s});
+    QVERIFY2(started == 0, qPrintable(startedErr));
+    QCOMPARE(startedJson.value(u"hold_lifted"_s).toBool(), true);
+    QCOMPARE(startedJson.value(u"running"_s).toBool(), true);
+    auto [again, againJson, againErr] =
+        run({u"reserve"_s, u"--order"_s, u"o2"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s});
+    QCOMPARE(againJson.value(u"result"_s).toString(), u"reserved"_s);
+    QCOMPARE(std::get<0>(run({u"embedded"_s, u"stop"_s})), 0);
+}
+
+void TestCli::wrongRedisPasswordIsAuthenticationFailure()
+{
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    RedisFixture redis;
+    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
+    FS_VERIFY_OK(redis.command({"CONFIG", "SET", "requirepass", "right-pw"}));
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    const QStringList target{u"--db"_s, fresh.urlText(), u"--redis"_s, u"redis://127.0.0.1:%1"_s.arg(redis.port()),
+                             u"--json"_s};
+    QCOMPARE(cli(QStringList{u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"3"_s, u"--redis"_s, u"none"_s, u"--db"_s,
+                             fresh.urlText()})
+                 .exitCode,
+             0);
+    // A wrong password, and none for a server that wants one: authentication failed, exit 1.
+    for (const QByteArray &password : {QByteArray("wrong-pw"), QByteArray()}) {
+        qputenv("FLASHSTOCK_REDIS_PASSWORD", password);
+        if (password.isEmpty())
+            qunsetenv("FLASHSTOCK_REDIS_PASSWORD");
+        const Run refused = cliAsGiven(QStringList{u"gate"_s, u"rebuild"_s, u"A"_s} + target);
+        QCOMPARE(refused.exitCode, 1);
+        const QString message = refused.json().value(u"error"_s).toObject().value(u"message"_s).toString();
+        QVERIFY2(message.contains(u"authentication failed"_s), qPrintable(refused.out + refused.err));
+        QVERIFY(!message.contains(u"wrong-pw"_s));
+    }
+    qputenv("FLASHSTOCK_REDIS_PASSWORD", "right-pw");
+    const Run rebuilt = cliAsGiven(QStringList{u"gate"_s, u"rebuild"_s, u"A"_s} + target);
+    qunsetenv("FLASHSTOCK_REDIS_PASSWORD");
+    QVERIFY2(rebuilt.exitCode == 0, qPrintable(rebuilt.out + rebuilt.err));
+    RedisConnection admin(FS_OK(RedisUrl::parse(u"redis://:right-pw@127.0.0.1:%1"_s.arg(redis.port()))));
+    FS_VERIFY_OK(admin.command({"CONFIG", "SET", "requirepass", ""}));
 }
 
 void TestCli::reconcileAndApprovalExitCodes()

@@ -69,10 +69,13 @@ void TestDrill::sameSeedSameSchedule()
     QVERIFY(first == second);
     QCOMPARE(first.digest(), second.digest());
     // `all` fires every kind at least once, per-buyer kinds on buyers that still find stock;
-    // node-failover only on a Redis Cluster.
+    // node-failover only on a Redis Cluster, server-kill only through a server (--via).
     for (FaultKind k : allFaultKinds())
-        QVERIFY2(first.scheduled.value(k) >= (k == FaultKind::NodeFailover ? 0 : 1), qPrintable(faultName(k)));
+        QVERIFY2(first.scheduled.value(k)
+                     >= (k == FaultKind::NodeFailover || k == FaultKind::ServerKill ? 0 : 1),
+                 qPrintable(faultName(k)));
     QCOMPARE(first.scheduled.value(FaultKind::NodeFailover), 0);
+    QCOMPARE(first.scheduled.value(FaultKind::ServerKill), 0);
     DrillOptions onCluster = a;
     onCluster.redis = RedisUrl::cluster({{u"127.0.0.1"_s, 7000}});
     QCOMPARE(DrillSchedule::build(onCluster).scheduled.value(FaultKind::NodeFailover), 1);
@@ -120,7 +123,8 @@ void TestDrill::allFaultsHoldEveryInvariant()
     QCOMPARE(report->oversold, 0);
     QCOMPARE(report->stuck, 0);
     for (FaultKind k : allFaultKinds()) {
-        if (k == FaultKind::NodeFailover) // a single redis-server: left out, and the report says so
+        // A single redis-server and no server: left out, and the report says so.
+        if (k == FaultKind::NodeFailover || k == FaultKind::ServerKill)
             continue;
         const FaultTally t = report->faults.value(k);
         QVERIFY2(t.injected >= 1, qPrintable(faultName(k) + u" never fired\n"_s + text));
@@ -128,6 +132,7 @@ void TestDrill::allFaultsHoldEveryInvariant()
     }
     QVERIFY(!report->faults.contains(FaultKind::NodeFailover));
     QVERIFY2(text.contains(u"node-failover left out: it needs a Redis Cluster gate"_s), qPrintable(text));
+    QVERIFY2(text.contains(u"server-kill left out: it needs a running server (drill --via URL)"_s), qPrintable(text));
 
     // The book and the gate agree with the report (what `sku show` and `ledger` print).
     auto engine = Engine::open(EngineOptions{fresh.url(), *url, Actor{u"tester"_s, u"test"_s}});
@@ -255,6 +260,15 @@ void TestDrill::cliRejectsBadOptions_data()
         << QStringList{u"--faults"_s, u"script-flush"_s, u"--redis"_s, u"none"_s} << u"faults"_s;
     QTest::addRow("node-failover on one server")
         << QStringList{u"--faults"_s, u"node-failover"_s, u"--redis"_s, u"redis://127.0.0.1:1"_s} << u"faults"_s;
+    QTest::addRow("server-kill in process") << QStringList{u"--faults"_s, u"server-kill"_s} << u"faults"_s;
+    QTest::addRow("via not http") << QStringList{u"--via"_s, u"ftp://127.0.0.1:8080"_s} << u"via"_s;
+    QTest::addRow("inside fault via")
+        << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--faults"_s, u"db-error"_s} << u"faults"_s;
+    QTest::addRow("server-kill without pid file")
+        << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--faults"_s, u"server-kill"_s} << u"faults"_s;
+    QTest::addRow("server-command alone")
+        << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--server-command"_s, u"true"_s} << u"server-command"_s;
+    QTest::addRow("token-file without via") << QStringList{u"--token-file"_s, u"/dev/null"_s} << u"token-file"_s;
 }
 
 void TestDrill::cliRejectsBadOptions()

@@ -561,7 +561,7 @@ private slots:
                  ErrorCode::InvalidArgument);
     }
 
-    void loadIsNetOfHeldTokens()
+    void loadIsNetOfTheTokensTheBookDidNotCount()
     {
         QCOMPARE(FS_OK(m_gate->load(u"A"_s, 100, false)), 100);
         const auto held = reserve(u"A"_s, u"o1"_s, 10);
@@ -571,14 +571,31 @@ private slots:
         // Only if absent: a present key is left alone.
         QCOMPARE(FS_OK(m_gate->load(u"A"_s, 500, false)), 85);
         QCOMPARE(available(u"A"_s), 85);
-        // Book after the settled order committed: 95 available. Held o1 is not in the book.
-        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, true)), 85);
+        // Book after the settled order committed: 95 available, o2 booked. Held o1 is not in
+        // the book.
+        qint64 since = -1;
+        FS_VERIFY_OK(m_gate->openTokens(u"A"_s, &since));
+        QVERIFY(since > 0);
+        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, true, since, {settled.token})), 85);
+        // o2 not booked (its order released in the book, the gate's release to come): its
+        // units are in the book's 100 and still deducted here.
+        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 100, true, since, {})), 85);
         FS_VERIFY_OK(m_redis->command({"HDEL", GateKeys::key(u"A"_s, "gate"), "available"}));
-        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, false)), 85);
-        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 3, true)), 0); // never negative
+        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, false, since, {settled.token})), 85);
+        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 3, true, since, {settled.token})), 0); // never negative
+        // A token sold after the snapshot, which the book read before it committed: off too.
+        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, true, since, {settled.token})), 85);
+        const auto sold = reserve(u"A"_s, u"o3"_s, 2);
+        FS_VERIFY_OK(m_gate->settle(u"A"_s, sold.token));
+        FS_VERIFY_OK(m_gate->markSold(u"A"_s, sold.token));
+        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, true, since, {settled.token})), 83);
+        // Without a snapshot (-1) only the open tokens are looked at.
+        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, true, -1, {settled.token})), 85);
+        // A released token is not netted out: its units went back to the book.
         QCOMPARE(FS_OK(m_gate->release(u"A"_s, held.token)), true);
-        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, true)), 95);
+        QCOMPARE(FS_OK(m_gate->load(u"A"_s, 95, true, since, {settled.token})), 93);
         QVERIFY(!m_gate->load(u"A"_s, -1, true).has_value());
+        QVERIFY(!m_gate->load(u"A"_s, 5, true, -2).has_value());
     }
 
     void releaseWithoutStockKeyCountsOnNextLoad()

@@ -706,7 +706,11 @@ private slots:
                 break;
             QThread::msleep(50);
         }
-        auto again = gate.reserve(sku, u"w3"_s, {}, 1);
+        // Confirmed again. On a loaded machine one write may still miss the 300 ms (the
+        // replica catching up): it stands unconfirmed, as above, and the next one is tried.
+        Result<GateReservation> again = fail(ErrorCode::Unavailable, u"not tried"_s);
+        for (int attempt = 0; attempt < 20 && !again; ++attempt)
+            again = gate.reserve(sku, u"w3-%1"_s.arg(attempt), {}, 1);
         FS_VERIFY_OK(again);
         QCOMPARE(again->code, GateCode::Reserved);
     }

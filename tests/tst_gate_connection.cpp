@@ -170,10 +170,20 @@ private slots:
         FS_VERIFY_OK(withPassword.load(u"P"_s, 1, false));
         authed.password = u"wrong"_s;
         Gate wrong(authed);
+        // A wrong password is an authentication failure (not bad input), and so is none
+        // given to a server that wants one; neither shows the password.
         const auto refused = wrong.connect();
         QVERIFY(!refused);
-        QCOMPARE(refused.error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(refused.error().code, ErrorCode::Unavailable);
+        QVERIFY2(refused.error().message.contains(u"authentication failed"_s), qPrintable(refused.error().message));
         QVERIFY(!refused.error().message.contains(u"wrong"_s));
+        authed.password.clear();
+        Gate none(authed);
+        const auto unauthenticated = none.load(u"P"_s, 1, false);
+        QVERIFY(!unauthenticated);
+        QCOMPARE(unauthenticated.error().code, ErrorCode::Unavailable);
+        QVERIFY2(unauthenticated.error().message.contains(u"authentication failed"_s),
+                 qPrintable(unauthenticated.error().message));
         RedisConnection admin(FS_OK(RedisUrl::parse(u"redis://:pw1@127.0.0.1:%1"_s.arg(m_redis->port()))));
         FS_VERIFY_OK(admin.command({"CONFIG", "SET", "requirepass", ""}));
     }
@@ -250,7 +260,7 @@ private slots:
         QVERIFY(!s.running);
         QVERIFY(s.processAlive);
         auto stopped = embedded.stop();
-        QVERIFY(stopped && *stopped);
+        QVERIFY(stopped && stopped->wasRunning && stopped->pid == pid);
         QVERIFY(!embedded.status().processAlive);
     }
 
@@ -281,13 +291,26 @@ private slots:
         FS_VERIFY_OK(again.start());
         QVERIFY(again.wasReused());
         QCOMPARE(again.status().pid, st.pid);
-        QCOMPARE(FS_OK(again.stop()), true);
+        const EmbeddedStopped stopped = FS_OK(again.stop());
+        QVERIFY(stopped.wasRunning && !stopped.held);
+        QCOMPARE(stopped.pid, st.pid);
         QVERIFY(!embedded.status().running);
-        QCOMPARE(FS_OK(embedded.stop()), false);
+        QCOMPARE(FS_OK(embedded.stop()).wasRunning, false);
+        // Held down: start() refuses (the gate unreachable for every command) until a start
+        // that lifts the hold.
+        QVERIFY(FS_OK(embedded.stop(5000, u"maintainer"_s)).held);
+        const auto refused = embedded.start();
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code, ErrorCode::Unavailable);
+        QVERIFY2(refused.error().message.contains(u"held down"_s) && refused.error().message.contains(u"maintainer"_s),
+                 qPrintable(refused.error().message));
+        QVERIFY(embedded.status().held && !embedded.status().running);
+        FS_VERIFY_OK(embedded.start(EmbeddedRedis::Hold::Release));
+        QVERIFY(!embedded.status().held);
         // Append-only file on: a restart keeps the gate's keys.
         FS_VERIFY_OK(embedded.start());
         QCOMPARE(FS_OK(Gate(embedded.url()).available(u"E"_s)), 3);
-        FS_VERIFY_OK(embedded.stop());
+        QVERIFY(FS_OK(embedded.stop()).wasRunning);
 
         const QByteArray path = qgetenv("PATH");
         qputenv("PATH", "/nonexistent");

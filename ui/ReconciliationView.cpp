@@ -210,7 +210,14 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     });
     connect(w, &EngineWorker::reconciled, this, [this](const QString &summary) { emit message(summary); });
     connect(w, &EngineWorker::discrepancyResolved, this, [this](const Discrepancy &d) {
-        emit message(tr("Discrepancy #%1 %2 by %3").arg(d.id).arg(DiscrepancyModel::statusText(d.status), d.resolvedBy));
+        if (d.status == DiscrepancyStatus::PendingApproval) // a rejection that kept it open
+            emit message(tr("Discrepancy #%1 stays pending approval: %2 still disagrees with its ledger and stays "
+                            "paused; now proposed: %3")
+                             .arg(d.id)
+                             .arg(d.sku, d.proposal));
+        else
+            emit message(
+                tr("Discrepancy #%1 %2 by %3").arg(d.id).arg(DiscrepancyModel::statusText(d.status), d.resolvedBy));
     });
     connect(w, &EngineWorker::traceReady, this, [this](qint64 id, const QList<LedgerRow> &rows) {
         if (id == m_tracedId)

@@ -109,7 +109,7 @@ SalesView::SalesView(ConsoleSession *session, QWidget *parent)
         const QString sku = s->sku;
         confirm(tr("Rebuild the gate of %1").arg(sku),
                 tr("Rebuild the gate of %1 from the book of record? The gate's stock, sale, pause and per-user units "
-                   "of %1 are set from the book (net of tokens still held); its reserves answer paused for the "
+                   "of %1 are set from the book (net of reserves still on their way); its reserves answer paused for the "
                    "moment that takes.")
                     .arg(sku),
                 tr("Rebuild the gate"), [this, sku] { m_session->rebuildGate(sku); });

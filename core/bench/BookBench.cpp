@@ -449,6 +449,19 @@ Result<BenchReport> BookBench::run()
             return fail(ErrorCode::InvalidArgument,
                         u"case %1 is unknown (cases: %2)"_s.arg(name, caseNames().join(u", "_s)), u"case"_s);
     }
+    for (const QString &name : m_options.crowdPaths) {
+        if (name != u"guarded_row"_s && name != u"gate_book"_s)
+            return fail(ErrorCode::InvalidArgument,
+                        u"crowd path %1 is unknown (paths: guarded_row, gate_book)"_s.arg(name), u"crowd-paths"_s);
+    }
+    for (const QString &name : m_options.backends) {
+        if (name != u"sqlite"_s && name != u"postgresql"_s)
+            return fail(ErrorCode::InvalidArgument,
+                        u"backend %1 is unknown (backends: sqlite, postgresql)"_s.arg(name), u"backends"_s);
+    }
+    const auto runs = [this](const QString &backend) {
+        return m_options.backends.isEmpty() || m_options.backends.contains(backend);
+    };
 
     BenchReport report;
     report.clients = m_options.clients;
@@ -461,7 +474,7 @@ Result<BenchReport> BookBench::run()
 
     // PostgreSQL first in setup, so a bad server fails in a second, not after the SQLite run.
     std::unique_ptr<ScratchPostgres> pg;
-    if (m_options.postgres) {
+    if (m_options.postgres && runs(u"postgresql"_s)) {
         say(u"postgresql: creating a scratch database on %1"_s.arg(m_options.postgres->display()));
         pg = std::make_unique<ScratchPostgres>(*m_options.postgres);
         if (!pg->error().isEmpty())
@@ -475,8 +488,12 @@ Result<BenchReport> BookBench::run()
     DbUrl sqlite;
     sqlite.dialect = Dialect::Sqlite;
     sqlite.path = dir.filePath(u"bench.db"_s);
-    if (auto r = runBackend(sqlite, u"sqlite"_s, report); !r)
+    if (!runs(u"sqlite"_s)) {
+        report.backends << BenchBackendStatus{u"sqlite"_s, false, {}, {}, u"sqlite: skipped (--backends)"_s};
+        say(report.backends.constLast().note);
+    } else if (auto r = runBackend(sqlite, u"sqlite"_s, report); !r) {
         return std::unexpected(r.error());
+    }
 
     if (pg) {
         const Result<void> r = runBackend(pg->url(), u"postgresql"_s, report);
@@ -486,7 +503,8 @@ Result<BenchReport> BookBench::run()
             return std::unexpected(r.error());
     } else {
         report.backends << BenchBackendStatus{u"postgresql"_s, false, {}, {},
-                                              u"postgresql: skipped, pass --bench-pg URL"_s};
+                                              runs(u"postgresql"_s) ? u"postgresql: skipped, pass --bench-pg URL"_s
+                                                                    : u"postgresql: skipped (--backends)"_s};
         say(report.backends.constLast().note);
     }
 
@@ -609,8 +627,13 @@ Result<void> BookBench::runBackend(const DbUrl &url, const QString &backend, Ben
     }
     if (m_options.crowdBuyers > 0) {
         // The crowd: every buyer through the book alone, then through the gate in front.
-        QList<std::optional<RedisUrl>> paths{std::nullopt};
-        if (m_options.redis)
+        const auto wanted = [this](const QString &path) {
+            return m_options.crowdPaths.isEmpty() || m_options.crowdPaths.contains(path);
+        };
+        QList<std::optional<RedisUrl>> paths;
+        if (wanted(u"guarded_row"_s))
+            paths << std::nullopt;
+        if (m_options.redis && wanted(u"gate_book"_s))
             paths << m_options.redis;
         for (const auto &gate : paths) {
             const QString sku = u"bench.%1.crowd.%2"_s.arg(backend, gate ? u"gate"_s : u"row"_s);

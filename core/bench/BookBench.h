@@ -36,6 +36,11 @@ struct BenchOptions {
     int crowdBuyers = 0;           ///< buyers of the crowd (0: no crowd)
     qint64 crowdUnits = 1000;      ///< units the crowd races for
     int crowdClients = 32;         ///< concurrent client threads of the crowd
+    /// The crowd's paths to run: guarded_row (the book alone) and gate_book (the gate in
+    /// front); empty: both (gate_book only with a gate).
+    QStringList crowdPaths;
+    /// The backends to run: sqlite and postgresql (the latter only with `postgres`); empty: both.
+    QStringList backends;
     /// Receives one line per step, for people (stderr); called on the thread that runs run().
     std::function<void(const QString &)> progress;
 };

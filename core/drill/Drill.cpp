@@ -150,10 +150,18 @@ Result<void> Rehearsal::setUp()
     m_report.gate = m_control->gate() ? m_control->gate()->url().toDisplayString() : u"none"_s;
     m_report.gateConfigured = m_control->gate() != nullptr;
     m_report.scheduleDigest = m_schedule.digest();
+    if (m_o.via) {
+        m_report.via = m_o.via->url;
+        // A server on another book or gate, a refused token or no server at all: a broken
+        // setup, said before any buyer is sent.
+        if (m_o.via->checkServer)
+            if (auto ok = m_o.via->checkServer(m_o.sku); !ok)
+                return ok;
+    }
     for (auto it = m_schedule.scheduled.cbegin(); it != m_schedule.scheduled.cend(); ++it)
         m_report.faults[it.key()].scheduled = it.value();
     for (auto it = m_o.faults.rates.cbegin(); it != m_o.faults.rates.cend(); ++it) {
-        if (const QString why = faultLeftOutReason(it.key(), m_o.redis); !why.isEmpty())
+        if (const QString why = m_o.leftOutReason(it.key()); !why.isEmpty())
             m_report.notes << u"%1 left out: %2"_s.arg(faultName(it.key()), why);
         else
             m_report.faults[it.key()]; // listed even if it never fired
@@ -167,13 +175,15 @@ void Rehearsal::runSale()
     std::optional<DrillGateFaults> gateFaults;
     if (m_control->gate())
         gateFaults.emplace(m_control->gate()->url(), m_o.embeddedDataDir);
+    if (gateFaults && m_o.via)
+        gateFaults->setKillEveryClient(true); // the server's connections are the ones that count
     m_sale.start();
     if (!m_schedule.events.empty())
         m_shared.holdFrom = m_schedule.events.front().beforeBuyer;
     // The workers' book work goes to the book writers (group commit), as a server's does.
     // The broken-engine rehearsal keeps each worker's own book: its naive take is per book.
     std::optional<BookWriters> writers;
-    if (!m_o.naiveBookForTesting) {
+    if (!m_o.naiveBookForTesting && !m_o.via) { // with --via the server's own writers do the book work
         writers.emplace(m_o.db, Actor{m_o.operatorName, u"drill"_s}, m_o.bookWriters);
         writers->setWriteFaultsForTesting(&m_shared.dbErrors);
         if (auto started = writers->start(); started) {
@@ -232,7 +242,7 @@ void Rehearsal::fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_
 {
     while (nextEvent < m_schedule.events.size() && m_shared.next.load() >= m_schedule.events[nextEvent].beforeBuyer) {
         const GlobalEvent &e = m_schedule.events[nextEvent++];
-        if (!gateFaults) {
+        if (!gateFaults && e.kind != FaultKind::ServerKill) {
             m_shared.holdFrom = std::numeric_limits<qint64>::max();
             continue;
         }
@@ -242,7 +252,11 @@ void Rehearsal::fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_
                                                                      : std::numeric_limits<qint64>::max();
         };
         Result<QString> done = u"SCRIPT FLUSH"_s;
-        if (e.kind == FaultKind::RedisRestart) {
+        if (e.kind == FaultKind::ServerKill) {
+            // The buyers go on while the server is down: they retry until it answers again.
+            releaseBuyers();
+            done = m_o.via->killServer();
+        } else if (e.kind == FaultKind::RedisRestart) {
             done = gateFaults->restart();
         } else if (e.kind == FaultKind::NodeFailover) {
             // The buyers go on while the master is down: they meet gate_unavailable and retry.
@@ -293,17 +307,35 @@ Result<void> Rehearsal::expireAll()
 void Rehearsal::deliverLatePayments()
 {
     progress(u"late-payments"_s);
+    // Through the server with --via (a payment provider's callback), else the engine.
+    std::unique_ptr<DrillChannel> via;
+    if (m_o.via) {
+        auto made = m_o.via->channels();
+        if (!made) {
+            m_report.notes << u"the late payments could not reach the server: %1"_s.arg(made.error().message);
+            return;
+        }
+        via = std::move(*made);
+    }
     for (const FaultRecord &r : m_shared.records) {
         if (r.kind != FaultKind::LatePayment)
             continue;
-        auto c = m_control->confirm(r.order, u"late-%1"_s.arg(r.buyer));
+        const QString payment = u"late-%1"_s.arg(r.buyer);
+        Result<Outcome> c = fail(ErrorCode::Internal, u"not sent"_s);
+        if (via) {
+            c = via->confirm(r.order, payment);
+        } else if (auto change = m_control->confirm(r.order, payment); change) {
+            c = change->outcome;
+        } else {
+            c = std::unexpected(change.error());
+        }
         if (!c) {
             m_shared.paymentOutcomes[u"error_"_s + errorCodeName(c.error().code)]++;
             continue;
         }
-        m_shared.paymentOutcomes[outcomeWord(c->outcome)]++;
-        m_lateAnswers.insert(r.order, c->outcome);
-        if (c->outcome == Outcome::Paid)
+        m_shared.paymentOutcomes[outcomeWord(*c)]++;
+        m_lateAnswers.insert(r.order, *c);
+        if (*c == Outcome::Paid)
             m_shared.paidUnits += 1;
     }
 }
@@ -366,6 +398,22 @@ Result<void> Rehearsal::check()
     r.p99Ms = percentileMs(m_shared.latenciesUs, 0.99);
     for (const QString &e : std::as_const(m_shared.errors))
         r.notes << u"unexpected: %1"_s.arg(e);
+    if (m_o.via) {
+        // Every reservation the server answered `reserved` is in the book (kill -9 included).
+        QStringList lost;
+        for (const QString &order : std::as_const(m_shared.reservedOrders)) {
+            auto status = m_control->book().orderStatus(order);
+            if (!status)
+                return std::unexpected(status.error());
+            if (!*status || **status == OrderStatus::Abandoned) {
+                ++r.lostReservations;
+                if (lost.size() < kMaxUnhealedListed)
+                    lost << order;
+            }
+        }
+        if (!lost.isEmpty())
+            r.notes << u"answered reserved by the server but not in the book: %1"_s.arg(lost.join(u", "_s));
+    }
     return {};
 }
 
@@ -405,6 +453,8 @@ bool Rehearsal::healed(const FaultRecord &r)
     case FaultKind::RedisRestart:
     case FaultKind::NodeFailover: return m_shared.lastGateAnswerSentNs.load() > r.doneNs && m_report.i5;
     case FaultKind::ScriptFlush: return m_shared.lastGateAnswerSentNs.load() > r.doneNs;
+    case FaultKind::ServerKill:
+        return m_shared.lastGateAnswerSentNs.load() > r.doneNs && m_report.lostReservations == 0 && m_report.i5;
     }
     return false;
 }

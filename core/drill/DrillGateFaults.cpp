@@ -86,6 +86,20 @@ Result<QString> DrillGateFaults::restart()
             return std::unexpected(started.error());
         return u"embedded redis-server stopped and started again"_s;
     }
+    if (m_everyClient) {
+        auto servers = this->servers(false);
+        if (!servers)
+            return std::unexpected(servers.error());
+        int killed = 0;
+        for (const RedisUrl &server : std::as_const(*servers)) {
+            auto k = killEveryClient(server);
+            if (!k)
+                return std::unexpected(k.error());
+            killed += *k;
+        }
+        return u"external redis: killed all %1 client connections (the server's among them; CLIENT KILL TYPE "
+               u"normal); redis-server itself was not restarted"_s.arg(killed);
+    }
     if (m_url.kind == RedisUrl::Kind::Unix)
         return fail(ErrorCode::Unavailable,
                     u"external redis on a unix socket: the drill's connections cannot be told apart from other "
@@ -139,6 +153,17 @@ Result<int> DrillGateFaults::killOwnConnections(const RedisUrl &url)
     return killed;
 }
 
+Result<int> DrillGateFaults::killEveryClient(const RedisUrl &url)
+{
+    RedisConnection admin(url);
+    auto k = admin.command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+    if (!k)
+        return std::unexpected(k.error());
+    if (k->isError())
+        return fail(ErrorCode::Unavailable, u"CLIENT KILL refused: %1"_s.arg(QString::fromUtf8(k->str)), u"redis"_s);
+    return int(k->integer);
+}
+
 Result<SlotMap> DrillGateFaults::readMap()
 {
     Error last{ErrorCode::Unavailable, u"no seed node"_s, u"redis"_s};
@@ -154,18 +179,25 @@ Result<SlotMap> DrillGateFaults::readMap()
     return std::unexpected(last);
 }
 
+Result<QList<RedisUrl>> DrillGateFaults::servers(bool mastersOnly)
+{
+    if (!m_url.isCluster())
+        return QList<RedisUrl>{m_url};
+    auto map = readMap();
+    if (!map)
+        return std::unexpected(map.error());
+    QList<RedisUrl> out;
+    for (const RedisNodeAddress &node : mastersOnly ? map->masters() : map->nodes())
+        out.append(m_url.node(node));
+    return out;
+}
+
 Result<void> DrillGateFaults::flushScripts()
 {
-    QList<RedisUrl> servers{m_url};
-    if (m_url.isCluster()) {
-        auto map = readMap();
-        if (!map)
-            return std::unexpected(map.error());
-        servers.clear();
-        for (const RedisNodeAddress &m : map->masters())
-            servers.append(m_url.node(m));
-    }
-    for (const RedisUrl &server : std::as_const(servers)) {
+    auto servers = this->servers(true);
+    if (!servers)
+        return std::unexpected(servers.error());
+    for (const RedisUrl &server : std::as_const(*servers)) {
         // Right after a restart the server may still answer LOADING (or not yet accept): retry.
         Error last{ErrorCode::Unavailable, {}, {}};
         bool flushed = false;

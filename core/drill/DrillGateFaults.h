@@ -37,15 +37,25 @@ public:
     [[nodiscard]] Result<QString> failOver(const QString &sku, const std::function<void()> &whileStopped);
     /// True when restart() really restarts a server.
     bool isEmbedded() const { return !m_dataDir.isEmpty(); }
+    /// `drill --via`: restart() of an external server kills every normal client's
+    /// connections (CLIENT KILL TYPE normal SKIPME yes; the server's among them: what a
+    /// restart does to its clients), not only this process's own.
+    void setKillEveryClient(bool on) { m_everyClient = on; }
 
 private:
     /// Kills this process's TCP connections to the server of `url` (Tcp); how many.
     Result<int> killOwnConnections(const RedisUrl &url);
+    /// The gate's server, or every node (`mastersOnly`: every master) of its cluster.
+    Result<QList<RedisUrl>> servers(bool mastersOnly);
     /// The slot map, from the first seed that gives it.
     Result<SlotMap> readMap();
 
+    /// CLIENT KILL TYPE normal SKIPME yes on the server of `url`: how many were killed.
+    Result<int> killEveryClient(const RedisUrl &url);
+
     RedisUrl m_url;
     QString m_dataDir;
+    bool m_everyClient = false;
 };
 
 } // namespace flashstock

@@ -14,7 +14,8 @@ namespace flashstock {
 QList<FaultKind> allFaultKinds()
 {
     return {FaultKind::CrashAfterGate, FaultKind::LostCallback, FaultKind::DuplicateCallback, FaultKind::LatePayment,
-            FaultKind::RedisRestart,   FaultKind::ScriptFlush,  FaultKind::DbError,          FaultKind::NodeFailover};
+            FaultKind::RedisRestart,   FaultKind::ScriptFlush,  FaultKind::DbError,          FaultKind::NodeFailover,
+            FaultKind::ServerKill};
 }
 
 QString faultName(FaultKind kind)
@@ -28,6 +29,7 @@ QString faultName(FaultKind kind)
     case FaultKind::ScriptFlush: return u"script-flush"_s;
     case FaultKind::DbError: return u"db-error"_s;
     case FaultKind::NodeFailover: return u"node-failover"_s;
+    case FaultKind::ServerKill: return u"server-kill"_s;
     }
     return {};
 }
@@ -42,11 +44,14 @@ std::optional<FaultKind> faultFromName(const QString &name)
 
 bool isGlobalFault(FaultKind kind)
 {
-    return kind == FaultKind::RedisRestart || kind == FaultKind::ScriptFlush || kind == FaultKind::NodeFailover;
+    return kind == FaultKind::RedisRestart || kind == FaultKind::ScriptFlush || kind == FaultKind::NodeFailover
+        || kind == FaultKind::ServerKill;
 }
 
 QString faultLeftOutReason(FaultKind kind, const std::optional<RedisUrl> &gate)
 {
+    if (kind == FaultKind::ServerKill)
+        return u"it needs a running server (drill --via URL)"_s;
     const bool needsGate = kind == FaultKind::CrashAfterGate || isGlobalFault(kind);
     if (needsGate && (!gate || gate->isNone()))
         return u"it needs a gate, and this drill runs book-only (--redis none)"_s;
@@ -68,6 +73,7 @@ double defaultFaultRate(FaultKind kind)
     case FaultKind::ScriptFlush: return 0.0005;
     case FaultKind::DbError: return 0.005;
     case FaultKind::NodeFailover: return 0.00005; // each one stops a master for a few node timeouts
+    case FaultKind::ServerKill: return 0.0001;    // each one stalls the buyers until the server is back
     }
     return 0;
 }
@@ -121,6 +127,21 @@ void DrillOptions::useProfile(const ResolvedProfile &profile)
     operatorName = profile.operatorName;
 }
 
+QString DrillOptions::leftOutReason(FaultKind kind) const
+{
+    if (kind == FaultKind::ServerKill) {
+        if (!via)
+            return faultLeftOutReason(kind, redis);
+        if (!via->killServer)
+            return u"the drill does not know how to restart the server (--server-pid-file FILE, with "
+                   u"--server-command CMD unless a supervisor restarts it)"_s;
+        return {};
+    }
+    if (via && (kind == FaultKind::CrashAfterGate || kind == FaultKind::DbError))
+        return u"an inside fault: with --via the drill reaches the engine only over HTTP"_s;
+    return faultLeftOutReason(kind, redis);
+}
+
 Result<void> DrillOptions::validate() const
 {
     if (auto r = checkSkuId(sku); !r)
@@ -147,7 +168,7 @@ Result<void> DrillOptions::validate() const
     // `all` leaves out what cannot run here (the report says so); a kind asked for by name
     // that cannot is bad input.
     for (auto it = faults.rates.cbegin(); it != faults.rates.cend() && !faults.forceEach; ++it)
-        if (const QString why = faultLeftOutReason(it.key(), redis); !why.isEmpty())
+        if (const QString why = leftOutReason(it.key()); !why.isEmpty())
             return fail(ErrorCode::InvalidArgument, u"faults: %1: %2"_s.arg(faultName(it.key()), why), u"faults"_s);
     return {};
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "Result.h"
+#include "drill/DrillChannel.h"
 #include "gate/RedisUrl.h"
 #include "store/DbUrl.h"
 
@@ -25,6 +26,7 @@ enum class FaultKind {
     ScriptFlush,       ///< SCRIPT FLUSH mid-sale
     DbError,           ///< an order's part of its book batch fails (WriteFaults::failOrder)
     NodeFailover,      ///< a Redis Cluster master stops mid-sale and its replica takes over
+    ServerKill,        ///< `drill --via`: the server is killed with SIGKILL mid-sale and started again
 };
 
 /// Every kind, in report order.
@@ -33,7 +35,8 @@ QList<FaultKind> allFaultKinds();
 QString faultName(FaultKind kind);
 /// The kind of a name, or nullopt.
 std::optional<FaultKind> faultFromName(const QString &name);
-/// True for kinds that act on the whole gate (restart, flush, failover) rather than on one buyer.
+/// True for kinds that act on the whole gate or server (restart, flush, failover, server
+/// kill) rather than on one buyer.
 bool isGlobalFault(FaultKind kind);
 /// Why `kind` cannot be injected into a drill on `gate` (nullopt or `none`: book-only), for
 /// people (`it needs a gate, and this drill runs book-only`); empty when it can. Kinds that
@@ -86,12 +89,22 @@ struct DrillOptions {
     /// Called every `progressIntervalMs` from the thread that runs the drill; may be empty.
     std::function<void(const DrillProgress &)> progress;
     int progressIntervalMs = 250;
+    /// `drill --via`: the buyers and payment callbacks go to a running server through these
+    /// channels; the drill still opens `db` and `redis` (the server's book and gate) for its
+    /// setup, wind-down and checks. The inside faults (crash-after-gate, db-error) are left
+    /// out then; server-kill needs `via->killServer`.
+    std::optional<DrillVia> via;
     /// TEST ONLY: every worker's book reserves through NaiveReserve (the broken read-check-write).
     bool naiveBookForTesting = false;
 
     /// The book, gate and operator of `profile`; the data dir's private redis-server is the
     /// one redis-restart restarts. Call before validate().
     void useProfile(const ResolvedProfile &profile);
+
+    /// Why `kind` cannot be injected into this drill, for people; empty when it can: the
+    /// gate's reasons (faultLeftOutReason), the inside faults with `via`, server-kill without
+    /// a server it can restart.
+    QString leftOutReason(FaultKind kind) const;
 
     /// InvalidArgument naming the field (sku, stock, buyers, concurrency, pay-ratio,
     /// hold-seconds, faults) if something is out of range.

@@ -30,7 +30,7 @@ QString passText(bool ok) { return ok ? u"pass"_s : u"FAIL"_s; }
 
 bool DrillReport::passed() const
 {
-    if (cancelled || !invariantsHold() || oversold > 0 || stuck > 0 || !reconcile.quiet)
+    if (cancelled || !invariantsHold() || oversold > 0 || stuck > 0 || lostReservations > 0 || !reconcile.quiet)
         return false;
     for (const FaultTally &t : faults)
         if (t.healed < t.injected)
@@ -97,6 +97,10 @@ QJsonObject DrillReport::toJson() const
             problems << i5Detail;
         o.insert(u"problems"_s, QJsonArray::fromStringList(problems));
     }
+    if (!via.isEmpty()) {
+        o.insert(u"via"_s, via);
+        o.insert(u"lost_reservations"_s, lostReservations);
+    }
     if (!notes.isEmpty())
         o.insert(u"notes"_s, QJsonArray::fromStringList(notes));
     if (cancelled)
@@ -111,6 +115,8 @@ QString DrillReport::toText() const
          u"schedule %8)\n"_s.arg(buyers).arg(stock).arg(sku).arg(concurrency).arg(payRatio).arg(holdSeconds)
              .arg(seed).arg(scheduleDigest);
     t += u"  book: %1\n  gate: %2\n"_s.arg(book, gate);
+    if (!via.isEmpty())
+        t += u"  via:  %1 (the buyers and payment callbacks over HTTP)\n"_s.arg(via);
     t += u"\nsale: %1 s, %2 buyers answered/s, %3 units reserved/s; reserve latency p50 %4 ms, p99 %5 ms\n"_s
              .arg(saleSeconds, 0, 'f', 2).arg(throughputPerS, 0, 'f', 0).arg(unitsPerS, 0, 'f', 0)
              .arg(p50Ms, 0, 'f', 2).arg(p99Ms, 0, 'f', 2);
@@ -136,7 +142,10 @@ QString DrillReport::toText() const
     t += u"after: book available %1, locked %2, sold %3, total %4; gate available %5\n"_s.arg(bookAvailable)
              .arg(bookLocked).arg(sold).arg(bookTotal)
              .arg(gateConfigured ? QString::number(gateAvailable) : u"n/a (book-only)"_s);
-    t += u"sold %1, paid units %2, oversold %3, stuck %4\n"_s.arg(sold).arg(paidUnits).arg(oversold).arg(stuck);
+    t += u"sold %1, paid units %2, oversold %3, stuck %4"_s.arg(sold).arg(paidUnits).arg(oversold).arg(stuck);
+    if (!via.isEmpty())
+        t += u", answered reserved but not in the book %1"_s.arg(lostReservations);
+    t += u'\n';
     QStringList verdicts;
     for (Invariant i : kInvariants)
         verdicts << u"%1 %2"_s.arg(invariantName(i), passText(holds(i)));

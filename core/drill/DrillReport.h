@@ -42,6 +42,7 @@ struct DrillReport {
     quint64 seed = 0;
     QString book;          ///< the book's URL (password masked)
     QString gate;          ///< the gate's URL, or "none"
+    QString via;           ///< `drill --via`: the server's URL the buyers went to; empty in process
     QString scheduleDigest;
 
     // the drill's counters
@@ -72,6 +73,9 @@ struct DrillReport {
     BookCheck check;           ///< I1-I4, I6
     bool i5 = true;            ///< gate available == book available (true when book-only)
     QString i5Detail;
+    /// --via: orders the server answered `reserved` that the book does not hold (absent or
+    /// abandoned); the first few are listed in the notes. Any makes the drill fail.
+    qint64 lostReservations = 0;
 
     QMap<FaultKind, FaultTally> faults;
     QuiesceSummary reconcile;

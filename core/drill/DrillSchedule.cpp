@@ -40,7 +40,7 @@ DrillSchedule DrillSchedule::build(const DrillOptions &options)
     std::mt19937_64 rng(options.seed);
     QList<QPair<FaultKind, double>> kinds;
     for (FaultKind k : allFaultKinds()) {
-        if (options.faults.rates.contains(k) && faultLeftOutReason(k, options.redis).isEmpty())
+        if (options.faults.rates.contains(k) && options.leftOutReason(k).isEmpty())
             kinds << qMakePair(k, options.faults.rates.value(k));
     }
     s.buyers.resize(size_t(options.buyers));

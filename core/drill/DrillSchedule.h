@@ -34,7 +34,7 @@ struct GlobalEvent {
 /// event before that request. With `all`, a gate-wide kind that drew nothing is placed once
 /// between 10% and 50% of the buyers, and a per-buyer kind that drew no buyer among the
 /// first stock/2 (who still find stock, so the fault really fires) is placed on one of them.
-/// Kinds that cannot run on the drill's gate (faultLeftOutReason) are dropped.
+/// Kinds that cannot run in this drill (DrillOptions::leftOutReason) are dropped.
 struct DrillSchedule {
     std::vector<BuyerPlan> buyers;     ///< one per buyer, index = buyer number
     std::vector<GlobalEvent> events;   ///< sorted by beforeBuyer

@@ -92,6 +92,7 @@ struct DrillShared {
     std::vector<FaultRecord> records;
     std::vector<qint64> latenciesUs;
     QStringList errors;                       ///< first few unexpected errors
+    QStringList reservedOrders;               ///< --via: orders the server answered `reserved`
 
     void addRecord(FaultRecord r);
     void count(QMap<QString, qint64> DrillShared::*map, const QString &word);
@@ -108,8 +109,9 @@ inline qint64 drillNowNs()
 /// The order id of buyer `i`.
 QString drillOrderId(const QString &sku, qint64 buyer);
 
-/// One worker thread: opens its own Engine and serves buyers and payment copies until
-/// every buyer is done. Failures to open the engine are recorded with noteError().
+/// One worker thread: opens its own Engine (or, with --via, its channel to the server) and
+/// serves buyers and payment copies until every buyer is done. Failures to open the engine
+/// or the channel are recorded with noteError().
 void runDrillWorker(DrillShared &shared);
 
 } // namespace flashstock

@@ -22,20 +22,53 @@ QString errorWord(const Error &e)
     return u"error_"_s + errorCodeName(e.code);
 }
 
+/// The in-process channel: the worker's own engine (its book work through the drill's book
+/// writers).
+class EngineChannel final : public DrillChannel {
+public:
+    explicit EngineChannel(Engine &engine) : m_engine(engine) {}
+    Result<Outcome> reserve(const QString &order, const QString &user, const QString &sku, qint64 qty,
+                            qint64 holdSeconds) override
+    {
+        auto r = m_engine.reserve(order, user, {OrderLine{sku, qty, {}}}, holdSeconds);
+        if (!r)
+            return std::unexpected(r.error());
+        return r->outcome;
+    }
+    Result<Outcome> confirm(const QString &order, const QString &payment) override
+    {
+        auto c = m_engine.confirm(order, payment);
+        if (!c)
+            return std::unexpected(c.error());
+        return c->outcome;
+    }
+    qsizetype takeWarnings() override { return m_engine.takeWarnings().size(); }
+
+private:
+    Engine &m_engine;
+};
+
 class Worker {
 public:
-    Worker(DrillShared &shared, Engine &engine)
+    /// `engine`: the worker's own (in process; null with --via). `channel`: where its buyers
+    /// and payments go.
+    Worker(DrillShared &shared, Engine *engine, DrillChannel &channel)
         : m_s(shared)
         , m_engine(engine)
+        , m_channel(channel)
         , m_sku(shared.options.sku)
     {
-        m_engine.database().setWriteFaults(&m_s.dbErrors);
-        m_engine.useBookWriters(m_s.writers);
+        if (m_engine) {
+            m_engine->database().setWriteFaults(&m_s.dbErrors);
+            m_engine->useBookWriters(m_s.writers);
+        }
     }
     ~Worker()
     {
-        m_engine.database().setWriteFaults(nullptr);
-        m_engine.useBookWriters(nullptr);
+        if (m_engine) {
+            m_engine->database().setWriteFaults(nullptr);
+            m_engine->useBookWriters(nullptr);
+        }
     }
 
     void run();
@@ -44,10 +77,11 @@ private:
     void serveBuyer(qint64 i);
     void crashAfterGate(qint64 i, const QString &order, const QString &user);
     void pay(const QString &order, const QString &payment, bool countForDuplicate);
-    void drainWarnings() { m_s.gateWarnings += m_engine.takeWarnings().size(); }
+    void drainWarnings() { m_s.gateWarnings += m_channel.takeWarnings(); }
 
     DrillShared &m_s;
-    Engine &m_engine;
+    Engine *m_engine;
+    DrillChannel &m_channel;
     const QString m_sku;
     std::vector<qint64> m_latencies;
 };
@@ -96,7 +130,7 @@ void Worker::run()
 
 void Worker::crashAfterGate(qint64 i, const QString &order, const QString &user)
 {
-    Gate *gate = m_engine.gate();
+    Gate *gate = m_engine->gate();
     for (int attempt = 0; attempt < kGateRetries; ++attempt) {
         auto g = gate->reserve(m_sku, order, user, 1);
         if (!g && g.error().code == ErrorCode::Unavailable) {
@@ -132,23 +166,25 @@ void Worker::serveBuyer(qint64 i)
     const BuyerPlan &plan = m_s.schedule.buyers[size_t(i)];
     const QString order = drillOrderId(m_sku, i);
     const QString user = u"u%1"_s.arg(i);
-    if (plan.fault == FaultKind::CrashAfterGate && m_engine.gate()) {
+    if (plan.fault == FaultKind::CrashAfterGate && m_engine && m_engine->gate()) {
         crashAfterGate(i, order, user);
         return;
     }
     const bool dbError = plan.fault == FaultKind::DbError;
     if (dbError)
         m_s.dbErrors.arm(order);
-    Result<ReserveResult> r = fail(ErrorCode::Internal, u"not sent"_s);
+    Result<Outcome> r = fail(ErrorCode::Internal, u"not sent"_s);
+    // With --via the server is what answers: every answer that is not Unavailable counts.
+    const bool gate = m_engine ? m_engine->gate() != nullptr : true;
     for (int attempt = 0; attempt < kGateRetries; ++attempt) {
         const qint64 sent = drillNowNs();
-        r = m_engine.reserve(order, user, {OrderLine{m_sku, 1, {}}}, m_s.options.holdSeconds);
+        r = m_channel.reserve(order, user, m_sku, 1, m_s.options.holdSeconds);
         m_latencies.push_back((drillNowNs() - sent) / 1000);
-        if (r && r->outcome == Outcome::GateUnavailable) {
+        if (r && *r == Outcome::GateUnavailable) {
             QThread::msleep(kGateRetrySleepMs);
             continue;
         }
-        if (m_engine.gate() && (r || r.error().code != ErrorCode::Unavailable)) {
+        if (gate && (r || r.error().code != ErrorCode::Unavailable)) {
             qint64 seen = m_s.lastGateAnswerSentNs.load();
             while (sent > seen && !m_s.lastGateAnswerSentNs.compare_exchange_weak(seen, sent)) {
             }
@@ -167,12 +203,16 @@ void Worker::serveBuyer(qint64 i)
         drainWarnings();
         return;
     }
-    m_s.count(&DrillShared::reserveOutcomes, outcomeWord(r->outcome));
-    if (r->outcome != Outcome::Reserved) {
+    m_s.count(&DrillShared::reserveOutcomes, outcomeWord(*r));
+    if (*r != Outcome::Reserved) {
         drainWarnings();
         return;
     }
     ++m_s.reservedUnits;
+    if (m_s.options.via) {
+        std::lock_guard lock(m_s.mutex);
+        m_s.reservedOrders.push_back(order);
+    }
     const QString payment = u"pay-%1"_s.arg(i);
     switch (plan.fault.value_or(FaultKind::ScriptFlush)) {
     case FaultKind::LostCallback:
@@ -201,16 +241,15 @@ void Worker::serveBuyer(qint64 i)
 
 void Worker::pay(const QString &order, const QString &payment, bool countForDuplicate)
 {
-    auto c = m_engine.confirm(order, payment);
+    auto c = m_channel.confirm(order, payment);
     if (!c) {
         m_s.count(&DrillShared::paymentOutcomes, errorWord(c.error()));
         m_s.noteError(u"confirm %1: %2"_s.arg(order, c.error().message));
         return;
     }
-    m_s.count(&DrillShared::paymentOutcomes, outcomeWord(c->outcome));
-    if (c->outcome == Outcome::Paid) {
-        for (const OrderLine &l : c->lines)
-            m_s.paidUnits += l.qty;
+    m_s.count(&DrillShared::paymentOutcomes, outcomeWord(*c));
+    if (*c == Outcome::Paid) {
+        m_s.paidUnits += 1; // every buyer wants 1 unit
         if (countForDuplicate)
             m_s.count(&DrillShared::paidAnswersByOrder, order);
     }
@@ -259,6 +298,16 @@ QString drillOrderId(const QString &sku, qint64 buyer)
 void runDrillWorker(DrillShared &shared)
 {
     const DrillOptions &o = shared.options;
+    if (o.via) {
+        auto channel = o.via->channels();
+        if (!channel) {
+            shared.noteError(u"worker could not reach the server: %1"_s.arg(channel.error().message));
+        } else {
+            Worker(shared, nullptr, **channel).run();
+        }
+        ++shared.workersDone;
+        return;
+    }
     auto engine = Engine::open(EngineOptions{o.db, o.redis, Actor{o.operatorName, u"drill"_s}});
     if (!engine) {
         shared.noteError(u"worker could not open the engine: %1"_s.arg(engine.error().message));
@@ -268,7 +317,8 @@ void runDrillWorker(DrillShared &shared)
     NaiveReserve naive;
     if (o.naiveBookForTesting)
         (*engine)->book().setLineTakerForTesting(&naive);
-    Worker(shared, **engine).run();
+    EngineChannel channel(**engine);
+    Worker(shared, engine->get(), channel).run();
     ++shared.workersDone;
 }
 

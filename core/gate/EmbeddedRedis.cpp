@@ -1,11 +1,15 @@
 #include "gate/EmbeddedRedis.h"
 
+#include "ContractJson.h"
 #include "gate/RedisConnection.h"
 
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
+#include <QDateTime>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLockFile>
 #include <QProcess>
 #include <QStandardPaths>
@@ -92,7 +96,18 @@ qint64 EmbeddedRedis::readPid() const
     return f.readAll().trimmed().toLongLong();
 }
 
-Result<RedisUrl> EmbeddedRedis::start()
+QString EmbeddedRedis::holdFile() const { return m_workDir + u"/hold"_s; }
+
+Result<void> EmbeddedRedis::lock(QLockFile &file, const QString &what) const
+{
+    if (!file.tryLock(10000))
+        return fail(ErrorCode::Unavailable,
+                    u"%1: another process is starting or stopping the embedded redis-server in %2"_s.arg(what, m_workDir),
+                    u"redis"_s);
+    return {};
+}
+
+Result<RedisUrl> EmbeddedRedis::start(Hold hold)
 {
     m_reused = false;
     if (socketPath().toLocal8Bit().size() > 107)
@@ -107,12 +122,23 @@ Result<RedisUrl> EmbeddedRedis::start()
         QFile::setPermissions(m_dataDir, kOwnerOnly);
     QFile::setPermissions(m_workDir, kOwnerOnly);
 
-    // Two commands starting at once must not start two servers on one socket.
-    QLockFile lock(m_workDir + u"/start.lock"_s);
-    if (!lock.tryLock(10000))
+    // Two commands starting at once must not start two servers on one socket, nor one
+    // start a server that a stop in progress is taking down.
+    QLockFile startLock(m_workDir + u"/start.lock"_s);
+    if (auto locked = lock(startLock, u"not started"_s); !locked)
+        return std::unexpected(locked.error());
+    if (hold == Hold::Release) {
+        if (QFile::exists(holdFile()) && !QFile::remove(holdFile()))
+            return fail(ErrorCode::Unavailable, u"cannot lift the hold: %1 cannot be removed"_s.arg(holdFile()),
+                        u"redis"_s);
+    } else if (const EmbeddedRedisStatus s = status(); s.held) {
         return fail(ErrorCode::Unavailable,
-                    u"another process is starting the embedded redis-server in %1"_s.arg(m_workDir),
+                    u"the private redis-server of %1 is held down for maintenance (by %2 since %3, embedded stop "
+                    u"--hold); it is not started until embedded start lifts the hold"_s
+                        .arg(m_dataDir, s.heldBy,
+                             isoTime(s.heldSinceMs)),
                     u"redis"_s);
+    }
     if (ping()) {
         m_reused = true;
         return url();
@@ -184,15 +210,52 @@ EmbeddedRedisStatus EmbeddedRedis::status() const
     s.workDir = m_workDir;
     s.logFile = m_workDir + u"/redis.log"_s;
     s.url = url().toString();
+    QFile hold(holdFile());
+    if (hold.open(QIODevice::ReadOnly)) {
+        const QJsonObject o = QJsonDocument::fromJson(hold.readAll()).object();
+        s.held = true;
+        s.heldBy = o.value(u"by"_s).toString();
+        s.heldSinceMs = qint64(o.value(u"since_ms"_s).toDouble());
+    }
     return s;
 }
 
-Result<bool> EmbeddedRedis::stop(int timeoutMs)
+Result<EmbeddedStopped> EmbeddedRedis::stop(int timeoutMs, const QString &holdBy)
+{
+    if (holdBy.isEmpty() && !QFileInfo::exists(m_workDir))
+        return EmbeddedStopped{}; // never started here
+    if (!QDir().mkpath(m_workDir))
+        return fail(ErrorCode::Unavailable, u"cannot create %1"_s.arg(m_workDir), u"data-dir"_s);
+    QLockFile startLock(m_workDir + u"/start.lock"_s);
+    if (auto locked = lock(startLock, u"not stopped"_s); !locked)
+        return std::unexpected(locked.error());
+    EmbeddedStopped out;
+    if (!holdBy.isEmpty()) {
+        // Before the server goes down, so that no command sees it down and not held.
+        QFile hold(holdFile());
+        const QByteArray record = QJsonDocument(QJsonObject{{u"by"_s, holdBy},
+                                                            {u"since_ms"_s, QDateTime::currentMSecsSinceEpoch()}})
+                                      .toJson(QJsonDocument::Compact);
+        if (!hold.open(QIODevice::WriteOnly | QIODevice::Truncate) || hold.write(record) != record.size()
+            || !hold.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner))
+            return fail(ErrorCode::Unavailable, u"cannot write the hold %1: %2"_s.arg(holdFile(), hold.errorString()),
+                        u"redis"_s);
+        out.held = true;
+    }
+    auto stopped = stopLocked(timeoutMs);
+    if (!stopped)
+        return std::unexpected(stopped.error());
+    out.wasRunning = stopped->first;
+    out.pid = stopped->second;
+    return out;
+}
+
+Result<std::pair<bool, qint64>> EmbeddedRedis::stopLocked(int timeoutMs)
 {
     const qint64 pid = readPid();
     if (!ping()) {
         if (!redisAlive(pid))
-            return false;
+            return std::pair{false, qint64(0)};
         // Alive but not answering: ask it by signal (SIGTERM saves and exits; SIGCONT in
         // case it was stopped).
         ::kill(pid_t(pid), SIGTERM);
@@ -200,7 +263,7 @@ Result<bool> EmbeddedRedis::stop(int timeoutMs)
         const QDeadlineTimer deadline(timeoutMs);
         while (!deadline.hasExpired()) {
             if (!processAlive(pid))
-                return true;
+                return std::pair{true, pid};
             QThread::msleep(10);
         }
         return fail(ErrorCode::Unavailable,
@@ -217,10 +280,12 @@ Result<bool> EmbeddedRedis::stop(int timeoutMs)
                                                                          QString::fromUtf8(r->str)),
                         u"redis"_s);
     }
+    // The process asked to stop is what is waited for (its pid file goes first); under the
+    // start lock no command brings another up meanwhile.
     const QDeadlineTimer deadline(timeoutMs);
     while (!deadline.hasExpired()) {
-        if (!ping() && !processAlive(pid))
-            return true;
+        if (pid > 0 ? !processAlive(pid) : !ping())
+            return std::pair{true, pid};
         QThread::msleep(10);
     }
     return fail(ErrorCode::Unavailable,

@@ -5,6 +5,10 @@
 
 #include <QString>
 
+#include <utility>
+
+class QLockFile;
+
 namespace flashstock {
 
 /// Where the private redis-server of a data dir is and whether it answers.
@@ -16,6 +20,16 @@ struct EmbeddedRedisStatus {
     QString workDir;       ///< DATA_DIR/redis: append-only files, pid file, log
     QString logFile;       ///< DATA_DIR/redis/redis.log
     QString url;           ///< unix:///.../redis.sock
+    bool held = false;     ///< kept down for maintenance (stop with a hold): nothing starts it
+    QString heldBy;        ///< who put the hold, as recorded
+    qint64 heldSinceMs = 0; ///< when, ms since the epoch
+};
+
+/// What EmbeddedRedis::stop() did.
+struct EmbeddedStopped {
+    bool wasRunning = false; ///< a server was running and is stopped now
+    qint64 pid = 0;          ///< the server stopped (0 if none, or its pid was unknown)
+    bool held = false;       ///< it is kept down until start(releaseHold)
 };
 
 /// The private redis-server of a FlashStock data dir (the default gate when no `--redis`
@@ -23,19 +37,25 @@ struct EmbeddedRedisStatus {
 /// `DATA_DIR/redis` (0700) with the append-only file on, daemonized with a pid file, so
 /// it outlives the command that started it and later commands reuse it.
 ///
-/// Blocking calls; use from one thread at a time. Starts are serialised between processes
-/// by a lock file in the working dir.
+/// Blocking calls; use from one thread at a time. Starts and stops are serialised between
+/// processes by a lock file in the working dir, so a command starting the gate waits for a
+/// stop in progress instead of racing it. A hold (stop with `holdBy`) keeps it down: start()
+/// refuses while it is there, so every command runs as with the gate unreachable.
 class EmbeddedRedis {
 public:
     /// `dataDir` is the FlashStock data dir; nothing happens until start().
     explicit EmbeddedRedis(QString dataDir);
 
+    /// Whether start() may lift a hold.
+    enum class Hold { Respect, Release };
+
     /// Reuses the server if one answers on the socket, else starts one and waits until it
-    /// answers (up to 5 s). Returns its URL. Errors: Unavailable if `redis-server` is not on
-    /// PATH (the message says so) or does not come up (with the log's last lines);
-    /// InvalidArgument if the socket path is too long (over 107 bytes) or the dir cannot
-    /// be created.
-    [[nodiscard]] Result<RedisUrl> start();
+    /// answers (up to 5 s). Returns its URL. Errors: Unavailable if it is held down (the
+    /// message says by whom and since when) unless `hold` is Release (the hold is lifted),
+    /// if `redis-server` is not on PATH (the message says so) or does not come up (with the
+    /// log's last lines); InvalidArgument if the socket path is too long (over 107 bytes) or
+    /// the dir cannot be created.
+    [[nodiscard]] Result<RedisUrl> start(Hold hold = Hold::Respect);
     /// True if the last start() found a server already running.
     bool wasReused() const { return m_reused; }
 
@@ -43,9 +63,11 @@ public:
     EmbeddedRedisStatus status() const;
 
     /// Stops the server (SHUTDOWN, which flushes the append-only file) and waits up to
-    /// `timeoutMs` for it to exit. Returns false if none was running; Unavailable if it
-    /// would not stop.
-    [[nodiscard]] Result<bool> stop(int timeoutMs = 5000);
+    /// `timeoutMs` for that process to exit, holding the start lock so that no command starts
+    /// another meanwhile. `holdBy` non-empty: also keeps it down (recorded as held by that
+    /// name, written before the lock is let go), whether or not one was running. Unavailable
+    /// if it would not stop, or the lock was not free within 10 s.
+    [[nodiscard]] Result<EmbeddedStopped> stop(int timeoutMs = 5000, const QString &holdBy = {});
 
     /// The unix socket path (whether or not a server runs).
     QString socketPath() const;
@@ -58,6 +80,11 @@ public:
 private:
     bool ping() const;
     qint64 readPid() const;
+    QString holdFile() const;
+    /// stop() once the start lock is held: whether one was running, and its pid.
+    Result<std::pair<bool, qint64>> stopLocked(int timeoutMs);
+    /// The start lock taken, or Unavailable naming `what` was waiting.
+    Result<void> lock(QLockFile &file, const QString &what) const;
 
     QString m_dataDir;
     QString m_workDir;

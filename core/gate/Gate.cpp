@@ -199,6 +199,12 @@ Result<GateReservation> Gate::reserve(const QString &sku, const QString &order,
     return reservePipeline({GateReserveLine{sku, order, user, qty}}).first();
 }
 
+GateScriptCall Gate::reserveCall(const GateReserveLine &line)
+{
+    return {ScriptRegistry::instance().script(ScriptId::Reserve).sha1, reserveKeys(line.sku),
+            {line.order.toUtf8(), line.user.toUtf8(), num(line.qty), line.sku.toUtf8()}};
+}
+
 QList<Result<GateReservation>> Gate::reservePipeline(const QList<GateReserveLine> &lines)
 {
     QList<Result<GateReservation>> out(lines.size(), fail(ErrorCode::Internal, u"not sent"_s));
@@ -210,8 +216,8 @@ QList<Result<GateReservation>> Gate::reservePipeline(const QList<GateReserveLine
             out[i] = std::unexpected(valid.error());
             continue;
         }
-        commands.append(Private::scriptCommand(ScriptId::Reserve, reserveKeys(l.sku),
-                                               {l.order.toUtf8(), l.user.toUtf8(), num(l.qty), l.sku.toUtf8()}));
+        const GateScriptCall call = reserveCall(l);
+        commands.append(Private::scriptCommand(ScriptId::Reserve, call.keys, call.args));
         sent.append(i);
     }
     const QList<Result<RedisValue>> replies = d->router.execute(commands);
@@ -300,14 +306,19 @@ Result<void> Gate::settleBatch(const QString &sku, const QList<QString> &tokens)
     return {};
 }
 
-Result<qint64> Gate::load(const QString &sku, qint64 bookAvailable, bool force)
+Result<qint64> Gate::load(const QString &sku, qint64 bookAvailable, bool force, qint64 sinceMs,
+                          const QStringList &booked)
 {
     if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
     if (bookAvailable < 0)
         return fail(ErrorCode::InvalidArgument,
                     u"book available must be >= 0, got %1"_s.arg(bookAvailable), u"available"_s);
-    auto r = d->run(ScriptId::Load, reserveKeys(sku),
-                    {num(bookAvailable), force ? QByteArrayLiteral("1") : QByteArrayLiteral("0")});
+    if (sinceMs < -1)
+        return fail(ErrorCode::InvalidArgument, u"snapshot ms must be >= -1, got %1"_s.arg(sinceMs), u"since"_s);
+    QList<QByteArray> argv{num(bookAvailable), force ? QByteArrayLiteral("1") : QByteArrayLiteral("0"), num(sinceMs)};
+    for (const QString &token : booked)
+        argv.append(token.toUtf8());
+    auto r = d->run(ScriptId::Load, finishKeys(sku), argv);
     if (!r)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.size() != 3)
@@ -528,7 +539,7 @@ Result<void> Gate::setPaused(const QString &sku, bool paused)
     return {};
 }
 
-Result<QList<GateToken>> Gate::openTokens(const QString &sku)
+Result<QList<GateToken>> Gate::openTokens(const QString &sku, qint64 *nowMs)
 {
     if (auto v = checkSkuId(sku); !v) return std::unexpected(v.error());
     auto r = d->run(ScriptId::OpenTokens, reserveKeys(sku), {});
@@ -536,6 +547,8 @@ Result<QList<GateToken>> Gate::openTokens(const QString &sku)
         return std::unexpected(r.error());
     if (r->type != RedisValue::Type::Array || r->elements.isEmpty() || r->elements.size() % 2 != 1)
         return unexpectedReply(*r, u"open tokens of %1"_s.arg(sku));
+    if (nowMs)
+        *nowMs = r->elements[0].toInteger();
     QList<GateToken> out;
     out.reserve(r->elements.size() / 2);
     for (qsizetype i = 1; i + 1 < r->elements.size(); i += 2) {

@@ -47,6 +47,13 @@ struct GateReserveRequest {
     qint64 qty = 0; ///< units, 1..2147483647
 };
 
+/// One script call as sent to Redis: `EVALSHA sha1 keys.size() keys... args...`.
+struct GateScriptCall {
+    QByteArray sha1;         ///< lower-case hex SHA1 of the script body
+    QList<QByteArray> keys;  ///< KEYS
+    QList<QByteArray> args;  ///< ARGV
+};
+
 /// One reserve of a pipeline over any SKUs (`Gate::reservePipeline`).
 struct GateReserveLine {
     QString sku;
@@ -119,6 +126,11 @@ public:
     /// Unavailable; Internal.
     [[nodiscard]] Result<GateReservation> reserve(const QString &sku, const QString &order,
                                                   const QString &user, qint64 qty);
+    /// The reserve script call of `line` exactly as reservePipeline sends it: the script's
+    /// SHA1 (EVALSHA), KEYS and ARGV. For tools that drive the same script from outside
+    /// (`flashstock-cli gate script-keys`, redis-benchmark in scripts/bench-server.sh).
+    /// Does not check the line. Plain function of its argument; any thread.
+    static GateScriptCall reserveCall(const GateReserveLine &line);
     /// Many reserves of any SKUs in one round trip per Redis node (the server's gate
     /// dispatcher): one pipeline per node, the nodes working at once. Answers one Result
     /// per line, in order, each on its own: a malformed line is InvalidArgument and is not
@@ -142,10 +154,15 @@ public:
     /// Settle many tokens in one pipelined round trip.
     [[nodiscard]] Result<void> settleBatch(const QString &sku, const QList<QString> &tokens);
 
-    /// Sets gate available to `bookAvailable` minus the units of tokens still held, only if
-    /// the stock key is absent (`force` false) or unconditionally (`force` true, used by
-    /// rebuild under pause). Returns the value now in the gate.
-    [[nodiscard]] Result<qint64> load(const QString &sku, qint64 bookAvailable, bool force);
+    /// Sets gate available to `bookAvailable` minus the units of the tokens the book did not
+    /// count, only if the stock key is absent (`force` false) or unconditionally (`force`
+    /// true, used by rebuild under pause). `booked`: the tokens the book's live orders held
+    /// when `bookAvailable` was read (Book::restoreView); every other token held, settled or
+    /// sold now that was open at or after `sinceMs` (the Redis TIME openTokens() gave before
+    /// that book read; -1: none, the open tokens only) comes off (lua/load-3.lua). Returns
+    /// the value now in the gate.
+    [[nodiscard]] Result<qint64> load(const QString &sku, qint64 bookAvailable, bool force, qint64 sinceMs = -1,
+                                      const QStringList &booked = {});
     /// Adds `units` (may be negative) to gate available if the stock key exists; used when the
     /// book restocks or adjusts. Returns false if the key was absent (nothing done).
     [[nodiscard]] Result<bool> adjust(const QString &sku, qint64 units);
@@ -183,8 +200,9 @@ public:
     /// Pauses or unpauses reserves of `sku` (reserve answers Paused).
     [[nodiscard]] Result<void> setPaused(const QString &sku, bool paused);
 
-    /// Every token of `sku` in state Held or Settled (the reconciler's view).
-    [[nodiscard]] Result<QList<GateToken>> openTokens(const QString &sku);
+    /// Every token of `sku` in state Held or Settled (the reconciler's view). `nowMs` set:
+    /// the Redis TIME of the read, ms since the epoch.
+    [[nodiscard]] Result<QList<GateToken>> openTokens(const QString &sku, qint64 *nowMs = nullptr);
     /// Redis TIME in ms since the epoch (the gate's one clock; in a cluster, the first
     /// master's that answers: the nodes' clocks agree as far as NTP keeps them).
     [[nodiscard]] Result<qint64> nowMs();

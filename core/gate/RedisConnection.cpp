@@ -173,32 +173,32 @@ Result<void> RedisConnection::ensureConnected()
         return fail(ErrorCode::Unavailable, u"cannot enable TCP keepalive"_s, u"redis"_s);
 
     m_context = ctx.release();
-    auto handshake = [this](QList<QByteArray> argv, const QString &what) -> Result<void> {
+    auto handshake = [this](const QList<QByteArray> &argv) -> Result<RedisValue> {
         auto reply = command(argv);
-        if (!reply)
-            return std::unexpected(reply.error());
-        if (reply->isError()) {
-            const QString msg = QString::fromUtf8(reply->str);
+        if (reply && reply->isError())
             disconnect();
-            return fail(ErrorCode::InvalidArgument,
-                        u"Redis at %1 refused %2: %3"_s.arg(m_url.toDisplayString(), what, msg),
-                        u"redis"_s);
-        }
-        return {};
+        return reply;
     };
     if (!m_url.password.isEmpty()) {
         QList<QByteArray> argv{QByteArrayLiteral("AUTH")};
         if (!m_url.user.isEmpty())
             argv.append(m_url.user.toUtf8());
         argv.append(m_url.password.toUtf8());
-        if (auto r = handshake(argv, u"AUTH"_s); !r)
-            return r;
+        auto r = handshake(argv);
+        if (!r)
+            return std::unexpected(r.error());
+        if (r->isError())
+            return authenticationFailed(QString::fromUtf8(r->str));
     }
     if (m_url.db != 0) {
-        if (auto r = handshake({QByteArrayLiteral("SELECT"), QByteArray::number(m_url.db)},
-                               u"SELECT %1"_s.arg(m_url.db));
-            !r)
-            return r;
+        auto r = handshake({QByteArrayLiteral("SELECT"), QByteArray::number(m_url.db)});
+        if (!r)
+            return std::unexpected(r.error());
+        if (r->isError())
+            return fail(ErrorCode::InvalidArgument,
+                        u"Redis at %1 refused SELECT %2: %3"_s.arg(m_url.toDisplayString()).arg(m_url.db).arg(
+                            QString::fromUtf8(r->str)),
+                        u"redis"_s);
     }
     ++m_connectCount;
     return {};
@@ -213,7 +213,22 @@ Result<RedisValue> RedisConnection::command(const QList<QByteArray> &argv)
         redisCommandArgv(m_context, int(view.argv.size()), view.argv.data(), view.lens.data())));
     if (!reply)
         return transportFailure("command");
-    return convert(reply.get());
+    RedisValue value = convert(reply.get());
+    if (value.isErrorWith("NOAUTH"))
+        return authenticationFailed(QString::fromUtf8(value.str));
+    return value;
+}
+
+std::unexpected<Error> RedisConnection::authenticationFailed(const QString &reply)
+{
+    disconnect();
+    return fail(ErrorCode::Unavailable,
+                u"authentication failed: Redis at %1 %2 (%3). Give its password in FLASHSTOCK_REDIS_PASSWORD"_s.arg(
+                    m_url.toDisplayString(),
+                    m_url.password.isEmpty() ? u"requires a password and none was given"_s
+                                             : u"refused the password given"_s,
+                    reply),
+                u"redis"_s);
 }
 
 Result<QList<RedisValue>> RedisConnection::pipeline(const QList<QList<QByteArray>> &commands)
@@ -252,6 +267,9 @@ Result<QList<RedisValue>> RedisConnection::receive(qsizetype count)
         ReplyPtr reply(static_cast<redisReply *>(raw));
         out.append(convert(reply.get()));
     }
+    for (const RedisValue &v : std::as_const(out))
+        if (v.isErrorWith("NOAUTH"))
+            return authenticationFailed(QString::fromUtf8(v.str));
     return out;
 }
 

@@ -43,12 +43,14 @@ public:
     RedisConnection &operator=(const RedisConnection &) = delete;
 
     /// Connects now if not connected. Unavailable if the server cannot be reached within
-    /// the connect timeout; InvalidArgument if AUTH or SELECT is refused.
+    /// the connect timeout, or if AUTH is refused (the message says authentication failed);
+    /// InvalidArgument if SELECT is refused.
     [[nodiscard]] Result<void> ensureConnected();
 
     /// Sends one command (binary-safe arguments) and waits up to the command timeout.
     /// A server error reply (NOSCRIPT, MOVED, WRONGTYPE...) is a value of type Error, not a
-    /// failed Result; only transport failures are Unavailable.
+    /// failed Result; transport failures are Unavailable, and so is NOAUTH (a server that
+    /// wants a password none was given for: authentication failed).
     [[nodiscard]] Result<RedisValue> command(const QList<QByteArray> &argv);
 
     /// Sends all `commands` in one write and reads their replies in order (pipelining).
@@ -72,6 +74,8 @@ public:
 
 private:
     Result<RedisValue> transportFailure(const char *what);
+    /// Unavailable, "authentication failed", naming the server and its `reply`; disconnects.
+    std::unexpected<Error> authenticationFailed(const QString &reply);
     bool peerClosed() const;
 
     RedisUrl m_url;

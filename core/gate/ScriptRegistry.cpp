@@ -22,7 +22,7 @@ struct ScriptFile {
 constexpr ScriptFile kFiles[] = {
     {ScriptId::Reserve, u"reserve-2.lua"},       {ScriptId::Settle, u"settle-2.lua"},
     {ScriptId::MarkSold, u"mark-sold-3.lua"},    {ScriptId::Release, u"release-3.lua"},
-    {ScriptId::Load, u"load-2.lua"},             {ScriptId::Adjust, u"adjust-1.lua"},
+    {ScriptId::Load, u"load-3.lua"},             {ScriptId::Adjust, u"adjust-1.lua"},
     {ScriptId::SetSale, u"set-sale-1.lua"},      {ScriptId::ClearSale, u"clear-sale-1.lua"},
     {ScriptId::SetPaused, u"set-paused-1.lua"},  {ScriptId::OpenTokens, u"open-tokens-2.lua"},
     {ScriptId::SetUsers, u"set-users-1.lua"},

@@ -15,7 +15,7 @@ enum class ScriptId {
     Settle,     ///< settle-2.lua
     MarkSold,   ///< mark-sold-3.lua
     Release,    ///< release-3.lua
-    Load,       ///< load-2.lua
+    Load,       ///< load-3.lua
     Adjust,     ///< adjust-1.lua
     SetSale,    ///< set-sale-1.lua
     ClearSale,  ///< clear-sale-1.lua

@@ -144,6 +144,16 @@ public:
 
     /// The SKU's levels, book side. InvalidArgument for an unknown SKU.
     [[nodiscard]] Result<SkuLevels> levels(const QString &sku);
+    /// What a gate restore reads of the book (GateRestore): the SKU's available and which
+    /// of `tokens` (gate tokens) the SKU's lines of live (PENDING or PAID) orders carry.
+    struct RestoreView {
+        qint64 available = 0; ///< units, all buckets
+        QStringList booked;   ///< those of `tokens` the book holds
+    };
+    /// Reads both at one instant: one transaction that first locks the SKU's buckets
+    /// (PostgreSQL: FOR UPDATE; SQLite: BEGIN IMMEDIATE), so no reserve, confirm or release
+    /// of the SKU commits between them; writes nothing. InvalidArgument for an unknown SKU.
+    [[nodiscard]] Result<RestoreView> restoreView(const QString &sku, const QStringList &tokens);
     /// Every SKU id, sorted.
     [[nodiscard]] Result<QStringList> skus();
     /// Every SKU's levels (each with its buckets), sorted by SKU: one query.

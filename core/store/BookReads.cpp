@@ -41,6 +41,41 @@ Result<SkuLevels> Book::levels(const QString &sku)
     return out;
 }
 
+Result<Book::RestoreView> Book::restoreView(const QString &sku, const QStringList &tokens)
+{
+    if (auto r = checkSkuId(sku); !r)
+        return std::unexpected(r.error());
+    return m_db.write<RestoreView>([&](Transaction &tx) -> Result<RestoreView> {
+        tx.rollbackOnly(); // a read: nothing to commit
+        const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
+        auto rows = m_db.exec(u"SELECT available FROM buckets WHERE sku = ? ORDER BY bucket"_s + lock, {sku});
+        if (!rows)
+            return std::unexpected(rows.error());
+        if (rows->isEmpty())
+            return fail(ErrorCode::InvalidArgument, u"sku %1 is unknown"_s.arg(quoteForMessage(sku)), u"sku"_s);
+        RestoreView out;
+        for (const QVariantList &row : rows->rows)
+            out.available += i64(row.at(0));
+        // Tokens a chunk at a time, each statement of one shape (one prepared statement): a
+        // short chunk is padded with "", which no line carries.
+        constexpr qsizetype kChunk = 200;
+        static const QString kLive = u"SELECT ol.token FROM order_lines ol JOIN orders o ON o.order_id = ol.order_id "
+                                     u"WHERE ol.sku = ? AND o.status IN ('PENDING', 'PAID') AND ol.token IN (%1)"_s.arg(
+                                         QStringList(kChunk, u"?"_s).join(u", "_s));
+        for (qsizetype i = 0; i < tokens.size(); i += kChunk) {
+            QVariantList binds{sku};
+            for (qsizetype j = i; j < i + kChunk; ++j)
+                binds << (j < tokens.size() ? tokens.at(j) : QString(u""_s));
+            auto live = m_db.exec(kLive, binds);
+            if (!live)
+                return std::unexpected(live.error());
+            for (const QVariantList &row : live->rows)
+                out.booked << row.at(0).toString();
+        }
+        return out;
+    });
+}
+
 Result<QStringList> Book::skus()
 {
     auto rows = m_db.exec(u"SELECT sku FROM skus ORDER BY sku"_s);

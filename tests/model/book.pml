@@ -6,7 +6,8 @@
  * rolled-back one is a crash before it (the provider redelivers), a lost COMMIT reply a
  * crash right after it (the engine skips the gate call), and both are in the model. */
 
-/* dbk := 0 ok, 1 rolled back, 2 committed but the caller sees an error. */
+/* dbk := 0 ok, 1 rolled back, 2 committed but the caller sees an error (for the reserve:
+ * outcome_unknown, Book::reserveBatch's replay could not tell). */
 inline db_fault(dbk) {
   dbk = 0;
   if
@@ -24,13 +25,16 @@ inline db_fault(dbk) {
 #define B_DUPLICATE 3
 #define B_FENCED    4
 #define B_ERROR     5
+#define B_UNKNOWN   6       /* outcome_unknown: the COMMIT's reply lost, the replay could not tell */
 inline book_reserve(o, tok, bres, stored, dbk) {
   db_fault(dbk);
   if
   :: dbk == 1 -> bres = B_ERROR
   :: else ->
      if
-     :: o_status[o] == S_NONE ->
+     :: o_status[o] == S_NONE || (o_status[o] == S_ABANDONED && (fenced & BIT(tok)) == 0) ->
+        /* a new order, or a fenced one taken over by an attempt no fence holds
+         * (Book::takeOverFenced): PENDING with this attempt's token */
         if
         :: b_avail >= 1 ->
            b_avail--; b_locked++;
@@ -38,12 +42,12 @@ inline book_reserve(o, tok, bres, stored, dbk) {
            bres = B_RESERVED; stored = tok
         :: else -> bres = B_OOS
         fi
-     :: o_status[o] == S_ABANDONED -> bres = B_FENCED
+     :: o_status[o] == S_ABANDONED && (fenced & BIT(tok)) != 0 -> bres = B_FENCED
      :: o_status[o] == S_PENDING || o_status[o] == S_PAID -> bres = B_RESERVED; stored = o_token[o]
      :: o_status[o] == S_CLOSED -> bres = B_DUPLICATE
      fi;
      if
-     :: dbk == 2 -> bres = B_ERROR
+     :: dbk == 2 -> bres = B_UNKNOWN      /* the replay that answers from the rows is the no-fault case */
      :: else -> skip
      fi
   fi
@@ -109,7 +113,7 @@ inline book_release_write(o, seen, fres, dbk) {
      :: seen == S_PENDING && o_status[o] == S_PENDING ->
 #endif
         if
-        :: b_locked >= 1 -> o_status[o] = S_CLOSED; b_locked--; b_avail++; fres = F_RELEASED
+        :: b_locked >= 1 -> o_status[o] = S_CLOSED; o_due[o] = 1; b_locked--; b_avail++; fres = F_RELEASED
         :: else -> fres = F_ERROR          /* guard locked >= qty failed: rolled back */
         fi
      :: else ->
@@ -126,10 +130,11 @@ inline book_release_write(o, seen, fres, dbk) {
   fi
 }
 
-/* Book::fenceOrder: INSERT the order as ABANDONED ON CONFLICT DO NOTHING. */
-inline book_fence(o) {
+/* Book::fenceOrder: INSERT the order as ABANDONED ON CONFLICT DO NOTHING and, while it is
+ * ABANDONED, record token t as fenced (one transaction). */
+inline book_fence(o, t) {
   if
-  :: o_status[o] == S_NONE -> o_status[o] = S_ABANDONED
+  :: o_status[o] == S_NONE || o_status[o] == S_ABANDONED -> o_status[o] = S_ABANDONED; fenced = fenced | BIT(t)
   :: else -> skip
   fi
 }

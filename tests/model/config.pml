@@ -30,7 +30,7 @@
 #ifndef DBFAIL
 #define DBFAIL 1        /* the reserve's book transaction fails: rolled back, or its COMMIT reply lost */
 #endif
-/* Not a kind of its own: a reserve-8.lua call that runs and whose reply is lost (a
+/* Not a kind of its own: a reserve-2.lua call that runs and whose reply is lost (a
  * connection drop) leaves what a crash right after it leaves, and the engine then does
  * what a client does after a crash (gate_unavailable: retry or give up). */
 #define FAULT(kind) (n_fault < MAXFAULTS && (kind))
@@ -63,10 +63,11 @@
 #define RETRY      63       /* orders whose client may send the reserve again */
 #endif
 
-/* Tokens: order o's k-th token is o*TG+k+1 (a new one only after Redis lost the
- * order's mapping), so ids stay unique across restarts as reserve-8.lua's TIME-based
- * ids do. */
-#define TG    (1 + MAXLOSS)
+/* Tokens: order o's k-th token is o*TG+k+1. Each reserve attempt issues at most one (a
+ * new one when Redis lost the order's mapping or the order's last token was released),
+ * so an order has at most MAXATT per buyer process; ids stay unique across restarts as
+ * reserve-2.lua's TIME-based ids do. */
+#define TG    (MAXATT * (1 + NDUP))
 #define NTOK  (NORD * TG)
 #define ORD(t) (((t) - 1) / TG)
 #define BIT(t) (1 << ((t) - 1))   /* token t in a 16-bit mask */

@@ -13,7 +13,7 @@
 
 /* Redis restarts without persistence (an external server run with --save '' and no AOF,
  * or a failover to a replica that lacked the writes): every fs:{sku}:* key is gone.
- * Token ids stay unique (reserve-8.lua builds them from TIME). The script cache is gone
+ * Token ids stay unique (reserve-2.lua builds them from TIME). The script cache is gone
  * too; what that can do is the FLUSH fault's, counted there. In-flight calls that meet
  * the restart fail or lose their reply: crashes of their callers at that point. */
 inline redis_data_loss(k) {
@@ -32,8 +32,8 @@ inline redis_data_loss(k) {
 }
 
 /* step: fault.redis-data-loss  code: core/drill/DrillGateFaults.cpp DrillGateFaults::restart */
-/* step: fault.stock-key-evicted  code: lua/reserve-8.lua */
-/* step: fault.script-flush  code: core/drill/DrillGateFaults.cpp DrillGateFaults::flushScripts -> core/gate/ScriptRegistry.cpp ScriptRegistry::run */
+/* step: fault.stock-key-evicted  code: lua/reserve-2.lua */
+/* step: fault.script-flush  code: core/drill/DrillGateFaults.cpp DrillGateFaults::flushScripts -> core/gate/GateRouter.cpp GateRouter::receive */
 proctype Chaos() {
   byte k;
   do

@@ -10,7 +10,9 @@
  * Every step carries a marker naming the code it stands for:
  *   / * step: ID  code: PATH SYMBOL [-> PATH SYMBOL]... * /
  * (PATH is relative to the repository root; a lua/ file has no symbol.)
- * tests/model/steps.txt lists them with a fingerprint of the code (tests/tst_model.cpp checks it). */
+ * tests/model/steps.txt lists them with a fingerprint of the code; scripts/model-steps.sh
+ * (ctest model_steps) fails when the code changed, naming the step to look at. The crash
+ * points run on the real engine in tests/tst_protocol_steps.cpp (one test per point). */
 
 #include "config.pml"
 #include "state.pml"

@@ -55,9 +55,7 @@ MONITOR(G2_settled_means_in_book, G2, "PROPERTY G2 violated\n")
 #ifdef CHECK_G1
 MONITOR(G1_gate_never_gives_back_booked_units, G1, "PROPERTY G1 violated\n")
 #endif
-#ifdef CHECK_G3
 MONITOR(G3_gate_never_counts_a_unit_twice, G3, "PROPERTY G3 violated\n")
-#endif
 
 #ifdef LIVENESS
 /* I5: once requests stop and the reconciler keeps running (weak fairness), the gate

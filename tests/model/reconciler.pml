@@ -3,11 +3,11 @@
  * is left out; the properties check the book directly. */
 
 
-/* giveBack: the discrepancy row is recorded (no effect on stock), then release-7.lua. */
+/* giveBack: the discrepancy row is recorded (no effect on stock), then release-3.lua. */
 inline giveback(t, gf, moved) {
   script_call(gf);
   if
-  :: !gf -> lua_release7(t, moved);
+  :: !gf -> lua_release3(t, moved);
      if
      :: moved -> comp_mask = comp_mask | BIT(t)
      :: else -> skip
@@ -31,11 +31,11 @@ inline act(t, s, lt, gf, moved) {
   :: s == S_CLOSED && lt == t -> giveback(t, gf, moved)           /* stale_hold */
   :: (s == S_PENDING || s == S_PAID) && lt == t ->               /* settle / mark-sold lost */
      if
-     :: t_state[t] == T_HELD -> script_call(gf); if :: !gf -> lua_settle3(t) :: else -> skip fi
+     :: t_state[t] == T_HELD -> script_call(gf); if :: !gf -> lua_settle2(t) :: else -> skip fi
      :: else -> skip
      fi;
      if
-     :: s == S_PAID -> script_call(gf); if :: !gf -> lua_marksold5(t) :: else -> skip fi
+     :: s == S_PAID -> script_call(gf); if :: !gf -> lua_marksold3(t) :: else -> skip fi
      :: else -> skip
      fi;
      gf = 0
@@ -47,14 +47,14 @@ inline act(t, s, lt, gf, moved) {
 inline heal_token(t, s, lt, gf, moved) {
   s = o_status[ORD(t)]; lt = o_token[ORD(t)];
   if
-  :: s == S_NONE ->
+  :: s == S_NONE || s == S_ABANDONED ->       /* no order, or one fenced for an earlier attempt */
      if
      :: YOUNG(t) -> inflight = 1                   /* younger than the grace: in flight */
 #ifdef MUTANT_COMPENSATE_NO_FENCE
      :: OLD(t) -> giveback(t, gf, moved)           /* MUTANT: given back with no fence first */
 #else
      :: OLD(t) ->
-        book_fence(ORD(t));                        /* fence first: a later reserve fails */
+        book_fence(ORD(t), t);                     /* fence this attempt first: its reserve fails */
         s = o_status[ORD(t)]; lt = o_token[ORD(t)];
         act(t, s, lt, gf, moved)
 #endif
@@ -72,6 +72,7 @@ inline heal_token(t, s, lt, gf, moved) {
 
 proctype Reconciler() {
   byte s, lt, L;
+  short bk, sn;
   bit inflight, gf, moved;
 
 pass:
@@ -88,12 +89,12 @@ pass:
    * snapshot and the reconciler's look at it: the reconciler fences that order too, and a
    * client retry of it is refused one way (fenced) instead of another ("use a new order id"). */
   /* step: reconcile.unpause  code: core/reconcile/Reconciler.cpp Reconciler::checkGates -> core/gate/Gate.cpp Gate::setPaused -> lua/set-paused-1.lua */
-  /* step: reconcile.tokens  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::openTokens -> lua/open-tokens-3.lua */
+  /* step: reconcile.tokens  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::openTokens -> lua/open-tokens-2.lua */
   /* step: reconcile.order-of  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/store/BookReconcile.cpp Book::orderOnSku */
   /* step: reconcile.fence  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/store/BookReconcile.cpp Book::fenceOrder */
-  /* step: reconcile.giveback  code: core/reconcile/Reconciler.cpp Reconciler::giveBack -> core/store/DiscrepancyStore.cpp DiscrepancyStore::insert -> core/gate/Gate.cpp Gate::release -> lua/release-7.lua */
-  /* step: reconcile.settle  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::settle -> lua/settle-3.lua */
-  /* step: reconcile.mark-sold  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::markSold -> lua/mark-sold-5.lua */
+  /* step: reconcile.giveback  code: core/reconcile/Reconciler.cpp Reconciler::giveBack -> core/store/DiscrepancyStore.cpp DiscrepancyStore::insert -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
+  /* step: reconcile.settle  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::settle -> lua/settle-2.lua */
+  /* step: reconcile.mark-sold  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::markSold -> lua/mark-sold-3.lua */
   atomic {
     CRASHPOINT;
     script_call(gf);
@@ -115,7 +116,7 @@ pass:
    * takes the four reads at one instant, after the token loop. Read at four instants they
    * can also see a difference that was never there at any one instant, and rebuild then:
    * an extra rebuild, no other effect; OPERATOR=1 runs have a rebuild at any moment. */
-  /* step: reconcile.levels  code: core/reconcile/Reconciler.cpp Reconciler::healLevels -> core/store/BookReads.cpp Book::levels -> core/gate/Gate.cpp Gate::available -> core/gate/Gate.cpp Gate::openTokens -> lua/open-tokens-3.lua */
+  /* step: reconcile.levels  code: core/reconcile/Reconciler.cpp Reconciler::healLevels -> core/store/BookReads.cpp Book::levels -> core/gate/Gate.cpp Gate::available -> core/gate/Gate.cpp Gate::openTokens -> lua/open-tokens-2.lua */
   atomic {
     script_call(gf);
     if
@@ -124,7 +125,7 @@ pass:
     fi
   }
   /* step: reconcile.rebuild  code: core/reconcile/Reconciler.cpp Reconciler::healLevels -> core/Engine.cpp Engine::rebuildGate -> core/GateRestore.cpp GateRestore::rebuild */
-  restore_gate(1, L, gf, moved);
+  restore_gate(1, L, bk, sn, gf, moved);
   goto pass;
 
 crashed:

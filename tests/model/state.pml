@@ -26,6 +26,8 @@ short b_sold;
 byte o_status[NORD];
 byte o_token[NORD];         /* order_lines.token */
 byte o_refunds[NORD];       /* refunds rows of the order's one payment reference */
+bit  o_due[NORD];           /* orders.gate_release_due: released in the book, the gate not told yet */
+short fenced;               /* tokens the reconciler fenced (attempts it gave back) */
 
 /* --- ghosts (not in any server; only the properties read them) --------------------------- */
 byte o_ngen[NORD];          /* tokens issued for the order so far (ids unique across restarts) */

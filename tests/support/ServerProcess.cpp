@@ -53,17 +53,21 @@ QString ServerProcess::baseUrl() const
     return u"http://127.0.0.1:%1"_s.arg(m_port);
 }
 
+QStringList ServerProcess::arguments() const
+{
+    return QStringList{u"--data-dir"_s, m_dir.path(), u"--db"_s, m_bookArg, u"--redis"_s, m_gateArg,
+                       u"--listen"_s, u"127.0.0.1:%1"_s.arg(m_port), u"--operator"_s, u"tester"_s}
+        + m_extra;
+}
+
 bool ServerProcess::start()
 {
     m_process = std::make_unique<QProcess>();
     m_process->setProcessEnvironment(m_env);
     m_process->setProcessChannelMode(QProcess::SeparateChannels);
     m_process->setReadChannel(QProcess::StandardError);
-    const QStringList args = QStringList{u"--data-dir"_s, m_dir.path(), u"--db"_s, m_bookArg, u"--redis"_s, m_gateArg,
-                                         u"--listen"_s, u"127.0.0.1:%1"_s.arg(m_port), u"--operator"_s, u"tester"_s}
-        + m_extra;
     m_log.clear();
-    m_process->start(binary(), args);
+    m_process->start(binary(), arguments());
     if (!m_process->waitForStarted(5000)) {
         m_error = u"flashstock-server did not start: "_s + m_process->errorString();
         return false;

@@ -47,6 +47,10 @@ public:
     QString baseUrl() const;
     /// The book URL the server was given (no password in it).
     QString bookArgument() const { return m_bookArg; }
+    /// The gate URL it was given (`none` for book-only).
+    QString gateArgument() const { return m_gateArg; }
+    /// Its arguments as start() passes them (the port once known, else 0).
+    QStringList arguments() const;
     /// Its data dir (flashstock.ini goes there).
     QString dataDir() const { return m_dir.path(); }
     /// Everything it wrote on stderr so far.

@@ -184,7 +184,7 @@ struct Bench final : Command {
     Bench()
         : Command({{u"bench"_s},
                    u"bench [book] [--quick] [--seconds S] [--clients 1,8,32] [--cases LIST] [--crowd BUYERS] "
-                   u"[--bench-pg URL]"_s,
+                   u"[--crowd-paths LIST] [--backends LIST] [--bench-pg URL]"_s,
                    u"benchmark reserve paths (guarded row, bare SQL, naive, buckets, gate + book, crowd) on scratch "
                    u"SQLite and PostgreSQL databases"_s,
                    {{u"quick"_s, u"Short run (0.3 s per case, for CI) instead of 3 s."_s},
@@ -193,6 +193,10 @@ struct Bench final : Command {
                     {u"cases"_s, u"Cases to run, comma-separated (default: all)."_s, u"LIST"_s},
                     {u"crowd"_s, u"Buyers of the crowd case, racing for 1% as many units (default 100000; "
                                  u"--quick 2000)."_s, u"BUYERS"_s},
+                    {u"crowd-paths"_s, u"The crowd's paths, comma-separated: guarded_row (the book alone), "
+                                       u"gate_book (the gate in front); default both."_s, u"LIST"_s},
+                    {u"backends"_s, u"Backends, comma-separated: sqlite, postgresql (default both; postgresql "
+                                    u"needs a server)."_s, u"LIST"_s},
                     {u"bench-pg"_s, u"PostgreSQL server for a scratch database (role needs CREATEDB); "
                                     u"default: --db if it is postgresql://."_s, u"URL"_s}}})
     {
@@ -226,6 +230,10 @@ CommandOutput Bench::execute(CliContext &ctx, const QCommandLineParser &parser, 
     }
     if (parser.isSet(u"cases"_s))
         options.cases = parser.value(u"cases"_s).split(u',', Qt::SkipEmptyParts);
+    if (parser.isSet(u"crowd-paths"_s))
+        options.crowdPaths = parser.value(u"crowd-paths"_s).split(u',', Qt::SkipEmptyParts);
+    if (parser.isSet(u"backends"_s))
+        options.backends = parser.value(u"backends"_s).split(u',', Qt::SkipEmptyParts);
     auto profile = EngineOpener::resolve(ctx.profile);
     if (!profile)
         return errorOutput(profile.error());

@@ -1,6 +1,8 @@
 #include "DrillCommand.h"
 
 #include "CliContext.h"
+#include "DrillVia.h"
+#include "Engine.h"
 #include "Identifiers.h"
 #include "StopSignal.h"
 #include "drill/Drill.h"
@@ -8,6 +10,7 @@
 
 #include <QCommandLineParser>
 #include <QDateTime>
+#include <QFile>
 
 #include <cstdio>
 #include <unistd.h>
@@ -35,6 +38,27 @@ Result<qint64> integerOption(const QCommandLineParser &parser, const QString &fi
     return v;
 }
 
+/// The bearer token of `drill --via`: the first line of --token-file (a bare secret, or a
+/// curl header line `Authorization: Bearer SECRET`), else FLASHSTOCK_TOKEN, else none (a
+/// server run with --no-auth). Never from the command line.
+Result<QByteArray> viaToken(const QCommandLineParser &parser)
+{
+    if (!parser.isSet(u"token-file"_s))
+        return qgetenv("FLASHSTOCK_TOKEN").trimmed();
+    QFile f(parser.value(u"token-file"_s));
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(ErrorCode::InvalidArgument,
+                    u"token-file: cannot read %1: %2"_s.arg(quoteForMessage(f.fileName()), f.errorString()),
+                    u"token-file"_s);
+    QByteArray line = f.readLine().trimmed();
+    if (const QByteArray header = "authorization: bearer "; line.toLower().startsWith(header))
+        line = line.mid(header.size()).trimmed();
+    if (line.isEmpty())
+        return fail(ErrorCode::InvalidArgument,
+                    u"token-file: %1 holds no token"_s.arg(quoteForMessage(f.fileName())), u"token-file"_s);
+    return line;
+}
+
 void writeProgress(const DrillProgress &p, bool tty)
 {
     const QString line = u"drill [%1] %2/%3 buyers answered, %4 units reserved, %5 paid, %6/s, %7 faults, %8 s"_s
@@ -53,6 +77,8 @@ void writeProgress(const DrillProgress &p, bool tty)
 /// data dir's SQLite book and private redis-server, which redis-restart really restarts).
 /// Progress goes to stderr (one line updated in place on a terminal, a plain line about
 /// every second otherwise); the report to stdout as text or `--json` (DESIGN.md shape).
+/// With `--via URL` the buyers and payment callbacks go to a running flashstock-server on
+/// the same book and gate over HTTP (DrillVia), with the faults made from outside.
 /// Exit 0 if every invariant holds, nothing is oversold or stuck and every injected fault
 /// was healed; 1 otherwise (the report is still printed) or when a server fails; 2 for bad
 /// options or an existing SKU.
@@ -60,7 +86,8 @@ struct DrillRun final : Command {
     DrillRun()
         : Command({{u"drill"_s},
                    u"drill [--sku S] [--stock N] [--buyers M] [--concurrency C] [--pay-ratio R] [--hold-seconds H] "
-                   u"[--faults all|none|NAME[=RATE],...] [--seed S]"_s,
+                   u"[--faults all|none|NAME[=RATE],...] [--seed S] [--via URL [--token-file FILE] "
+                   u"[--server-pid-file FILE [--server-command CMD]]]"_s,
                    u"rehearse a flash sale: M buyers race for N units with injected faults, then expiry, "
                    u"reconciliation and the invariants I1-I6 (exit 1 if any fails)"_s,
                    {{u"sku"_s, u"SKU the drill creates (must not exist; default drill-<UTC time>)."_s, u"S"_s},
@@ -71,8 +98,19 @@ struct DrillRun final : Command {
                     {u"hold-seconds"_s, u"Hold of each reservation in seconds (default 2)."_s, u"H"_s},
                     {u"faults"_s, u"all, none, or NAME[=RATE],... with NAME one of crash-after-gate, lost-callback, "
                                   u"duplicate-callback, late-payment, redis-restart, script-flush, db-error, node-failover "
-                                  u"(a redis-cluster:// gate only; RATE: chance per request; default all)."_s, u"LIST"_s},
-                    {u"seed"_s, u"Seed of the fault schedule (default 1)."_s, u"S"_s}}})
+                                  u"(a redis-cluster:// gate only), server-kill (--via only; RATE: chance per request; "
+                                  u"default all)."_s, u"LIST"_s},
+                    {u"seed"_s, u"Seed of the fault schedule (default 1)."_s, u"S"_s},
+                    {u"via"_s, u"Send the buyers and payment callbacks over HTTP to the flashstock-server at URL "
+                               u"(http://HOST:PORT), which must serve this drill's book and gate (the same --data-dir, "
+                               u"--db, --redis); crash-after-gate and db-error are left out."_s, u"URL"_s},
+                    {u"token-file"_s, u"With --via: file whose first line is the bearer token (reserve and pay "
+                                      u"scopes; a curl header line works too); default FLASHSTOCK_TOKEN."_s, u"FILE"_s},
+                    {u"server-pid-file"_s, u"With --via: the server's --pid-file; turns on server-kill (SIGKILL to "
+                                           u"that process, then waits until a new one is ready)."_s, u"FILE"_s},
+                    {u"server-command"_s, u"With --server-pid-file: how to start the server again after the kill (run "
+                                          u"by /bin/sh, detached); without it a supervisor (systemd Restart=) must."_s,
+                     u"CMD"_s}}})
     {
     }
     CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
@@ -86,7 +124,8 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
                                 quoteForMessage(args.join(u' '))),
                             u"arguments"_s});
     for (const QString &name : {u"sku"_s, u"stock"_s, u"buyers"_s, u"concurrency"_s, u"pay-ratio"_s,
-                                u"hold-seconds"_s, u"faults"_s, u"seed"_s}) {
+                                u"hold-seconds"_s, u"faults"_s, u"seed"_s, u"via"_s, u"token-file"_s,
+                                u"server-pid-file"_s, u"server-command"_s}) {
         if (parser.values(name).size() > 1)
             return errorOutput({ErrorCode::InvalidArgument, u"%1: given more than once"_s.arg(name), name});
     }
@@ -129,6 +168,36 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
     if (!profile)
         return errorOutput(profile.error());
     o.useProfile(*profile);
+    for (const QString &name : {u"token-file"_s, u"server-pid-file"_s})
+        if (parser.isSet(name) && !parser.isSet(u"via"_s))
+            return errorOutput({ErrorCode::InvalidArgument, u"%1: only with --via URL"_s.arg(name), name});
+    if (parser.isSet(u"server-command"_s) && !parser.isSet(u"server-pid-file"_s))
+        return errorOutput({ErrorCode::InvalidArgument,
+                            u"server-command: only with --server-pid-file FILE (the drill must know which process to "
+                            u"kill and see the new one start)"_s,
+                            u"server-command"_s});
+    if (parser.isSet(u"via"_s)) {
+        auto token = viaToken(parser);
+        if (!token)
+            return errorOutput(token.error());
+        DrillViaSettings settings;
+        settings.base = QUrl(parser.value(u"via"_s), QUrl::StrictMode);
+        settings.token = *token;
+        settings.serverPidFile = parser.value(u"server-pid-file"_s);
+        settings.serverCommand = parser.value(u"server-command"_s);
+        // Called once the drill runs, on this thread, when the engine below is open.
+        auto via = makeDrillVia(settings, [&ctx](const QString &sku) -> std::optional<qint64> {
+            auto opened = ctx.engine();
+            Engine *mine = opened ? *opened : nullptr;
+            if (!mine || !mine->gate())
+                return std::nullopt;
+            const GateSide side = mine->gateLevels(sku);
+            return side.reachable && side.available >= 0 ? std::optional<qint64>(side.available) : std::nullopt;
+        });
+        if (!via)
+            return errorOutput(via.error());
+        o.via = *via;
+    }
     if (auto v = o.validate(); !v)
         return errorOutput(v.error());
     auto engine = ctx.engine();

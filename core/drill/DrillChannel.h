@@ -1,0 +1,50 @@
+#pragma once
+
+#include "Outcome.h"
+#include "Result.h"
+
+#include <QString>
+
+#include <functional>
+#include <memory>
+
+namespace flashstock {
+
+/// Where a drill's buyers and payment callbacks go: each worker's own engine (the in-process
+/// rehearsal), or a running flashstock-server over HTTP (`drill --via`, app/cli). One
+/// channel per worker thread, used only from the thread that made it.
+class DrillChannel {
+public:
+    virtual ~DrillChannel() = default;
+    /// Reserves `qty` units of `sku` for `order` and `user` with a hold of `holdSeconds`: the
+    /// answer's outcome (GateUnavailable included: the worker retries it). Errors: what the
+    /// engine or the server said (a server that stays unreachable is Unavailable).
+    [[nodiscard]] virtual Result<Outcome> reserve(const QString &order, const QString &user, const QString &sku,
+                                                  qint64 qty, qint64 holdSeconds) = 0;
+    /// The payment callback of `order` with reference `payment`: paid, duplicate or
+    /// refund_required. Errors as reserve's.
+    [[nodiscard]] virtual Result<Outcome> confirm(const QString &order, const QString &payment) = 0;
+    /// Engine warnings taken since the last call (gate trouble left for the reconciler); a
+    /// server keeps its own, so 0 there.
+    virtual qsizetype takeWarnings() { return 0; }
+};
+
+/// Makes one channel (called once per worker thread, on that thread, and by the controller
+/// for the late payments). Errors: the channel cannot be set up.
+using DrillChannelFactory = std::function<Result<std::unique_ptr<DrillChannel>>()>;
+
+/// What `drill --via` needs besides its channels: checks before the sale, and the
+/// server-kill fault. All called on the drill's controller thread.
+struct DrillVia {
+    QString url;                  ///< the server's base URL, for the report
+    DrillChannelFactory channels; ///< one per worker (and one for the late payments)
+    /// After the drill created its SKU and before any buyer: that the server answers, takes
+    /// the token and serves this drill's book and gate (it knows the SKU and sees the same
+    /// gate). An error stops the drill before the sale (a broken setup).
+    std::function<Result<void>(const QString &sku)> checkServer;
+    /// server-kill: kills the server with SIGKILL and has it started again, returning once
+    /// it is ready again (what was done, for the report). Empty: server-kill is left out.
+    std::function<Result<QString>()> killServer;
+};
+
+} // namespace flashstock
