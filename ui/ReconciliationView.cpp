@@ -210,7 +210,12 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     });
     connect(w, &EngineWorker::reconciled, this, [this](const QString &summary) { emit message(summary); });
     connect(w, &EngineWorker::discrepancyResolved, this, [this](const Discrepancy &d) {
-        if (d.status == DiscrepancyStatus::PendingApproval) // a rejection that kept it open
+        if (d.awaitsSecondApprover())
+            emit message(tr("Discrepancy #%1: your approval is recorded; a correction of %2 units needs a second, "
+                            "different approver before it applies")
+                             .arg(d.id)
+                             .arg(correctionUnits(d)));
+        else if (d.status == DiscrepancyStatus::PendingApproval) // a rejection that kept it open
             emit message(tr("Discrepancy #%1 stays pending approval: %2 still disagrees with its ledger and stays "
                             "paused; now proposed: %3")
                              .arg(d.id)
