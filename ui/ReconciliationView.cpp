@@ -346,7 +346,9 @@ void ReconciliationView::updateDetail()
             tr("%1 by %2 (OS user %3 on %4%5): %6%7")
                 .arg(ConsoleText::utcTime(r.atMs), r.operatorName, r.osUser, r.host,
                      r.dbRole.isEmpty() ? QString() : tr(", database role %1").arg(r.dbRole), r.reason,
-                     r.applied || r.decision == Decision::Reject ? QString() : tr(" (waits for a second approver)")));
+                     r.applied || r.decision == Decision::Reject
+                         ? QString()
+                         : tr(" (the first of two approvals: it applied nothing)")));
     html += u"</table>"_s;
     m_detail->setHtml(html);
     m_traceTitle->setText(!d->order.isEmpty() ? tr("Ledger of order %1, newest first:").arg(d->order)

@@ -158,7 +158,9 @@ QString decisionsText(const QList<DecisionRecord> &decisions)
         out += printable(u"decision:     %1 %2 by %3 (OS user %4 on %5%6): %7%8"_s.arg(
                    isoTime(r.atMs), r.decision == Decision::Approve ? u"approve"_s : u"reject"_s, r.operatorName,
                    r.osUser, r.host, r.dbRole.isEmpty() ? QString() : u", database role "_s + r.dbRole, r.reason,
-                   r.applied || r.decision == Decision::Reject ? QString() : u" (waits for a second approver)"_s))
+                   r.applied || r.decision == Decision::Reject
+                       ? QString()
+                       : u" (the first of two approvals: it applied nothing)"_s))
             + u'\n';
     return out;
 }
