@@ -30,6 +30,8 @@ void describe(QCommandLineParser &parser)
         {u"operator"_s, u"Operator name on ledger rows and approvals (default: the OS user)."_s, u"NAME"_s},
         {u"screenshot"_s, u"Render each view into DIR once data arrived, then exit."_s, u"DIR"_s},
     });
+    for (const flashstock::EngineProfile::Option &o : flashstock::EngineProfile::passwordFileOptions())
+        parser.addOption({o.name, o.help, o.valueName});
 }
 
 /// --help and --version need no display: answer them before the GUI starts.
@@ -85,6 +87,9 @@ int main(int argc, char **argv)
         profile.redisUrl = parser.value(redis);
     if (parser.isSet(op))
         profile.operatorName = parser.value(op);
+    for (const flashstock::EngineProfile::Option &o : flashstock::EngineProfile::passwordFileOptions())
+        if (parser.isSet(o.name))
+            profile.setPasswordFile(o.name, parser.value(o.name));
 
     flashstock::MainWindow window(profile);
     if (parser.isSet(shots)) {

@@ -2,6 +2,8 @@
 
 #include <QList>
 
+#include <algorithm>
+
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
@@ -117,6 +119,24 @@ QString correctionText(const Correction &correction)
     if (const auto *r = std::get_if<RecordRefund>(&correction))
         return u"refund:"_s + r->payment;
     return correctionWord(correction);
+}
+
+bool Discrepancy::awaitsSecondApprover() const
+{
+    return status == DiscrepancyStatus::PendingApproval && !decisions.isEmpty()
+        && decisions.constLast().decision == Decision::Approve && !decisions.constLast().applied;
+}
+
+qint64 correctionUnits(const Discrepancy &d)
+{
+    auto largest = [](const Levels3 &a, const Levels3 &b) {
+        return std::max({qAbs(a.available - b.available), qAbs(a.locked - b.locked), qAbs(a.sold - b.sold)});
+    };
+    if (const auto *r = std::get_if<RestoreBucket>(&d.correction))
+        return largest(r->found, r->ledger);
+    if (const auto *s = std::get_if<AcceptStocktake>(&d.correction))
+        return largest(s->found, s->ledger);
+    return qAbs(d.delta);
 }
 
 QList<InvariantBreach> Discrepancy::breaches() const

@@ -3,6 +3,7 @@
 #include "Domain.h"
 #include "Invariant.h"
 
+#include <QList>
 #include <QString>
 
 #include <optional>
@@ -42,6 +43,25 @@ enum class Decision {
     Approve, ///< apply its correction
     Reject,  ///< refuse its correction, stock untouched; a bucket that still disagrees with its
              ///< ledger keeps the discrepancy open (see DiscrepancyStore::resolve)
+};
+
+/// Where a decision came from, as the operating system says (never the caller): the
+/// effective OS user and the host. The database role is added by the book where it has one.
+struct DecisionOrigin {
+    QString osUser;
+    QString host;
+};
+
+/// One recorded decision on a discrepancy (table `discrepancy_decisions`).
+struct DecisionRecord {
+    Decision decision = Decision::Approve;
+    QString operatorName; ///< as asserted (`--operator`), checked against the book's approvers
+    QString osUser;       ///< the effective OS user of the deciding process
+    QString host;         ///< its host name
+    QString dbRole;       ///< PostgreSQL: current_user of its connection; empty on SQLite
+    QString reason;
+    bool applied = false; ///< false: a first approval waiting for a second, different approver
+    qint64 atMs = 0;      ///< database clock, ms since the epoch
 };
 
 /// Correction: restore the discrepancy's bucket to what its ledger explains.
@@ -84,6 +104,12 @@ QString correctionText(const Correction &correction);
 /// `bucket` does, for people: the proposal the discrepancy shows. Empty for the others.
 QString bucketProposal(const QString &sku, int bucket, const Correction &correction);
 
+struct Discrepancy;
+/// The size of `d`'s correction in units, for the four-eyes rule: for a bucket correction
+/// the largest change of one level (available, locked or sold) between found and ledger;
+/// otherwise |delta|.
+qint64 correctionUnits(const Discrepancy &d);
+
 /// One discrepancy as recorded in the book (table `discrepancies`).
 struct Discrepancy {
     qint64 id = 0;
@@ -105,6 +131,10 @@ struct Discrepancy {
     QString resolvedBy;       ///< approver (approved or rejected)
     qint64 resolvedAtMs = 0;  ///< when decided, ms since the epoch (database clock); 0 if not
     QString reason;           ///< approver's reason
+    QList<DecisionRecord> decisions; ///< every decision, oldest first (filled by one-discrepancy reads)
+
+    /// True while pending with a first approval recorded that waits for a second approver.
+    bool awaitsSecondApprover() const;
 
     /// Each invariant in `breaks` at this discrepancy's SKU, bucket and order, named as the
     /// book's check names it (InvariantBreach::at).

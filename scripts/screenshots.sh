@@ -63,7 +63,7 @@ done
 
 DATA="$(mktemp -d /tmp/fs-shots.XXXXXX)"
 export FLASHSTOCK_DATA_DIR="$DATA"
-export FLASHSTOCK_APPROVERS="ops"
+printf "[approval]\napprovers=ops\n" > "$DATA/flashstock.ini"   # seeds the book's approver policy
 export QT_QPA_PLATFORM=offscreen
 BG=""
 cleanup() {

@@ -2,6 +2,7 @@
 // and changes nothing; JSON shapes and exit codes as in DESIGN.md. Commands run in-process
 // (Cli::run on string streams), and the real binary runs once.
 
+#include "BuildInfo.h"
 #include "Cli.h"
 #include "Engine.h"
 #include "gate/EmbeddedRedis.h"
@@ -11,13 +12,17 @@
 #include "support/HttpSink.h"
 #include "support/RedisFixture.h"
 
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QFileInfo>
+#include <QMessageAuthenticationCode>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSqlDatabase>
 #include <QSqlQuery>
+#include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
@@ -25,6 +30,8 @@
 #include <atomic>
 #include <csignal>
 #include <thread>
+
+#include <pwd.h>
 #include <unistd.h>
 
 using namespace Qt::StringLiterals;
@@ -70,6 +77,17 @@ Run untilStopped(const QStringList &args, int ms)
     return run;
 }
 
+/// Writes `[approval] approvers=NAMES` into data dir `dir`'s flashstock.ini (the seed of a
+/// book's approver policy).
+bool writeApproverSeed(const QString &dir, const QString &names)
+{
+    QFile ini(dir + u"/flashstock.ini"_s);
+    if (!ini.open(QIODevice::WriteOnly))
+        return false;
+    ini.write("[approval]\napprovers=" + names.toUtf8() + '\n');
+    return true;
+}
+
 /// The JSON objects of `text`, one per line.
 QList<QJsonObject> jsonLines(const QString &text)
 {
@@ -86,6 +104,7 @@ class TestCli : public QObject {
 
 private slots:
     void passwordLeavesTheCommandLine();
+    void passwordFromAPrivateFile();
     void badInputChangesNothing_data();
     void badInputChangesNothing();
     void jsonShapes_data() { test::addBackendRows(); }
@@ -98,8 +117,11 @@ private slots:
     void wrongRedisPasswordIsAuthenticationFailure();
     void reconcileAndApprovalExitCodes_data() { test::addBackendRows(); }
     void reconcileAndApprovalExitCodes();
+    void approverCommands_data() { test::addBackendRows(); }
+    void approverCommands();
     void alertsAreSentUntilDelivered_data() { test::addBackendRows(); }
     void alertsAreSentUntilDelivered();
+    void alertsAreSignedAndFailuresShown();
     void embeddedGateThatFailsIsDownNotAbsent();
     void saleStartFollowsTheLaunchRules();
     void everyLoopsWriteToTheCommandStreams();
@@ -517,7 +539,9 @@ void TestCli::reconcileAndApprovalExitCodes()
 {
     QFETCH(QString, backend);
     FS_FRESH_BOOK(fresh, backend);
-    const QStringList db{u"--db"_s, fresh.urlText(), u"--json"_s};
+    QTemporaryDir data;
+    QVERIFY(writeApproverSeed(data.path(), u"alice"_s));
+    const QStringList db{u"--db"_s, fresh.urlText(), u"--data-dir"_s, data.path(), u"--json"_s};
     // `reconcile --every` (the real binary) stopped by SIGTERM after its first pass: its
     // exit code and last JSON line tell that pass, as a single run would.
     const auto everyUntilStopped = [&] {
@@ -560,7 +584,6 @@ void TestCli::reconcileAndApprovalExitCodes()
                  .json().value(u"result"_s).toString(),
              u"paused"_s);
 
-    qputenv("FLASHSTOCK_APPROVERS", "alice");
     Run refused = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"count"_s, u"--operator"_s,
                                   u"mallory"_s} + db);
     QCOMPARE(refused.exitCode, 4);
@@ -577,7 +600,6 @@ void TestCli::reconcileAndApprovalExitCodes()
     QCOMPARE(late.exitCode, 2); // already approved: a reject changes nothing and says so
     QVERIFY2(late.json().value(u"error"_s).toObject().value(u"message"_s).toString().contains(u"approved"_s),
              qPrintable(late.out));
-    qunsetenv("FLASHSTOCK_APPROVERS");
     Run show = cli(QStringList{u"sku"_s, u"show"_s, u"A"_s} + db);
     QCOMPARE(show.json().value(u"book"_s).toObject().value(u"available"_s).toInt(), 10);
     QCOMPARE(cli(QStringList{u"reconcile"_s} + db).exitCode, 0);
@@ -585,6 +607,96 @@ void TestCli::reconcileAndApprovalExitCodes()
     QCOMPARE(cli(QStringList{u"reserve"_s, u"--order"_s, u"o2"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s} + db)
                  .json().value(u"result"_s).toString(),
              u"reserved"_s);
+}
+
+void TestCli::approverCommands()
+{
+    // The approver policy is the book's: seeded once from the data dir, changed by approvers
+    // only (exit 4 otherwise), never widened by FLASHSTOCK_APPROVERS; four eyes above the
+    // policy's units; every decision shows who asserted it and where it came from.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    QTemporaryDir data;
+    QVERIFY(writeApproverSeed(data.path(), u"alice"_s));
+    const QStringList db{u"--db"_s, fresh.urlText(), u"--data-dir"_s, data.path(), u"--json"_s};
+    const auto as = [&](const QString &who, const QStringList &args) {
+        return cli(args + db + QStringList{u"--operator"_s, who});
+    };
+    qputenv("FLASHSTOCK_APPROVERS", "mallory");
+    const auto unset = qScopeGuard([] { qunsetenv("FLASHSTOCK_APPROVERS"); });
+    Run list = as(u"mallory"_s, {u"approver"_s, u"list"_s});
+    QCOMPARE(list.exitCode, 0);
+    QCOMPARE(list.json().value(u"approvers"_s).toArray(), QJsonArray{u"alice"_s});
+    QCOMPARE(list.json().value(u"four_eyes_units"_s).toInteger(), 100);
+    QCOMPARE(list.json().value(u"operator_may_approve"_s).toBool(), false);
+    QCOMPARE(as(u"mallory"_s, {u"approver"_s, u"add"_s, u"mallory"_s}).exitCode, 4);
+    Run added = as(u"alice"_s, {u"approver"_s, u"add"_s, u"bob"_s});
+    QCOMPARE(added.exitCode, 0);
+    QCOMPARE(added.json().value(u"added"_s).toBool(), true);
+    QCOMPARE(added.json().value(u"approvers"_s).toArray(), (QJsonArray{u"alice"_s, u"bob"_s}));
+    QCOMPARE(as(u"bob"_s, {u"approver"_s, u"policy"_s, u"--four-eyes-units"_s, u"-1"_s}).exitCode, 2);
+    Run policy = as(u"bob"_s, {u"approver"_s, u"policy"_s, u"--four-eyes-units"_s, u"3"_s});
+    QCOMPARE(policy.exitCode, 0);
+    QCOMPARE(policy.json().value(u"four_eyes_units"_s).toInteger(), 3);
+    QCOMPARE(as(u"bob"_s, {u"approver"_s, u"remove"_s, u"alice"_s}).exitCode, 0);
+    Run lastOne = as(u"bob"_s, {u"approver"_s, u"remove"_s, u"bob"_s});
+    QCOMPARE(lastOne.exitCode, 2);
+    QCOMPARE(lastOne.json().value(u"error"_s).toObject().value(u"field"_s).toString(), u"name"_s);
+    // The data dir's list seeded once: editing it later widens nothing.
+    QVERIFY(writeApproverSeed(data.path(), u"mallory"_s));
+    QCOMPARE(as(u"mallory"_s, {u"approver"_s, u"list"_s}).json().value(u"approvers"_s).toArray(),
+             QJsonArray{u"bob"_s});
+    QCOMPARE(as(u"bob"_s, {u"approver"_s, u"list"_s}).json().value(u"operator_may_approve"_s).toBool(), true);
+    Run text = cli({u"approver"_s, u"list"_s, u"--db"_s, fresh.urlText(), u"--data-dir"_s, data.path(),
+                    u"--operator"_s, u"bob"_s, u"--redis"_s, u"none"_s});
+    QVERIFY2(text.out.contains(u"approvers: bob"_s) && text.out.contains(u"operator bob may approve"_s),
+             qPrintable(text.out));
+
+    // A 5-unit correction above the limit of 3: bob's approval waits for a second approver.
+    QCOMPARE(as(u"bob"_s, {u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"10"_s}).exitCode, 0);
+    {
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
+        FS_VERIFY_OK(e);
+        FS_VERIFY_OK((*e)->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
+    }
+    Run found = as(u"bob"_s, {u"reconcile"_s});
+    QCOMPARE(found.exitCode, 3);
+    const QString id = QString::number(
+        found.json().value(u"discrepancies"_s).toArray().first().toObject().value(u"id"_s).toInteger());
+    const QStringList approve{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"recounted"_s};
+    Run first = as(u"bob"_s, approve);
+    QCOMPARE(first.exitCode, 0);
+    QCOMPARE(first.json().value(u"status"_s).toString(), u"pending_approval"_s);
+    QCOMPARE(first.json().value(u"awaits_second_approver"_s).toBool(), true);
+    QCOMPARE(as(u"bob"_s, approve).exitCode, 4);
+    QCOMPARE(as(u"bob"_s, {u"approver"_s, u"add"_s, u"carol"_s}).exitCode, 0);
+    Run second = as(u"carol"_s, approve);
+    QCOMPARE(second.exitCode, 0);
+    QCOMPARE(second.json().value(u"status"_s).toString(), u"approved"_s);
+    QCOMPARE(as(u"bob"_s, {u"sku"_s, u"show"_s, u"A"_s}).json().value(u"book"_s).toObject().value(u"available"_s)
+                 .toInt(),
+             10);
+
+    Run show = as(u"bob"_s, {u"discrepancy"_s, u"show"_s, id});
+    const QJsonArray decisions = show.json().value(u"decisions"_s).toArray();
+    QCOMPARE(decisions.size(), 2);
+    const QString osUser = QString::fromLocal8Bit(getpwuid(geteuid())->pw_name);
+    for (const QJsonValue &v : decisions) {
+        const QJsonObject d = v.toObject();
+        QCOMPARE(d.value(u"os_user"_s).toString(), osUser);
+        QCOMPARE(d.value(u"host"_s).toString(), QSysInfo::machineHostName());
+        if (backend == u"sqlite"_s)
+            QVERIFY(d.value(u"db_role"_s).isNull());
+        else
+            QCOMPARE(d.value(u"db_role"_s).toString(), fresh.url().user);
+    }
+    QCOMPARE(decisions.at(0).toObject().value(u"operator"_s).toString(), u"bob"_s);
+    QCOMPARE(decisions.at(0).toObject().value(u"applied"_s).toBool(), false);
+    QCOMPARE(decisions.at(1).toObject().value(u"operator"_s).toString(), u"carol"_s);
+    Run shown = cli({u"discrepancy"_s, u"show"_s, id, u"--db"_s, fresh.urlText(), u"--data-dir"_s, data.path(),
+                     u"--redis"_s, u"none"_s});
+    QVERIFY2(shown.out.contains(u"approve by carol (OS user %1 on %2"_s.arg(osUser, QSysInfo::machineHostName())),
+             qPrintable(shown.out));
 }
 
 void TestCli::alertsAreSentUntilDelivered()
@@ -620,6 +732,70 @@ void TestCli::alertsAreSentUntilDelivered()
     // Delivered once: never again.
     QCOMPARE(cli(reconcile).exitCode, 3);
     QCOMPARE(sink.bodies().size(), attempts + 1);
+}
+
+void TestCli::alertsAreSignedAndFailuresShown()
+{
+    // Every alert says who sent it (User-Agent) and, with --alert-secret-file, carries an
+    // HMAC-SHA256 of its timestamp and body that a receiver verifies with the shared key (a
+    // wrong key does not verify). A delivery given up shows in the --json output.
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    QTemporaryDir dir;
+    const QString keyFile = dir.filePath(u"alert.key"_s);
+    {
+        QFile f(keyFile);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("k3y-for-alerts\n");
+        QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner));
+    }
+    test::HttpSink sink;
+    QVERIFY(sink.listen());
+    const QStringList reconcile{u"reconcile"_s, u"--alert-url"_s, sink.url().toString(), u"--alert-secret-file"_s,
+                                keyFile, u"--db"_s, fresh.urlText(), u"--json"_s};
+    const auto drift = [&](const QString &sku) {
+        if (cli({u"sku"_s, u"add"_s, sku, u"--stock"_s, u"10"_s, u"--db"_s, fresh.urlText()}).exitCode != 0)
+            return false;
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
+        return e
+            && (*e)->database().exec(u"UPDATE buckets SET available = available + 1, total = total + 1 WHERE sku = ?"_s,
+                                     {sku});
+    };
+    QVERIFY(drift(u"A"_s));
+    Run sent = cli(reconcile);
+    QCOMPARE(sent.exitCode, 3);
+    QCOMPARE(sink.requests().size(), 1);
+    const test::HttpSink::Request &r = sink.requests().first();
+    QCOMPARE(r.headers.value("user-agent"), "FlashStock/" + buildVersion().toUtf8());
+    const QByteArray timestamp = r.headers.value("x-flashstock-timestamp");
+    QVERIFY(qAbs(timestamp.toLongLong() - QDateTime::currentSecsSinceEpoch()) < 300);
+    const auto sign = [&](const QByteArray &key) {
+        return "sha256="
+            + QMessageAuthenticationCode::hash(timestamp + '.' + r.body, key, QCryptographicHash::Sha256).toHex();
+    };
+    QCOMPARE(r.headers.value("x-flashstock-signature"), sign("k3y-for-alerts"));
+    QVERIFY(r.headers.value("x-flashstock-signature") != sign("wrong-key"));
+    const QJsonObject delivered = sent.json().value(u"alerts"_s).toObject();
+    QCOMPARE(delivered.value(u"delivered"_s).toInt(), 1);
+    QCOMPARE(delivered.value(u"failed"_s).toInt(), 0);
+
+    // The receiver is down: the output says so, with the discrepancy and why.
+    sink.setStatus(503);
+    QVERIFY(drift(u"B"_s));
+    Run failed = cli(reconcile);
+    QCOMPARE(failed.exitCode, 3);
+    const QJsonObject alerts = failed.json().value(u"alerts"_s).toObject();
+    QCOMPARE(alerts.value(u"failed"_s).toInt(), 1);
+    const QJsonObject failure = alerts.value(u"failures"_s).toArray().first().toObject();
+    QVERIFY(failure.value(u"discrepancy"_s).toInteger() > 0);
+    QVERIFY2(failure.value(u"error"_s).toString().contains(u"HTTP 503"_s), qPrintable(failed.out));
+
+    // A key file others can read is refused before anything is sent.
+    QVERIFY(QFile::setPermissions(keyFile, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup));
+    const qsizetype before = sink.requests().size();
+    Run refused = cli(reconcile);
+    QCOMPARE(refused.exitCode, 2);
+    QCOMPARE(refused.json().value(u"error"_s).toObject().value(u"field"_s).toString(), u"alert-secret-file"_s);
+    QCOMPARE(sink.requests().size(), before);
 }
 
 void TestCli::embeddedGateThatFailsIsDownNotAbsent()
@@ -746,6 +922,42 @@ void TestCli::passwordLeavesTheCommandLine()
     p.waitForFinished(10000);
     QVERIFY2(!shown.isEmpty() && !shown.contains("s3cretpw"), shown.constData());
     QVERIFY(shown.contains("redis://:********@127.0.0.1:9/0"));
+}
+
+void TestCli::passwordFromAPrivateFile()
+{
+    // A real PostgreSQL (scram-sha-256 over TCP) reached with the password in
+    // --db-password-file, none in the URL or the environment; a file others may read is
+    // refused with exit 2 before anything is opened.
+    FS_FRESH_BOOK(fresh, u"postgresql"_s);
+    QTemporaryDir dir;
+    const QString file = dir.filePath(u"pg.pw"_s);
+    {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(fresh.url().password.toUtf8() + '\n');
+        QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner));
+    }
+    const QString bare = u"postgresql://%1@%2:%3/%4"_s.arg(fresh.url().user, fresh.url().host)
+                             .arg(fresh.url().port)
+                             .arg(fresh.url().database);
+    const QByteArray saved = qgetenv("PGPASSWORD");
+    qunsetenv("PGPASSWORD");
+    const auto restore = qScopeGuard([&] {
+        if (!saved.isEmpty())
+            qputenv("PGPASSWORD", saved);
+    });
+    const QStringList add{u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"5"_s, u"--json"_s, u"--db"_s, bare};
+    QVERIFY(cli(add).exitCode != 0); // no password at all: authentication fails
+    Run added = cli(add + QStringList{u"--db-password-file"_s, file});
+    QVERIFY2(added.exitCode == 0, qPrintable(added.out + added.err));
+    QVERIFY(QFile::setPermissions(file, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadOther));
+    Run refused = cli(QStringList{u"sku"_s, u"show"_s, u"A"_s, u"--json"_s, u"--db"_s, bare, u"--db-password-file"_s,
+                                  file});
+    QCOMPARE(refused.exitCode, 2);
+    const QJsonObject error = refused.json().value(u"error"_s).toObject();
+    QCOMPARE(error.value(u"field"_s).toString(), u"db-password-file"_s);
+    QVERIFY2(error.value(u"message"_s).toString().contains(u"chmod 600"_s), qPrintable(refused.out));
 }
 
 void TestCli::skuListTextAndJson()

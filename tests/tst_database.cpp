@@ -142,6 +142,8 @@ void TestDatabase::migrationKeepsSales()
         FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE orders DROP COLUMN gate_release_due"_s));
         FS_VERIFY_OK(engine->database().exec(u"DROP TABLE access_tokens"_s));
         FS_VERIFY_OK(engine->database().exec(u"DROP TABLE expirer_heartbeats"_s));
+        for (const QString &table : {u"approvers"_s, u"approval_policy"_s, u"discrepancy_decisions"_s})
+            FS_VERIFY_OK(engine->database().exec(u"DROP TABLE "_s + table));
         auto undo = engine->database().exec(u"UPDATE meta SET value = '3' WHERE key = 'schema_version'"_s);
         FS_VERIFY_OK(undo);
     }
@@ -214,6 +216,9 @@ void TestDatabase::migrationTypesCorrections()
             u"ALTER TABLE orders DROP COLUMN gate_release_due"_s,
             u"DROP TABLE access_tokens"_s,
             u"DROP TABLE expirer_heartbeats"_s,
+            u"DROP TABLE approvers"_s,
+            u"DROP TABLE approval_policy"_s,
+            u"DROP TABLE discrepancy_decisions"_s,
             u"UPDATE meta SET value = '5' WHERE key = 'schema_version'"_s};
         if (backend != u"sqlite"_s) // schema 5 kept every key once
             statements << u"ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_dkey_key UNIQUE (dkey)"_s;

@@ -30,6 +30,7 @@ private slots:
     {
         qunsetenv("FLASHSTOCK_DATA_DIR");
         qunsetenv("FLASHSTOCK_REDIS_PASSWORD");
+        qunsetenv("PGPASSWORD");
     }
     void cleanup() { init(); }
 
@@ -38,6 +39,9 @@ private slots:
     void redisPasswordFromEnvironment_data();
     void redisPasswordFromEnvironment();
     void redisPasswordOnlyWhereItBelongs();
+    void passwordsFromFiles();
+    void passwordFileMustBePrivate_data();
+    void passwordFileMustBePrivate();
     void badInputNamesTheFieldAndCreatesNothing_data();
     void badInputNamesTheFieldAndCreatesNothing();
     void readsNeverStartARedisServer();
@@ -127,6 +131,86 @@ void TestProfile::redisPasswordOnlyWhereItBelongs()
     QVERIFY(gateOf(QString())->password.isEmpty()); // the embedded server: none either
     qunsetenv("FLASHSTOCK_REDIS_PASSWORD");
     QVERIFY(gateOf(u"redis://cache:6379/0"_s)->password.isEmpty());
+}
+
+namespace {
+
+/// Writes `content` to `path` with `mode`.
+bool writeFile(const QString &path, const QByteArray &content, QFileDevice::Permissions mode)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(content) == content.size() && f.setPermissions(mode);
+}
+
+const QFileDevice::Permissions kOwnerOnly = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
+
+} // namespace
+
+void TestProfile::passwordsFromFiles()
+{
+    // --db-password-file / --redis-password-file (every binary: the profile): the first line
+    // of a private file, over the environment; a URL's own password still wins.
+    QTemporaryDir tmp;
+    QVERIFY(writeFile(tmp.filePath(u"pg"_s), "pg-from-file\nignored\n", kOwnerOnly));
+    QVERIFY(writeFile(tmp.filePath(u"redis"_s), "redis-from-file\r\n", QFileDevice::ReadOwner));
+    qputenv("PGPASSWORD", "pg-from-env");
+    qputenv("FLASHSTOCK_REDIS_PASSWORD", "redis-from-env");
+    EngineProfile profile;
+    profile.dataDir = tmp.filePath(u"data"_s);
+    profile.dbUrl = u"postgresql://app@db.example:5432/book"_s;
+    profile.redisUrl = u"redis://cache:6379/0"_s;
+    QCOMPARE(FS_OK(EngineOpener::resolve(profile)).book.password, u"pg-from-env"_s);
+    QCOMPARE(FS_OK(EngineOpener::resolve(profile)).gate->password, u"redis-from-env"_s);
+    QVERIFY(profile.setPasswordFile(u"db-password-file"_s, tmp.filePath(u"pg"_s)));
+    QVERIFY(profile.setPasswordFile(u"redis-password-file"_s, tmp.filePath(u"redis"_s)));
+    QVERIFY(!profile.setPasswordFile(u"db"_s, tmp.filePath(u"pg"_s)));
+    const ResolvedProfile r = FS_OK(EngineOpener::resolve(profile));
+    QCOMPARE(r.book.password, u"pg-from-file"_s);
+    QCOMPARE(r.gate->password, u"redis-from-file"_s);
+    profile.dbUrl = u"postgresql://app:inline@db.example:5432/book"_s;
+    QCOMPARE(FS_OK(EngineOpener::resolve(profile)).book.password, u"inline"_s);
+    // The cluster and unix forms take it too.
+    profile.redisUrl = u"redis-cluster://h1:7000,h2:7001"_s;
+    QCOMPARE(FS_OK(EngineOpener::resolve(profile)).gate->password, u"redis-from-file"_s);
+    profile.redisUrl = u"unix:///run/redis.sock"_s;
+    QCOMPARE(FS_OK(EngineOpener::resolve(profile)).gate->password, u"redis-from-file"_s);
+}
+
+void TestProfile::passwordFileMustBePrivate_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("why");
+    QTest::addRow("group-readable") << u"shared"_s << u"chmod 600"_s;
+    QTest::addRow("world-readable") << u"world"_s << u"chmod 600"_s;
+    QTest::addRow("a directory") << u"dir"_s << u"not a regular file"_s;
+    QTest::addRow("missing") << u"missing"_s << u"does not exist"_s;
+    QTest::addRow("empty") << u"empty"_s << u"holds no secret"_s;
+}
+
+void TestProfile::passwordFileMustBePrivate()
+{
+    // A password file others can read, or that is no file, is refused with InvalidArgument
+    // (exit 2) naming the option, before anything is opened or created.
+    QFETCH(QString, file);
+    QFETCH(QString, why);
+    QTemporaryDir tmp;
+    QVERIFY(writeFile(tmp.filePath(u"shared"_s), "pw\n", kOwnerOnly | QFileDevice::ReadGroup));
+    QVERIFY(writeFile(tmp.filePath(u"world"_s), "pw\n", kOwnerOnly | QFileDevice::ReadOther));
+    QVERIFY(writeFile(tmp.filePath(u"empty"_s), "\n", kOwnerOnly));
+    QVERIFY(QDir(tmp.path()).mkdir(u"dir"_s));
+    for (const QString &option : {u"db-password-file"_s, u"redis-password-file"_s}) {
+        EngineProfile profile;
+        profile.dataDir = tmp.filePath(u"data"_s);
+        profile.dbUrl = u"postgresql://app@db.example:5432/book"_s;
+        profile.redisUrl = u"redis://cache:6379/0"_s;
+        QVERIFY(profile.setPasswordFile(option, tmp.filePath(file)));
+        auto r = EngineOpener::resolve(profile);
+        QVERIFY(!r);
+        QCOMPARE(r.error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(r.error().field, option);
+        QVERIFY2(r.error().message.contains(why), qPrintable(r.error().message));
+        QVERIFY(!QFileInfo::exists(profile.dataDir));
+    }
 }
 
 void TestProfile::badInputNamesTheFieldAndCreatesNothing_data()

@@ -8,6 +8,7 @@
 #include "gate/Gate.h"
 #include "gate/GateKeys.h"
 #include "reconcile/Reconciler.h"
+#include "store/ApproverStore.h"
 #include "store/BookSql.h"
 #include "store/Database.h"
 #include "support/BookFixture.h"
@@ -16,11 +17,16 @@
 
 #include <QElapsedTimer>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QSysInfo>
 #include <QTest>
 #include <QThread>
+
+#include <pwd.h>
+#include <unistd.h>
 
 using namespace Qt::StringLiterals;
 using namespace flashstock;
@@ -127,6 +133,10 @@ private slots:
     void recurringDriftIsReportedAgain_data() { test::addBackendRows(); }
     void recurringDriftIsReportedAgain();
     void decisionTextIsBoundedAndSafe();
+    void approverPolicyIsTheBooks_data() { test::addBackendRows(); }
+    void approverPolicyIsTheBooks();
+    void largeCorrectionNeedsTwoApprovers_data() { test::addBackendRows(); }
+    void largeCorrectionNeedsTwoApprovers();
     void bookOnlyReservePaused();
     void releaseTheGateMissedFreesTheBuyer();
     void stalePauseIsLifted();
@@ -434,6 +444,111 @@ void TestReconcile::decisionTextIsBoundedAndSafe()
     }
     QCOMPARE(FS_OK(rec.get(id)).status, DiscrepancyStatus::PendingApproval);
     QCOMPARE(printable(u"a\nb\x1b[2Jc\u202E"_s), u"a\\nb\\u{001b}[2Jc\\u{202e}"_s);
+}
+
+void TestReconcile::approverPolicyIsTheBooks()
+{
+    // Who may decide is the book's: the data dir's list seeds it once, the environment and
+    // a later seed never widen it, changes need an approver, and every decision records the
+    // OS user, host and (PostgreSQL) database role beside the asserted operator.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = 9, total = 9 WHERE sku = 'A'"_s));
+    Reconciler rec(*engine);
+    auto report = rec.runPass(0);
+    QVERIFY(report && report->pendingApproval == 1);
+    const qint64 id = report->discrepancies.first().id;
+    ApproverStore approvers(engine->database());
+    QCOMPARE(FS_OK(approvers.policy({})).approvers, QStringList()); // none yet, nothing to seed
+    QCOMPARE(FS_OK(approvers.policy(kApprovers)).approvers, kApprovers); // seeded once
+    QCOMPARE(FS_OK(approvers.policy({u"mallory"_s})).approvers, kApprovers); // never again
+    QCOMPARE(FS_OK(approvers.policy({})).fourEyesUnits, 100);
+    qputenv("FLASHSTOCK_APPROVERS", "mallory");
+    const auto unset = qScopeGuard([] { qunsetenv("FLASHSTOCK_APPROVERS"); });
+    auto refused = rec.approve(id, u"mallory"_s, u"trust me"_s, {u"mallory"_s});
+    QVERIFY(!refused);
+    QCOMPARE(refused.error().code, ErrorCode::NotPermitted);
+    QCOMPARE(FS_OK(rec.get(id)).decisions.size(), 0); // a refusal decides nothing
+    // Changes: by an approver only; the last approver stays.
+    auto selfMade = approvers.add(u"mallory"_s, u"mallory"_s);
+    QVERIFY(!selfMade);
+    QCOMPARE(selfMade.error().code, ErrorCode::NotPermitted);
+    QCOMPARE(FS_OK(approvers.add(u"bob"_s, u"alice"_s)), true);
+    QCOMPARE(FS_OK(approvers.add(u"bob"_s, u"alice"_s)), false);
+    FS_VERIFY_OK(approvers.remove(u"alice"_s, u"bob"_s));
+    auto last = approvers.remove(u"bob"_s, u"bob"_s);
+    QVERIFY(!last);
+    QCOMPARE(last.error().field, u"name"_s);
+    QCOMPARE(FS_OK(approvers.policy(kApprovers)).approvers, QStringList{u"bob"_s});
+    auto gone = rec.approve(id, u"alice"_s, u"counted"_s, kApprovers);
+    QVERIFY(!gone);
+    QCOMPARE(gone.error().code, ErrorCode::NotPermitted);
+
+    const Discrepancy done = FS_OK(rec.approve(id, u"bob"_s, u"counted"_s, kApprovers));
+    QCOMPARE(done.status, DiscrepancyStatus::Approved);
+    const Discrepancy shown = FS_OK(rec.get(id));
+    QCOMPARE(shown.decisions.size(), 1);
+    const DecisionRecord &r = shown.decisions.first();
+    QCOMPARE(r.operatorName, u"bob"_s);
+    QCOMPARE(r.osUser, QString::fromLocal8Bit(getpwuid(geteuid())->pw_name));
+    QCOMPARE(r.host, QSysInfo::machineHostName());
+    QCOMPARE(r.dbRole, backend == u"sqlite"_s ? QString() : fresh.url().user);
+    QVERIFY(r.applied);
+}
+
+void TestReconcile::largeCorrectionNeedsTwoApprovers()
+{
+    // Four eyes: a correction above the policy's units needs a second, different approver.
+    // The first approval records and moves nothing; the same approver again is refused; a
+    // second approver applies it, once. At or below the limit, one approver is enough.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 1000));
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = 850, total = 850 WHERE sku = 'A'"_s));
+    Reconciler rec(*engine);
+    auto report = rec.runPass(0);
+    QVERIFY(report && report->pendingApproval == 1);
+    const qint64 id = report->discrepancies.first().id;
+    QCOMPARE(correctionUnits(report->discrepancies.first()), 150);
+    ApproverStore approvers(engine->database());
+    FS_VERIFY_OK(approvers.policy(kApprovers));
+    FS_VERIFY_OK(approvers.add(u"bob"_s, u"alice"_s));
+    const qint64 ledgerBefore = FS_OK(engine->book().ledgerCount());
+
+    const Discrepancy first = FS_OK(rec.approve(id, u"alice"_s, u"counted 850"_s, kApprovers));
+    QCOMPARE(first.status, DiscrepancyStatus::PendingApproval);
+    QVERIFY(first.awaitsSecondApprover());
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 850);
+    QCOMPARE(FS_OK(engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
+    auto again = rec.approve(id, u"alice"_s, u"really"_s, kApprovers);
+    QVERIFY(!again);
+    QCOMPARE(again.error().code, ErrorCode::NotPermitted);
+    QVERIFY2(again.error().message.contains(u"second, different approver"_s), qPrintable(again.error().message));
+
+    const Discrepancy second = FS_OK(rec.approve(id, u"bob"_s, u"agreed"_s, kApprovers));
+    QCOMPARE(second.status, DiscrepancyStatus::Approved);
+    QCOMPARE(second.resolvedBy, u"bob"_s);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 1000);
+    QCOMPARE(FS_OK(engine->book().ledgerCount()), ledgerBefore + 1);
+    QCOMPARE(second.decisions.size(), 2);
+    QCOMPARE(second.decisions.at(0).applied, false);
+    QCOMPARE(second.decisions.at(1).applied, true);
+
+    // Raised to 200: the same size needs one approver.
+    FS_VERIFY_OK(approvers.setFourEyesUnits(200, u"bob"_s));
+    auto notAnApprover = approvers.setFourEyesUnits(0, u"mallory"_s);
+    QVERIFY(!notAnApprover);
+    QCOMPARE(notAnApprover.error().code, ErrorCode::NotPermitted);
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = 850, total = 850 WHERE sku = 'A'"_s));
+    auto next = rec.runPass(0);
+    QVERIFY(next && next->pendingApproval == 1);
+    QCOMPARE(FS_OK(rec.approve(next->discrepancies.first().id, u"alice"_s, u"counted"_s, kApprovers)).status,
+             DiscrepancyStatus::Approved);
 }
 
 void TestReconcile::bookOnlyReservePaused()

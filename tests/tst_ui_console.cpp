@@ -27,6 +27,7 @@
 
 #include <QComboBox>
 #include <QKeyEvent>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -50,6 +51,14 @@ std::unique_ptr<Engine> openBook(const QString &dataDir)
     return engine ? std::move(*engine) : nullptr;
 }
 
+/// `[approval] approvers=NAMES` in data dir `dir`'s flashstock.ini: the seed of its book's
+/// approver policy.
+bool writeApproverSeed(const QString &dir, const QString &names)
+{
+    QFile ini(QDir(dir).absoluteFilePath(u"flashstock.ini"_s));
+    return ini.open(QIODevice::WriteOnly) && ini.write("[approval]\napprovers=" + names.toUtf8() + '\n') > 0;
+}
+
 } // namespace
 
 class TestUiConsole : public QObject {
@@ -60,6 +69,7 @@ private slots:
     void pauseAndResumeFromSalesView();
     void embeddedGateThatFailsIsDownNotAbsent();
     void approveNegativeDriftThroughDialog();
+    void reconciliationShowsTheApprovers();
     void staysResponsiveWhileGateHangs();
     void engineWarningShowsInTheStatusBar();
     void statusBarShowsEachClusterNode();
@@ -228,7 +238,7 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
 {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    qputenv("FLASHSTOCK_APPROVERS", "alice");
+    QVERIFY(writeApproverSeed(dir.path(), u"alice"_s));
     {
         auto book = openBook(dir.path());
         QVERIFY(book);
@@ -285,7 +295,49 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
     QCOMPARE(FS_OK(book->book().ledgerCount()), ledgerBefore + 1); // the book changed exactly once
     QCOMPARE(FS_OK(book->book().levels(u"A"_s)).available, 10);
     QVERIFY(FS_OK(book->book().check()).ok());
-    qunsetenv("FLASHSTOCK_APPROVERS");
+}
+
+void TestUiConsole::reconciliationShowsTheApprovers()
+{
+    // The view says who the approvers are (the book's policy) and whether the operator may
+    // decide; an operator who may not finds Approve and Reject disabled, whatever
+    // FLASHSTOCK_APPROVERS says.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(writeApproverSeed(dir.path(), u"alice,bob"_s));
+    qputenv("FLASHSTOCK_APPROVERS", "mallory");
+    const auto unset = qScopeGuard([] { qunsetenv("FLASHSTOCK_APPROVERS"); });
+    {
+        auto book = openBook(dir.path());
+        QVERIFY(book);
+        FS_VERIFY_OK(book->addSku(u"A"_s, 10));
+        QVERIFY(book->database().exec(u"UPDATE buckets SET available = available + 5, total = total + 5"_s));
+        QCOMPARE(FS_OK(Reconciler(*book).runPass(0)).stillPending, 1);
+    }
+    for (const QString &who : {u"mallory"_s, u"alice"_s}) {
+        ConsoleSession session;
+        ReconciliationView view(&session);
+        view.resize(1100, 520);
+        view.show();
+        QSignalSpy listed(session.worker(), &EngineWorker::approversListed);
+        session.open(EngineProfile{dir.path(), {}, u"none"_s, who});
+        QTRY_VERIFY_WITH_TIMEOUT(!listed.isEmpty(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(view.model()->rowCount(), 1, 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(!view.approversLabel()->text().isEmpty(), 5000);
+        QVERIFY(view.select(view.model()->at(0)->id));
+        const QString text = view.approversLabel()->text();
+        QVERIFY2(text.contains(u"Approvers: alice, bob."_s) && text.contains(u"above 100 units"_s), qPrintable(text));
+        const bool may = who == u"alice"_s;
+        QVERIFY2(text.contains(may ? u"You (alice) may approve"_s : u"You (mallory) are not an approver"_s),
+                 qPrintable(text));
+        QCOMPARE(view.approveAction()->isEnabled(), may);
+        QCOMPARE(view.rejectAction()->isEnabled(), may);
+        if (qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR")) {
+            QCoreApplication::processEvents();
+            QVERIFY(view.grab().save(QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR"))
+                                         .absoluteFilePath(u"approvers-%1.png"_s.arg(who))));
+        }
+    }
 }
 
 void TestUiConsole::staysResponsiveWhileGateHangs()
@@ -429,8 +481,7 @@ void TestUiConsole::reconciliationFollowsMouseAndKeyboard()
     QVERIFY2(redis.start(), qPrintable(redis.errorString()));
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    qputenv("FLASHSTOCK_APPROVERS", "alice");
-    const auto unset = qScopeGuard([] { qunsetenv("FLASHSTOCK_APPROVERS"); });
+    QVERIFY(writeApproverSeed(dir.path(), u"alice"_s));
     {
         auto db = FS_OK(DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s)));
         auto engine = Engine::open(EngineOptions{db, redis.url(), Actor{u"tester"_s, u"test"_s}});

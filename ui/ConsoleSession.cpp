@@ -16,6 +16,7 @@ ConsoleSession::ConsoleSession(QObject *parent)
     qRegisterMetaType<SaleRequest>();
     qRegisterMetaType<LedgerSearchResult>();
     qRegisterMetaType<Discrepancy>();
+    qRegisterMetaType<ApproverView>();
     qRegisterMetaType<Sale>();
     qRegisterMetaType<LedgerSearchMode>();
     qRegisterMetaType<QList<EngineWarning>>();

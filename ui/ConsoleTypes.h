@@ -7,6 +7,7 @@
 #include "gate/GateHealth.h"
 #include "open/EngineProfile.h"
 #include "reconcile/Reconciler.h"
+#include "store/ApproverStore.h"
 
 #include <QList>
 #include <QMetaType>
@@ -163,6 +164,14 @@ struct DrillRequest {
     quint64 seed = 1;
 };
 
+/// Who may decide discrepancies (the book's approver policy) and whether the console's
+/// operator is one of them.
+struct ApproverView {
+    ApproverPolicy policy;
+    QString operatorName;    ///< the console's (asserted) operator
+    bool operatorMayApprove = false;
+};
+
 /// A drill that ran (report) or could not run (error).
 struct DrillOutcome {
     QString sku;
@@ -186,6 +195,7 @@ Q_DECLARE_METATYPE(flashstock::PreflightResult)
 Q_DECLARE_METATYPE(flashstock::SaleRequest)
 Q_DECLARE_METATYPE(flashstock::LedgerSearchResult)
 Q_DECLARE_METATYPE(flashstock::Discrepancy)
+Q_DECLARE_METATYPE(flashstock::ApproverView)
 Q_DECLARE_METATYPE(flashstock::Sale)
 Q_DECLARE_METATYPE(flashstock::DrillRequest)
 Q_DECLARE_METATYPE(flashstock::DrillOutcome)

@@ -5,6 +5,7 @@
 #include "gate/Gate.h"
 #include "open/EngineOpener.h"
 #include "reconcile/Approvers.h"
+#include "store/ApproverStore.h"
 #include "reconcile/Reconciler.h"
 #include "store/DiscrepancyStore.h"
 #include "store/SaleStore.h"
@@ -364,6 +365,10 @@ void EngineWorker::listDiscrepancies()
     if (!list)
         return emit failed(tr("List discrepancies"), list.error().message);
     emit discrepanciesListed(*list);
+    auto policy = ApproverStore(m_engine->database()).policy(seedApprovers(m_profile.dataDir));
+    if (!policy)
+        return emit failed(tr("Approvers"), policy.error().message);
+    emit approversListed({*policy, m_profile.operatorName, policy->allows(m_profile.operatorName)});
 }
 
 void EngineWorker::reconcileNow(qint64 graceMs)
@@ -385,9 +390,9 @@ void EngineWorker::resolveDiscrepancy(qint64 id, bool approve, const QString &re
     const QString what = approve ? tr("Approve discrepancy #%1").arg(id) : tr("Reject discrepancy #%1").arg(id);
     if (!requireEngine(what))
         return;
-    const QStringList who = approvers();
-    auto done = approve ? m_reconciler->approve(id, m_profile.operatorName, reason, who)
-                        : m_reconciler->reject(id, m_profile.operatorName, reason, who);
+    const QStringList seed = seedApprovers(m_profile.dataDir);
+    auto done = approve ? m_reconciler->approve(id, m_profile.operatorName, reason, seed)
+                        : m_reconciler->reject(id, m_profile.operatorName, reason, seed);
     if (!done)
         return emit failed(what, done.error().message);
     emit discrepancyResolved(*done);
@@ -458,11 +463,6 @@ void EngineWorker::searchLedger(LedgerSearchMode mode, const QString &text)
     }
     }
     emit ledgerFound(result);
-}
-
-QStringList EngineWorker::approvers() const
-{
-    return configuredApprovers(m_profile.dataDir);
 }
 
 } // namespace flashstock

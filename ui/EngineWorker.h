@@ -77,6 +77,8 @@ signals:
     void skuChanged(const flashstock::SkuChange &change, const QString &summary);
     void expired(const flashstock::ExpiryRun &run);
     void discrepanciesListed(const QList<flashstock::Discrepancy> &list);
+    /// The book's approver policy, with every listing of the discrepancies.
+    void approversListed(const flashstock::ApproverView &view);
     /// `summary`: what the pass found, for people.
     void reconciled(const QString &summary);
     void discrepancyResolved(const flashstock::Discrepancy &discrepancy);
@@ -89,7 +91,6 @@ signals:
     void warned(const QList<flashstock::EngineWarning> &warnings, qint64 dropped);
 
 private:
-    QStringList approvers() const;
     bool requireEngine(const QString &what);
     void addSkuPlan(PreflightResult &result, const QString &sku, qint64 units);
     void addLaunchRules(PreflightResult &result, const QString &sku);

@@ -4,6 +4,7 @@
 #include "ConsoleSession.h"
 #include "ConsoleText.h"
 #include "EngineWorker.h"
+#include "Identifiers.h"
 #include "TableExport.h"
 #include "models/DiscrepancyModel.h"
 #include "models/LedgerModel.h"
@@ -97,6 +98,10 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     m_banner->setWordWrap(true);
     m_banner->hide();
     layout->addWidget(m_banner);
+    m_approvers = new QLabel(this);
+    m_approvers->setWordWrap(true);
+    m_approvers->setTextFormat(Qt::PlainText);
+    layout->addWidget(m_approvers);
 
     m_filter->setSourceModel(m_model);
     m_filter->status = u"pending_approval"_s;
@@ -187,6 +192,20 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
         m_busy = false;
         fitColumns();
         updateDetail();
+        updateActions();
+    });
+    connect(w, &EngineWorker::approversListed, this, [this](const ApproverView &v) {
+        m_mayApprove = v.operatorMayApprove;
+        const QString who = v.policy.approvers.isEmpty()
+            ? tr("Approvers: none yet (set [approval] approvers= in the data dir's flashstock.ini).")
+            : tr("Approvers: %1. A correction above %2 units needs two different approvers.")
+                  .arg(v.policy.approvers.join(u", "_s))
+                  .arg(v.policy.fourEyesUnits);
+        const QString you = v.operatorMayApprove
+            ? tr("You (%1) may approve and reject.").arg(v.operatorName)
+            : tr("You (%1) are not an approver: an approver can add you with "
+                 "flashstock-cli approver add %1.").arg(v.operatorName);
+        m_approvers->setText(printable(who + u"  "_s + you));
         updateActions();
     });
     connect(w, &EngineWorker::reconciled, this, [this](const QString &summary) { emit message(summary); });
@@ -285,8 +304,8 @@ void ReconciliationView::updateActions()
 {
     const Discrepancy *d = selected();
     const bool pending = m_available && d && d->status == DiscrepancyStatus::PendingApproval;
-    m_approve->setEnabled(pending);
-    m_reject->setEnabled(pending);
+    m_approve->setEnabled(pending && m_mayApprove);
+    m_reject->setEnabled(pending && m_mayApprove);
     m_reconcile->setEnabled(m_available && !m_busy);
 }
 
@@ -317,6 +336,12 @@ void ReconciliationView::updateDetail()
     row(tr("Resolved by"), d->resolvedBy);
     row(tr("Resolved at"), d->resolvedAtMs ? ConsoleText::utcTime(d->resolvedAtMs) : QString());
     row(tr("Reason"), d->reason);
+    for (const DecisionRecord &r : d->decisions)
+        row(r.decision == Decision::Approve ? tr("Approved") : tr("Rejected"),
+            tr("%1 by %2 (OS user %3 on %4%5): %6%7")
+                .arg(ConsoleText::utcTime(r.atMs), r.operatorName, r.osUser, r.host,
+                     r.dbRole.isEmpty() ? QString() : tr(", database role %1").arg(r.dbRole), r.reason,
+                     r.applied || r.decision == Decision::Reject ? QString() : tr(" (waits for a second approver)")));
     html += u"</table>"_s;
     m_detail->setHtml(html);
     m_traceTitle->setText(!d->order.isEmpty() ? tr("Ledger of order %1, newest first:").arg(d->order)

@@ -39,6 +39,8 @@ public:
     QAction *reconcileAction() const { return m_reconcile; }
     QAction *approveAction() const { return m_approve; }
     QAction *rejectAction() const { return m_reject; }
+    /// The line saying who the approvers are and whether the operator may approve.
+    QLabel *approversLabel() const { return m_approvers; }
     /// Selects discrepancy `id` (clears filters that hide it). False if unknown.
     bool select(qint64 id);
     /// Opens the confirmation dialog for the selected discrepancy (non-modal for the event
@@ -77,6 +79,8 @@ private:
     QTableView *m_traceView = nullptr;
     QLabel *m_traceTitle = nullptr;
     QLabel *m_banner = nullptr;
+    QLabel *m_approvers = nullptr;
+    bool m_mayApprove = false; ///< the operator is on the book's approver list
     QAction *m_reconcile = nullptr;
     QAction *m_approve = nullptr;
     QAction *m_reject = nullptr;

@@ -14,6 +14,7 @@
 #include "commands/SaleCommands.h"
 #include "commands/SkuCommands.h"
 #include "commands/TokenCommands.h"
+#include "commands/ApproverCommands.h"
 
 #include <QCommandLineParser>
 #include <QJsonDocument>
@@ -85,7 +86,7 @@ void print(QTextStream &out, QTextStream &err, const CommandOutput &output, bool
 Cli::Cli()
 {
     for (Commands (*area)() : {skuCommands, orderCommands, ledgerCommands, saleCommands, gateCommands, benchCommands,
-                               drillCommands, reconcileCommands, tokenCommands})
+                               drillCommands, reconcileCommands, tokenCommands, approverCommands})
         for (auto &command : area())
             m_commands.push_back(std::move(command));
     m_commands.push_back(completionCommand(*this));
@@ -95,7 +96,7 @@ Cli::~Cli() = default;
 
 QList<QCommandLineOption> Cli::globalOptions()
 {
-    return {{u"data-dir"_s, u"Where the embedded defaults live (env FLASHSTOCK_DATA_DIR)."_s, u"DIR"_s},
+    QList<QCommandLineOption> options{{u"data-dir"_s, u"Where the embedded defaults live (env FLASHSTOCK_DATA_DIR)."_s, u"DIR"_s},
             {u"db"_s, u"Book of record: sqlite:///file.db, sqlite:////abs/file.db or "
                       u"postgresql://user:pass@host:port/db."_s, u"URL"_s},
             {u"redis"_s,
@@ -107,6 +108,9 @@ QList<QCommandLineOption> Cli::globalOptions()
             {u"operator"_s, u"Who is acting (default: the OS user)."_s, u"NAME"_s},
             {{u"h"_s, u"help"_s}, u"Show help."_s},
             {u"version"_s, u"Show the version and the git revision it was built from."_s}};
+    for (const EngineProfile::Option &o : EngineProfile::passwordFileOptions())
+        options.insert(3, QCommandLineOption(o.name, o.help, o.valueName));
+    return options;
 }
 
 QList<std::pair<int, QString>> Cli::exitCodes()
@@ -225,6 +229,9 @@ int Cli::run(const QStringList &arguments, QTextStream &out, QTextStream &err)
     ctx.profile.dataDir = EngineProfile::dataDirFor(parser.value(u"data-dir"_s));
     ctx.profile.dbUrl = parser.value(u"db"_s);
     ctx.profile.redisUrl = parser.value(u"redis"_s);
+    for (const EngineProfile::Option &o : EngineProfile::passwordFileOptions())
+        if (parser.isSet(o.name))
+            ctx.profile.setPasswordFile(o.name, parser.value(o.name));
     ctx.profile.operatorName = parser.isSet(u"operator"_s) ? parser.value(u"operator"_s) : EngineProfile::osUserName();
 
     const CommandOutput output = command->execute(ctx, parser, positional.mid(spec.words.size()));

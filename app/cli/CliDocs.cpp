@@ -92,7 +92,10 @@ QString cliManPage(const Cli &cli)
          u"(else $XDG_DATA_HOME/flashstock).\n"
          u".TP\n.B FLASHSTOCK_REDIS_PASSWORD\nThe gate's password (never on the command line).\n"
          u".TP\n.BR PGPASSWORD \", \" PGPASSFILE\nThe PostgreSQL password, as for libpq.\n"
-         u".TP\n.B FLASHSTOCK_APPROVERS\nComma-separated operators who may approve book corrections.\n"_s;
+         u".TP\n.B FLASHSTOCK_ALERT_SECRET\nThe key alerts are signed with, unless "
+         u"\\fB\\-\\-alert\\-secret\\-file\\fR is given.\n"
+         u".TP\n.B FLASHSTOCK_ALERT_PASSWORD\nThe alert URL's password, unless "
+         u"\\fB\\-\\-alert\\-password\\-file\\fR is given.\n"_s;
     t += u".SH SEE ALSO\n.BR flashstock (1),\n.BR flashstock\\-server (1)\n"_s;
     return t;
 }

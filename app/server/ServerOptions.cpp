@@ -94,6 +94,7 @@ Result<void> apply(ServerOptions &o, const QString &name, const QString &value)
     else if (name == u"db"_s) o.profile.dbUrl = value;
     else if (name == u"redis"_s) o.profile.redisUrl = value;
     else if (name == u"operator"_s) o.profile.operatorName = value;
+    else if (o.profile.setPasswordFile(name, value)) {}
     else if (name == u"listen"_s) return parseListen(value, o);
     else if (name == u"threads"_s) return set(o.http.threads, 1, 64);
     else if (name == u"book-writers"_s) return set(o.bookWriters, 1, 64);
@@ -121,12 +122,12 @@ Result<void> noPasswordOnCommandLine(const QCommandLineParser &parser)
     if (parser.isSet(u"db"_s)) {
         if (!QUrl(parser.value(u"db"_s)).password().isEmpty())
             return bad(u"db"_s, u"the URL holds a password, and a server's command line is visible to every user of "
-                                u"the machine: give it in PGPASSWORD or the [server] section of flashstock.ini"_s);
+                                u"the machine: give it in PGPASSWORD or --db-password-file"_s);
     }
     if (parser.isSet(u"redis"_s)) {
         if (auto url = RedisUrl::parse(parser.value(u"redis"_s)); url && !url->password.isEmpty())
             return bad(u"redis"_s, u"the URL holds a password, and a server's command line is visible to every user "
-                                   u"of the machine: give it in FLASHSTOCK_REDIS_PASSWORD"_s);
+                                   u"of the machine: give it in FLASHSTOCK_REDIS_PASSWORD or --redis-password-file"_s);
     }
     return {};
 }
@@ -165,6 +166,8 @@ QString ServerOptions::usage()
         const QString flag = u"--"_s + QString::fromLatin1(s.name) + (QString::fromLatin1(s.valueName).isEmpty() ? QString() : u' ' + QString::fromLatin1(s.valueName));
         text += u"  %1\n      %2\n"_s.arg(flag, QString::fromUtf8(s.help));
     }
+    for (const EngineProfile::Option &o : EngineProfile::passwordFileOptions())
+        text += u"  --%1 %2\n      %3\n"_s.arg(o.name, o.valueName, o.help);
     text += u"  --help, --version\n\nSignals: SIGTERM or SIGINT drain (no new connections, in-flight requests answered, "
             u"at most 10 s) and exit 0.\n"_s;
     return text;
@@ -178,6 +181,8 @@ Result<ServerOptions> ServerOptions::parse(const QStringList &arguments)
         parser.addOption(QString::fromLatin1(s.valueName).isEmpty()
                              ? QCommandLineOption(QString::fromLatin1(s.name), QString::fromUtf8(s.help))
                              : QCommandLineOption(QString::fromLatin1(s.name), QString::fromUtf8(s.help), QString::fromLatin1(s.valueName)));
+    for (const EngineProfile::Option &o : EngineProfile::passwordFileOptions())
+        parser.addOption({o.name, o.help, o.valueName});
     parser.addOption({u"help"_s, u"Show help."_s});
     parser.addOption({u"version"_s, u"Show the version and the git revision it was built from."_s});
     if (!parser.parse(QStringList{u"flashstock-server"_s} + arguments))
@@ -204,6 +209,9 @@ Result<ServerOptions> ServerOptions::parse(const QStringList &arguments)
         if (auto r = apply(o, name, value); !r)
             return std::unexpected(r.error());
     }
+    for (const EngineProfile::Option &p : EngineProfile::passwordFileOptions())
+        if (parser.isSet(p.name))
+            o.profile.setPasswordFile(p.name, parser.value(p.name));
     if (auto r = applySettingsFile(o, parser); !r)
         return std::unexpected(r.error());
     if (o.noAuth && !QHostAddress(o.host).isLoopback())

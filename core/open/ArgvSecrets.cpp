@@ -52,7 +52,8 @@ QStringList wipeArgvPasswords(int argc, char **argv)
             continue;
         warnings << u"warning: argument %1 carried a password, visible to every local user in ps; it was wiped "
                     u"from this process's arguments. Give it in the environment (PGPASSWORD, "
-                    u"FLASHSTOCK_REDIS_PASSWORD) instead"_s.arg(i);
+                    u"FLASHSTOCK_REDIS_PASSWORD) or a file only you can read (--db-password-file, "
+                    u"--redis-password-file) instead"_s.arg(i);
     }
     return warnings;
 }

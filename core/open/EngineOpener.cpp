@@ -2,6 +2,7 @@
 
 #include "Identifiers.h"
 #include "gate/EmbeddedRedis.h"
+#include "open/SecretFile.h"
 
 #include <QDir>
 #include <QFile>
@@ -17,12 +18,12 @@ namespace flashstock {
 
 namespace {
 
-/// A gate URL (`redis://`, `rediss://`, `unix://`, ...) given FLASHSTOCK_REDIS_PASSWORD when
-/// it names no password itself and the variable is set; anything else unchanged. Before
-/// parsing: a URL with a user and no password is malformed until it gets one.
-QString withPasswordFromEnvironment(const QString &url)
+/// A gate URL (`redis://`, `rediss://`, `unix://`, ...) given password `pw` (its file's or
+/// FLASHSTOCK_REDIS_PASSWORD) when it names no password itself and `pw` is not empty;
+/// anything else unchanged. Before parsing: a URL with a user and no password is malformed
+/// until it gets one.
+QString withPassword(const QString &url, const QString &pw)
 {
-    const QString pw = qEnvironmentVariable("FLASHSTOCK_REDIS_PASSWORD");
     const QString text = url.trimmed();
     if (pw.isEmpty() || !text.contains(u"://"_s))
         return url;
@@ -79,8 +80,21 @@ Result<ResolvedProfile> EngineOpener::resolve(const EngineProfile &profile)
     if (auto ok = checkName(r.operatorName, u"operator"_s); !ok)
         return std::unexpected(ok.error());
     r.bookInDataDir = profile.dbUrl.isEmpty();
+    // Passwords come from a file only the user can read, or the environment; never argv.
+    std::optional<QString> bookPassword;
+    if (!profile.dbPasswordFile.isEmpty()) {
+        auto pw = readSecretFile(profile.dbPasswordFile, u"db-password-file"_s);
+        if (!pw)
+            return std::unexpected(pw.error());
+        bookPassword = *pw;
+    }
+    auto gatePassword = secretFromFileOrEnvironment(profile.redisPasswordFile, u"redis-password-file"_s,
+                                                    "FLASHSTOCK_REDIS_PASSWORD");
+    if (!gatePassword)
+        return std::unexpected(gatePassword.error());
     auto book = DbUrl::parse(r.bookInDataDir ? u"sqlite:///"_s + QDir(r.dataDir).absoluteFilePath(u"flashstock.db"_s)
-                                             : profile.dbUrl);
+                                             : profile.dbUrl,
+                             bookPassword);
     if (!book)
         return std::unexpected(book.error());
     r.book = *book;
@@ -89,8 +103,7 @@ Result<ResolvedProfile> EngineOpener::resolve(const EngineProfile &profile)
         r.gate = EmbeddedRedis(r.dataDir).url();
         return r;
     }
-    // The password comes from the environment, never from argv or a saved file.
-    auto gate = RedisUrl::parse(withPasswordFromEnvironment(profile.redisUrl));
+    auto gate = RedisUrl::parse(withPassword(profile.redisUrl, *gatePassword));
     if (!gate)
         return std::unexpected(gate.error());
     if (gate->isNone()) {

@@ -62,7 +62,9 @@ public:
     /// Applies the defaults and parses: data dir (EngineProfile::dataDirFor), book URL (the
     /// data dir's flashstock.db by default), gate (URL with the password from the
     /// environment, `none`, or the data dir's embedded redis-server), operator (the OS user
-    /// by default). InvalidArgument naming the field (db, redis, operator) for bad input.
+    /// by default). Passwords a URL does not carry come from the profile's password files
+    /// (readSecretFile) or else PGPASSWORD / FLASHSTOCK_REDIS_PASSWORD. InvalidArgument naming
+    /// the field (db, redis, operator, db-password-file, redis-password-file) for bad input.
     [[nodiscard]] static Result<ResolvedProfile> resolve(const EngineProfile &profile);
 
     /// Opens `profile`'s engine for `source` (written on ledger rows: cli, console, drill,

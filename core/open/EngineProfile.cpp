@@ -32,4 +32,23 @@ QString EngineProfile::settingsFile(const QString &dataDir)
     return QDir(dataDir).absoluteFilePath(u"flashstock.ini"_s);
 }
 
+QList<EngineProfile::Option> EngineProfile::passwordFileOptions()
+{
+    return {{u"db-password-file"_s, u"FILE"_s,
+             u"The PostgreSQL password: the first line of FILE (mode 0600; else PGPASSWORD)."_s},
+            {u"redis-password-file"_s, u"FILE"_s,
+             u"The gate's password: the first line of FILE (mode 0600; else FLASHSTOCK_REDIS_PASSWORD)."_s}};
+}
+
+bool EngineProfile::setPasswordFile(const QString &name, const QString &path)
+{
+    if (name == u"db-password-file"_s)
+        dbPasswordFile = path;
+    else if (name == u"redis-password-file"_s)
+        redisPasswordFile = path;
+    else
+        return false;
+    return true;
+}
+
 } // namespace flashstock

@@ -1,14 +1,19 @@
 #pragma once
 
+#include "Discrepancy.h"
+
 #include <QString>
 #include <QStringList>
 
 namespace flashstock {
 
-/// The operators who may approve or reject discrepancies: `FLASHSTOCK_APPROVERS`
-/// (comma-separated) if set, else `[approval] approvers=...` in the data dir's
-/// flashstock.ini. Names are trimmed; empty entries dropped. The CLI and the console
-/// both ask here, so the rule is one.
-QStringList configuredApprovers(const QString &dataDir);
+/// The data dir's `[approval] approvers=...` (flashstock.ini; names trimmed, empty entries
+/// dropped): only the seed of the book's approver policy while the book has none
+/// (ApproverStore::policy). The environment is never read: it cannot widen the policy.
+QStringList seedApprovers(const QString &dataDir);
+
+/// Where a decision made by this process comes from: the effective OS user (from the
+/// password database, not $USER) and the host name.
+DecisionOrigin decisionOrigin();
 
 } // namespace flashstock

@@ -6,6 +6,8 @@
 #include "Engine.h"
 #include "Identifiers.h"
 #include "gate/Gate.h"
+#include "reconcile/Approvers.h"
+#include "store/ApproverStore.h"
 #include "store/Book.h"
 #include "store/Database.h"
 #include "store/DiscrepancyStore.h"
@@ -18,16 +20,12 @@ namespace flashstock {
 
 namespace {
 
-Result<void> checkApprover(const QString &approver, const QString &reason, const QStringList &approvers)
+/// The decision's free text: a reason is required; both follow the one rule (length, no
+/// control or bidi characters). Who may decide is the book's (DiscrepancyStore::resolve).
+Result<void> checkDecisionText(const QString &approver, const QString &reason)
 {
-    if (approver.isEmpty() || !approvers.contains(approver))
-        return fail(ErrorCode::NotPermitted,
-                    u"operator: %1 is not on the approver list (FLASHSTOCK_APPROVERS or [approval] approvers)"_s.arg(
-                        approver.isEmpty() ? u"(nobody)"_s : approver),
-                    u"operator"_s);
     if (reason.trimmed().isEmpty())
         return fail(ErrorCode::InvalidArgument, u"reason: a reason is required"_s, u"reason"_s);
-    // Free text the audit trail prints: the one rule (length, no control or bidi characters).
     if (auto r = checkName(approver, u"operator"_s); !r)
         return r;
     return checkName(reason, u"reason"_s, kMaxReasonLength);
@@ -497,26 +495,29 @@ Result<Discrepancy> Reconciler::get(qint64 id)
 }
 
 Result<Discrepancy> Reconciler::decide(qint64 id, Decision decision, const QString &approver, const QString &reason,
-                                       const QStringList &approvers)
+                                       const QStringList &seedApprovers)
 {
-    if (auto r = checkApprover(approver, reason, approvers); !r)
+    if (auto r = checkDecisionText(approver, reason); !r)
         return std::unexpected(r.error());
-    auto d = m_store->resolve(id, decision, approver, reason, m_engine.book().actor().source);
+    if (auto policy = ApproverStore(m_engine.database()).policy(seedApprovers); !policy)
+        return std::unexpected(policy.error());
+    auto d = m_store->resolve(id, decision, DecisionBy{approver, decisionOrigin()}, reason,
+                              m_engine.book().actor().source);
     if (d && d->status != DiscrepancyStatus::PendingApproval)
         m_engine.gateFollowsDecision(d->sku);
     return d;
 }
 
 Result<Discrepancy> Reconciler::approve(qint64 id, const QString &approver, const QString &reason,
-                                        const QStringList &approvers)
+                                        const QStringList &seedApprovers)
 {
-    return decide(id, Decision::Approve, approver, reason, approvers);
+    return decide(id, Decision::Approve, approver, reason, seedApprovers);
 }
 
 Result<Discrepancy> Reconciler::reject(qint64 id, const QString &approver, const QString &reason,
-                                       const QStringList &approvers)
+                                       const QStringList &seedApprovers)
 {
-    return decide(id, Decision::Reject, approver, reason, approvers);
+    return decide(id, Decision::Reject, approver, reason, seedApprovers);
 }
 
 } // namespace flashstock

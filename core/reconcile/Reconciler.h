@@ -56,13 +56,16 @@ public:
     [[nodiscard]] Result<Discrepancy> get(qint64 id);
     /// Applies a pending correction once (re-checked first if the SKU moved), as a ledgered
     /// adjustment naming `approver`; then the SKU's gate follows the book (Engine::gateFollowsDecision).
-    /// NotPermitted unless `approver` is in `approvers`.
+    /// NotPermitted unless `approver` is on the book's approver policy; `seedApprovers` (the
+    /// data dir's list, seedApprovers()) seeds that policy once while the book has none.
+    /// Four eyes and the decision's record: see DiscrepancyStore::resolve (the origin is
+    /// decisionOrigin()).
     [[nodiscard]] Result<Discrepancy> approve(qint64 id, const QString &approver, const QString &reason,
-                                              const QStringList &approvers);
+                                              const QStringList &seedApprovers);
     /// Closes a pending discrepancy without changing stock; the gate follows as after approve.
     /// NotPermitted as approve.
     [[nodiscard]] Result<Discrepancy> reject(qint64 id, const QString &approver, const QString &reason,
-                                             const QStringList &approvers);
+                                             const QStringList &seedApprovers);
 
     /// Ledger rows younger than this (ms, database clock) stay in the window of the next pass
     /// too, so a slow transaction that got a lower id is never skipped. Default 5000.
@@ -84,7 +87,7 @@ private:
                   ReconcileReport &report);
     bool record(const DiscrepancyRow &row, ReconcileReport &report);
     Result<Discrepancy> decide(qint64 id, Decision decision, const QString &approver, const QString &reason,
-                               const QStringList &approvers);
+                               const QStringList &seedApprovers);
 
     Engine &m_engine;
     std::unique_ptr<DiscrepancyStore> m_store;

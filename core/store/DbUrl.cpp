@@ -33,7 +33,7 @@ std::unexpected<Error> badUrl(const QString &text, const QString &why)
 
 } // namespace
 
-Result<DbUrl> DbUrl::parse(const QString &text)
+Result<DbUrl> DbUrl::parse(const QString &text, const std::optional<QString> &password)
 {
     DbUrl url;
     const QString sqlitePrefix = QStringLiteral("sqlite:///");
@@ -68,7 +68,7 @@ Result<DbUrl> DbUrl::parse(const QString &text)
         return badUrl(text, QStringLiteral("no user"));
     url.password = u.password();
     if (url.password.isEmpty())
-        url.password = qEnvironmentVariable("PGPASSWORD");
+        url.password = password.value_or(qEnvironmentVariable("PGPASSWORD"));
     url.database = u.path().mid(1);
     if (url.database.isEmpty() || url.database.contains(QLatin1Char('/')))
         return badUrl(text, QStringLiteral("no database name after the host"));

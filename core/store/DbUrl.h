@@ -4,6 +4,8 @@
 
 #include <QString>
 
+#include <optional>
+
 namespace flashstock {
 
 /// The SQL dialects of the book of record.
@@ -22,8 +24,10 @@ struct DbUrl {
     QString password;  ///< PostgreSQL password (from the URL, else PGPASSWORD)
     QString database;  ///< PostgreSQL database name
 
-    /// Parses `text`. A malformed URL is InvalidArgument naming field `db` and the value.
-    [[nodiscard]] static Result<DbUrl> parse(const QString &text);
+    /// Parses `text`. A PostgreSQL URL without a password of its own takes `password` if it
+    /// is given (a password file: EngineOpener), else PGPASSWORD. A malformed URL is
+    /// InvalidArgument naming field `db` and the value.
+    [[nodiscard]] static Result<DbUrl> parse(const QString &text, const std::optional<QString> &password = {});
     /// The URL for people and logs, password hidden.
     QString display() const;
     /// The same URL pointing at another PostgreSQL database (tests and tooling).

@@ -1,5 +1,7 @@
 #include "store/DiscrepancyStore.h"
 
+#include "Identifiers.h"
+#include "store/ApproverStore.h"
 #include "store/Book.h"
 #include "store/Database.h"
 #include "store/LedgerWindow.h"
@@ -150,9 +152,19 @@ Result<QList<Discrepancy>> DiscrepancyStore::select(const QString &whereAndOrder
 
 Result<QList<Discrepancy>> DiscrepancyStore::list(std::optional<DiscrepancyStatus> status)
 {
-    if (status)
-        return select(u"WHERE status = ? ORDER BY id DESC"_s, {discrepancyStatusName(*status)});
-    return select(u"ORDER BY id DESC"_s, {});
+    auto listed = status ? select(u"WHERE status = ? ORDER BY id DESC"_s, {discrepancyStatusName(*status)})
+                         : select(u"ORDER BY id DESC"_s, {});
+    if (!listed)
+        return listed;
+    // The decisions of those still waiting (a first approval of two shows there).
+    for (Discrepancy &d : *listed)
+        if (d.status == DiscrepancyStatus::PendingApproval) {
+            auto made = decisions(d.id);
+            if (!made)
+                return std::unexpected(made.error());
+            d.decisions = *made;
+        }
+    return listed;
 }
 
 Result<QList<Discrepancy>> DiscrepancyStore::unalerted()
@@ -190,7 +202,12 @@ Result<std::optional<DiscrepancyRow>> DiscrepancyStore::get(qint64 id)
         return std::unexpected(r.error());
     if (r->isEmpty())
         return std::optional<DiscrepancyRow>{};
-    return std::optional<DiscrepancyRow>{rowFrom(r->first())};
+    DiscrepancyRow row = rowFrom(r->first());
+    auto made = decisions(id);
+    if (!made)
+        return std::unexpected(made.error());
+    row.d.decisions = *made;
+    return std::optional<DiscrepancyRow>{row};
 }
 
 Result<QStringList> DiscrepancyStore::pausedSkus()
@@ -400,16 +417,110 @@ Result<QString> DiscrepancyStore::reject(const DiscrepancyRow &row, const QStrin
            u"now proposed: %4"_s.arg(levelsText(now->found), levelsText(*ledger), d.sku, proposal);
 }
 
-Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, const QString &approver,
+Result<void> DiscrepancyStore::recordDecision(qint64 id, Decision decision, const DecisionBy &by,
+                                             const QString &reason, bool applied)
+{
+    // The database role as the server knows it (PostgreSQL), not as the caller says.
+    const QString role = m_db.dialect() == Dialect::Postgres ? u"current_user"_s : u"NULL"_s;
+    auto r = m_db.exec(u"INSERT INTO discrepancy_decisions (discrepancy_id, decision, operator, os_user, host, db_role, "
+                       u"reason, applied, decided_at) VALUES (?, ?, ?, ?, ?, %1, ?, ?, %2)"_s.arg(role,
+                                                                                              m_db.nowMsExpr()),
+                       {id, decision == Decision::Approve ? u"approve"_s : u"reject"_s, by.operatorName,
+                        by.origin.osUser, by.origin.host, reason, applied ? 1 : 0});
+    if (!r)
+        return std::unexpected(r.error());
+    return {};
+}
+
+Result<QList<DecisionRecord>> DiscrepancyStore::decisions(qint64 id)
+{
+    auto r = m_db.exec(u"SELECT decision, operator, os_user, host, db_role, reason, applied, decided_at "
+                       u"FROM discrepancy_decisions WHERE discrepancy_id = ? ORDER BY id"_s,
+                       {id});
+    if (!r)
+        return std::unexpected(r.error());
+    QList<DecisionRecord> out;
+    for (const QVariantList &row : r->rows) {
+        DecisionRecord d;
+        d.decision = row.at(0).toString() == u"reject"_s ? Decision::Reject : Decision::Approve;
+        d.operatorName = row.at(1).toString();
+        d.osUser = row.at(2).toString();
+        d.host = row.at(3).toString();
+        d.dbRole = row.at(4).toString();
+        d.reason = row.at(5).toString();
+        d.applied = row.at(6).toInt() != 0;
+        d.atMs = i64(row.at(7));
+        out << d;
+    }
+    return out;
+}
+
+Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, const DecisionBy &by,
                                               const QString &reason, const QString &source)
 {
     const bool approve = decision == Decision::Approve;
+    const QString &approver = by.operatorName;
     bool claimed = false;
     auto resolved = m_db.write<std::optional<Discrepancy>>(
         [&](Transaction &tx) -> Result<std::optional<Discrepancy>> {
             claimed = false;
-            // Claim it first: a concurrent second approval waits on this row and then finds
-            // it resolved, so the correction is applied once.
+            // Who may decide is the book's policy, read in this transaction.
+            if (auto r = ApproverStore::requireApprover(m_db, approver); !r)
+                return std::unexpected(r.error());
+            // Take the row first: a concurrent decision waits on it, then finds what this one did.
+            auto lock = m_db.exec(u"UPDATE discrepancies SET status = status WHERE id = ? AND status = 'pending_approval'"_s,
+                                  {id});
+            if (!lock)
+                return std::unexpected(lock.error());
+            if (lock->affected != 1) {
+                tx.rollbackOnly();
+                return std::optional<Discrepancy>{};
+            }
+            auto row = get(id);
+            if (!row)
+                return std::unexpected(row.error());
+            const Discrepancy &pending = (*row)->d;
+            if (approve) {
+                // Four eyes: a correction above the policy's units needs a second, different
+                // approver; the first approval is recorded and applies nothing.
+                auto limit = m_db.exec(u"SELECT four_eyes_units FROM approval_policy WHERE id = 1"_s);
+                if (!limit)
+                    return std::unexpected(limit.error());
+                const qint64 units = correctionUnits(pending);
+                const qint64 fourEyes = limit->isEmpty() ? 0 : i64(limit->first().at(0));
+                if (units > fourEyes) {
+                    auto earlier = decisions(id);
+                    if (!earlier)
+                        return std::unexpected(earlier.error());
+                    Discrepancy now = pending;
+                    now.decisions = *earlier;
+                    if (!now.awaitsSecondApprover()) {
+                        if (auto r = recordDecision(id, decision, by, reason, false); !r)
+                            return std::unexpected(r.error());
+                        auto note = m_db.exec(
+                            u"UPDATE discrepancies SET detail = ? WHERE id = ?"_s,
+                            {pending.detail + u"; approved by %1 (%2): a correction of %3 units (above %4) waits "
+                                              u"for a second, different approver"_s.arg(approver, reason)
+                                                  .arg(units)
+                                                  .arg(fourEyes),
+                             id});
+                        if (!note)
+                            return std::unexpected(note.error());
+                        return std::optional<Discrepancy>{};
+                    }
+                    if (now.decisions.constLast().operatorName == approver) {
+                        tx.rollbackOnly();
+                        return fail(ErrorCode::NotPermitted,
+                                    u"operator: %1 approved discrepancy %2 already; a correction of %3 units (above "
+                                    u"the four-eyes limit of %4) needs a second, different approver"_s.arg(
+                                        quoteForMessage(approver))
+                                        .arg(id)
+                                        .arg(units)
+                                        .arg(fourEyes),
+                                    u"operator"_s);
+                    }
+                }
+            }
             auto claim = m_db.exec(u"UPDATE discrepancies SET status = ?, resolved_at = %1, resolved_by = ?, reason = ? "
                                    u"WHERE id = ? AND status = 'pending_approval'"_s.arg(m_db.nowMsExpr()),
                                    {discrepancyStatusName(approve ? DiscrepancyStatus::Approved
@@ -417,21 +528,16 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
                                     approver, reason, id});
             if (!claim)
                 return std::unexpected(claim.error());
-            if (claim->affected != 1) {
-                tx.rollbackOnly();
-                return std::optional<Discrepancy>{};
-            }
             claimed = true;
-            auto row = get(id);
-            if (!row)
-                return std::unexpected(row.error());
             auto applied = approve ? apply(**row, approver, reason, source) : reject(**row, approver, source);
             if (!applied)
                 return std::unexpected(applied.error());
+            if (auto r = recordDecision(id, decision, by, reason, true); !r)
+                return std::unexpected(r.error());
             const QString done = (approve ? u"approved: "_s : u"rejected by %1 (%2): "_s.arg(approver, reason))
                 + *applied;
             auto note = m_db.exec(u"UPDATE discrepancies SET detail = ? WHERE id = ?"_s,
-                                  {(*row)->d.detail + u"; "_s + done, id});
+                                  {pending.detail + u"; "_s + done, id});
             if (!note)
                 return std::unexpected(note.error());
             return std::optional<Discrepancy>{};
@@ -447,8 +553,8 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
     const DiscrepancyStatus wanted = approve ? DiscrepancyStatus::Approved : DiscrepancyStatus::Rejected;
     // Decided before this call: the same decision again is answered as it stands (applied
     // once); the other decision, or a discrepancy that never waited, changes nothing and says so.
-    // A rejection that kept the discrepancy open answers it pending.
-    if (!claimed && d.status != wanted)
+    // A rejection that kept the discrepancy open, and a first of two approvals, answer it pending.
+    if (!claimed && d.status != wanted && !d.awaitsSecondApprover())
         return fail(ErrorCode::InvalidArgument,
                     u"id: discrepancy %1 is %2%3; nothing changed"_s.arg(id).arg(
                         discrepancyStatusName(d.status),

@@ -24,6 +24,13 @@ struct DiscrepancyRow {
     bool pauses = false; ///< pending: the SKU's reserves are refused until resolved
 };
 
+/// Who decides: the asserted operator (checked against the book's approvers) and where the
+/// decision came from.
+struct DecisionBy {
+    QString operatorName;
+    DecisionOrigin origin;
+};
+
 /// The `discrepancies` table: the records of reconciliation, their pauses, their alerts and
 /// their decisions. Stock moves of an approval are the book's (Book's primitives, called
 /// inside the decision's transaction). Thread affinity: that of its Database. Every call is
@@ -35,7 +42,7 @@ public:
     /// Records `row` unless a heal or a waiting discrepancy holds its key. Returns the new id,
     /// or nullopt if it was known.
     [[nodiscard]] Result<std::optional<qint64>> insert(const DiscrepancyRow &row);
-    /// Discrepancies, newest first, optionally of one status.
+    /// Discrepancies, newest first, optionally of one status; the pending ones with their decisions.
     [[nodiscard]] Result<QList<Discrepancy>> list(std::optional<DiscrepancyStatus> status = std::nullopt);
     /// One discrepancy with its bookkeeping; nullopt if unknown.
     [[nodiscard]] Result<std::optional<DiscrepancyRow>> get(qint64 id);
@@ -66,9 +73,16 @@ public:
     /// where one applies (restore to the ledger <-> accept the count as a stocktake); it
     /// closes as rejected only once the bucket agrees with its ledger (set right by hand).
     /// The same decision again returns the record as it is. InvalidArgument if unknown,
-    /// decided the other way, or if approval has nothing it can apply.
-    [[nodiscard]] Result<Discrepancy> resolve(qint64 id, Decision decision, const QString &approver,
+    /// decided the other way, or if approval has nothing it can apply. NotPermitted unless
+    /// `by.operatorName` is on the book's approver list (checked in the same transaction).
+    /// Four eyes: approving a correction above the policy's units (correctionUnits) the first
+    /// time only records the approval (the answer stays pending, awaitsSecondApprover); a
+    /// second approval by a different approver applies it; the same approver again is
+    /// NotPermitted. Every decision is recorded with `by` and the database role.
+    [[nodiscard]] Result<Discrepancy> resolve(qint64 id, Decision decision, const DecisionBy &by,
                                               const QString &reason, const QString &source);
+    /// The decisions on discrepancy `id`, oldest first.
+    [[nodiscard]] Result<QList<DecisionRecord>> decisions(qint64 id);
 
 private:
     /// Discrepancies by `SELECT <columns> FROM discrepancies <whereAndOrder>` with `args` bound.
@@ -81,6 +95,9 @@ private:
     /// bucket still disagrees with its ledger is put back pending with the other correction
     /// proposed where one applies. Returns what it did, for the record.
     Result<QString> reject(const DiscrepancyRow &row, const QString &approver, const QString &source);
+    /// Records one decision (inside resolve's transaction).
+    Result<void> recordDecision(qint64 id, Decision decision, const DecisionBy &by, const QString &reason,
+                                bool applied);
 
     Database &m_db;
 };

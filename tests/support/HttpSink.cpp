@@ -34,13 +34,18 @@ void HttpSink::serve(QTcpSocket *socket)
         const qsizetype headerEnd = buffer.indexOf("\r\n\r\n");
         if (headerEnd < 0)
             return;
-        qsizetype length = 0;
-        for (const QByteArray &line : buffer.left(headerEnd).split('\n'))
-            if (line.toLower().startsWith("content-length:"))
-                length = line.mid(15).trimmed().toLongLong();
+        Request received;
+        for (const QByteArray &line : buffer.left(headerEnd).split('\n')) {
+            const qsizetype colon = line.indexOf(':');
+            if (colon > 0)
+                received.headers.insert(line.left(colon).trimmed().toLower(), line.mid(colon + 1).trimmed());
+        }
+        const qsizetype length = received.headers.value("content-length").toLongLong();
         if (buffer.size() < headerEnd + 4 + length)
             return;
-        m_bodies << buffer.mid(headerEnd + 4, length);
+        received.body = buffer.mid(headerEnd + 4, length);
+        m_bodies << received.body;
+        m_requests << received;
         socket->write(QByteArray("HTTP/1.1 ") + QByteArray::number(m_status)
                       + " Sink\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         socket->disconnectFromHost();

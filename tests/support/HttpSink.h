@@ -2,16 +2,23 @@
 
 #include <QByteArray>
 #include <QList>
+#include <QMap>
 #include <QTcpServer>
 #include <QUrl>
 
 namespace flashstock::test {
 
-/// A minimal HTTP endpoint on 127.0.0.1 that records the body of every request and answers
-/// each with the status set by setStatus() (for alert webhooks). Serves while the calling
-/// thread's event loop runs; one request per connection.
+/// A minimal HTTP endpoint on 127.0.0.1 that records the headers and body of every request
+/// and answers each with the status set by setStatus() (for alert webhooks). Serves while
+/// the calling thread's event loop runs; one request per connection.
 class HttpSink {
 public:
+    /// One request received.
+    struct Request {
+        QMap<QByteArray, QByteArray> headers; ///< by lower-case name
+        QByteArray body;
+    };
+
     HttpSink();
     /// Listens on a free port; false if it cannot.
     bool listen();
@@ -21,6 +28,8 @@ public:
     void setStatus(int status) { m_status = status; }
     /// Bodies of the requests received so far, oldest first.
     const QList<QByteArray> &bodies() const { return m_bodies; }
+    /// The requests received so far, oldest first.
+    const QList<Request> &requests() const { return m_requests; }
 
 private:
     void serve(QTcpSocket *socket);
@@ -28,6 +37,7 @@ private:
     QTcpServer m_server;
     int m_status = 200;
     QList<QByteArray> m_bodies;
+    QList<Request> m_requests;
 };
 
 } // namespace flashstock::test

@@ -1,6 +1,7 @@
 #include "ReconcileCommands.h"
 
 #include "Identifiers.h"
+#include "open/SecretFile.h"
 #include "reconcile/Approvers.h"
 
 #include "AlertSender.h"
@@ -89,8 +90,9 @@ CommandOutput reportOutput(const ReconcileReport &report)
 
 /// Sends an alert for every discrepancy waiting for approval whose alert was not delivered
 /// yet (this pass's and earlier ones'), except those still being sent (`inFlight`, ids).
+/// Each alert given up is appended to `failures` ({"discrepancy", "error"}) when it ends.
 /// A delivery is recorded in the book, so each alert goes out until one is delivered.
-void alertPending(AlertSender *alerts, Reconciler &reconciler, QSet<qint64> &inFlight)
+void alertPending(AlertSender *alerts, Reconciler &reconciler, QSet<qint64> &inFlight, QJsonArray &failures)
 {
     if (!alerts)
         return;
@@ -115,8 +117,10 @@ void alertPending(AlertSender *alerts, Reconciler &reconciler, QSet<qint64> &inF
         inFlight.insert(d.id);
         const qint64 id = d.id;
         alerts->post({{u"alert"_s, u"discrepancy_pending_approval"_s}, {u"discrepancy"_s, discrepancyJson(d)}},
-                     [&reconciler, &inFlight, id](bool delivered) {
+                     [&reconciler, &inFlight, &failures, id](bool delivered, const QString &error) {
                          inFlight.remove(id);
+                         if (!delivered)
+                             failures.append(QJsonObject{{u"discrepancy"_s, id}, {u"error"_s, error}});
                          // Not delivered: the claim goes back and the next pass sends it again.
                          if (auto r = reconciler.finishAlert(id, delivered); !r)
                              qWarning("alerts: discrepancy %lld: the outcome of its alert was not recorded (it may "
@@ -124,6 +128,39 @@ void alertPending(AlertSender *alerts, Reconciler &reconciler, QSet<qint64> &inF
                                       id, qPrintable(r.error().message));
                      });
     }
+}
+
+} // namespace
+
+namespace {
+
+/// Every decision with who asserted it and where it came from (OS user, host, database role).
+QJsonArray decisionsJson(const QList<DecisionRecord> &decisions)
+{
+    QJsonArray out;
+    for (const DecisionRecord &r : decisions)
+        out.append(QJsonObject{{u"decision"_s, r.decision == Decision::Approve ? u"approve"_s : u"reject"_s},
+                               {u"operator"_s, r.operatorName},
+                               {u"os_user"_s, r.osUser},
+                               {u"host"_s, r.host},
+                               {u"db_role"_s, r.dbRole.isEmpty() ? QJsonValue() : QJsonValue(r.dbRole)},
+                               {u"reason"_s, r.reason},
+                               {u"applied"_s, r.applied},
+                               {u"at"_s, isoTime(r.atMs)}});
+    return out;
+}
+
+/// One line per decision, for `discrepancy show`.
+QString decisionsText(const QList<DecisionRecord> &decisions)
+{
+    QString out;
+    for (const DecisionRecord &r : decisions)
+        out += printable(u"decision:     %1 %2 by %3 (OS user %4 on %5%6): %7%8"_s.arg(
+                   isoTime(r.atMs), r.decision == Decision::Approve ? u"approve"_s : u"reject"_s, r.operatorName,
+                   r.osUser, r.host, r.dbRole.isEmpty() ? QString() : u", database role "_s + r.dbRole, r.reason,
+                   r.applied || r.decision == Decision::Reject ? QString() : u" (waits for a second approver)"_s))
+            + u'\n';
+    return out;
 }
 
 } // namespace
@@ -148,7 +185,9 @@ QJsonObject discrepancyJson(const Discrepancy &d)
             {u"detail"_s, d.detail},
             {u"detected_at"_s, isoTime(d.detectedAtMs)},
             {u"resolved_by"_s, str(d.resolvedBy)},
-            {u"reason"_s, str(d.reason)}};
+            {u"reason"_s, str(d.reason)},
+            {u"awaits_second_approver"_s, d.awaitsSecondApprover()},
+            {u"decisions"_s, decisionsJson(d.decisions)}};
 }
 
 namespace {
@@ -171,7 +210,14 @@ struct Reconcile final : Command {
                      u"time a reserve may wait for the book (10) unless --unsafe-grace."_s,
                      u"SECONDS"_s},
                     {u"unsafe-grace"_s, u"Allow a --grace below that minimum (tests: it may fence live buyers)."_s},
-                    {u"alert-url"_s, u"POST a JSON alert for each new discrepancy that needs approval."_s, u"URL"_s}}})
+                    {u"alert-url"_s, u"POST a JSON alert for each new discrepancy that needs approval."_s, u"URL"_s},
+                    {u"alert-secret-file"_s,
+                     u"Sign alerts with the key on FILE's first line (mode 0600; else FLASHSTOCK_ALERT_SECRET): "
+                     u"X-FlashStock-Signature: sha256=HMAC-SHA256(key, X-FlashStock-Timestamp + \".\" + body)."_s,
+                     u"FILE"_s},
+                    {u"alert-password-file"_s,
+                     u"The alert URL's password, for its user (mode 0600; else FLASHSTOCK_ALERT_PASSWORD)."_s,
+                     u"FILE"_s}}})
     {
     }
     CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
@@ -196,16 +242,43 @@ CommandOutput Reconcile::execute(CliContext &ctx, const QCommandLineParser &pars
         return errorOutput(every.error());
     std::unique_ptr<AlertSender> alerts;
     if (parser.isSet(u"alert-url"_s)) {
-        const QUrl url(parser.value(u"alert-url"_s), QUrl::StrictMode);
+        QUrl url(parser.value(u"alert-url"_s), QUrl::StrictMode);
         if (!url.isValid() || (url.scheme() != u"http"_s && url.scheme() != u"https"_s))
             return errorOutput(usage(u"alert-url"_s, u"give an http:// or https:// URL"_s).error());
-        alerts = std::make_unique<AlertSender>(url);
+        // Secrets from a private file or the environment (the one rule: SecretFile), never argv.
+        auto secret = secretFromFileOrEnvironment(parser.value(u"alert-secret-file"_s), u"alert-secret-file"_s,
+                                                  "FLASHSTOCK_ALERT_SECRET");
+        if (!secret)
+            return errorOutput(secret.error());
+        auto password = secretFromFileOrEnvironment(parser.value(u"alert-password-file"_s), u"alert-password-file"_s,
+                                                    "FLASHSTOCK_ALERT_PASSWORD");
+        if (!password)
+            return errorOutput(password.error());
+        if (!password->isEmpty() && url.password().isEmpty())
+            url.setPassword(*password);
+        alerts = std::make_unique<AlertSender>(url, secret->toUtf8());
+    } else if (parser.isSet(u"alert-secret-file"_s) || parser.isSet(u"alert-password-file"_s)) {
+        return errorOutput(usage(u"alert-url"_s, u"an alert secret needs --alert-url"_s).error());
     }
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
     Reconciler reconciler(**engine);
     QSet<qint64> alertsInFlight;
+    QJsonArray alertFailures; // given up since the last output
+    // What the alerts did, for the output: those given up, with why (not only on stderr).
+    const auto alertOutcome = [&](CommandOutput &out) {
+        if (!alerts)
+            return;
+        out.json.insert(u"alerts"_s, QJsonObject{{u"delivered"_s, alerts->delivered()},
+                                                 {u"failed"_s, alerts->failed()},
+                                                 {u"in_flight"_s, alerts->inFlight()},
+                                                 {u"failures"_s, alertFailures}});
+        for (const QJsonValue &f : std::as_const(alertFailures))
+            out.text += u"alert for discrepancy %1 %2\n"_s.arg(f[u"discrepancy"_s].toInteger())
+                            .arg(printable(f[u"error"_s].toString()));
+        alertFailures = {};
+    };
     // Alerts call back into the reconciler: they end (delivered, given up or dropped) first.
     const auto finishAlerts = qScopeGuard([&] {
         if (alerts)
@@ -217,8 +290,12 @@ CommandOutput Reconcile::execute(CliContext &ctx, const QCommandLineParser &pars
         auto report = reconciler.runPass(*grace * 1000);
         if (!report)
             return errorOutput(report.error());
-        alertPending(alerts.get(), reconciler, alertsInFlight); // sent before the run exits
-        return reportOutput(*report);
+        alertPending(alerts.get(), reconciler, alertsInFlight, alertFailures); // sent before the run exits
+        if (alerts)
+            alerts->flush(20000);
+        CommandOutput out = reportOutput(*report);
+        alertOutcome(out);
+        return out;
     }
 
     StopSignal::install();
@@ -236,11 +313,13 @@ CommandOutput Reconcile::execute(CliContext &ctx, const QCommandLineParser &pars
             err << u"reconcile pass %1 failed: %2\n"_s.arg(passes).arg(report.error().message);
         } else {
             lastPending = report->stillPending;
-            alertPending(alerts.get(), reconciler, alertsInFlight);
-            const CommandOutput pass = reportOutput(*report);
+            alertPending(alerts.get(), reconciler, alertsInFlight, alertFailures);
+            CommandOutput pass = reportOutput(*report);
+            const bool alertsFailed = !alertFailures.isEmpty();
+            alertOutcome(pass); // those that ended while the loop waited
             if (ctx.json)
                 out << QString::fromUtf8(QJsonDocument(pass.json).toJson(QJsonDocument::Compact)) << '\n';
-            else if (!report->discrepancies.isEmpty() || !report->warnings.isEmpty())
+            else if (!report->discrepancies.isEmpty() || !report->warnings.isEmpty() || alertsFailed)
                 out << pass.text;
         }
         out.flush();
@@ -255,6 +334,9 @@ CommandOutput Reconcile::execute(CliContext &ctx, const QCommandLineParser &pars
     done.json = {{u"stopped"_s, true}, {u"passes"_s, passes}, {u"failed_passes"_s, failures},
                  {u"still_pending"_s, lastPending}};
     done.text = u"reconcile stopped after %1 passes; %2 discrepancies wait for approval\n"_s.arg(passes).arg(lastPending);
+    if (alerts)
+        alerts->flush(20000);
+    alertOutcome(done);
     done.exitCode = lastPending > 0 ? ExitPending : lastFailed ? ExitRuntime : ExitOk;
     // Printing the summary as one more JSON line keeps stdout one object per line.
     return done;
@@ -326,13 +408,11 @@ CommandOutput DiscrepancyShow::execute(CliContext &ctx, const QCommandLineParser
     CommandOutput out;
     out.json = discrepancyJson(*d);
     for (auto it = out.json.constBegin(); it != out.json.constEnd(); ++it)
-        if (!it.value().isNull())
+        if (!it.value().isNull() && !it.value().isArray())
             out.text += u"%1: %2\n"_s.arg(it.key(), -12).arg(printable(it.value().toVariant().toString()));
+    out.text += decisionsText(d->decisions);
     return out;
 }
-
-/// What an approver decides about a pending discrepancy.
-enum class Decision { Approve, Reject };
 
 /// `discrepancy approve ID --reason TEXT` / `discrepancy reject ID --reason TEXT`; the
 /// approver is `--operator`; exit 4 when not on the approver list.
@@ -358,19 +438,23 @@ CommandOutput DiscrepancyDecide::execute(CliContext &ctx, const QCommandLinePars
     const QString reason = parser.value(u"reason"_s);
     if (reason.trimmed().isEmpty())
         return errorOutput(usage(u"reason"_s, u"--reason TEXT is required"_s).error());
-    const QStringList approvers = configuredApprovers(ctx.profile.dataDir);
+    const QStringList seed = seedApprovers(ctx.profile.dataDir);
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
     Reconciler reconciler(**engine);
     const QString &approver = ctx.profile.operatorName;
-    auto d = m_decision == Decision::Approve ? reconciler.approve(*id, approver, reason, approvers)
-                                             : reconciler.reject(*id, approver, reason, approvers);
+    auto d = m_decision == Decision::Approve ? reconciler.approve(*id, approver, reason, seed)
+                                             : reconciler.reject(*id, approver, reason, seed);
     if (!d)
         return errorOutput(d.error());
     CommandOutput out;
     out.json = discrepancyJson(*d);
     out.text = discrepancyLine(*d);
+    if (d->awaitsSecondApprover())
+        out.text += u"    approved by %1; a correction of %2 units needs a second, different approver "
+                    u"(approver policy --four-eyes-units)\n"_s.arg(printable(approver))
+                        .arg(correctionUnits(*d));
     return out;
 }
 
