@@ -35,7 +35,10 @@ cd "$work"
 step "--version and --help from /usr/bin"
 for bin in flashstock-cli flashstock-server flashstock; do
   [ "$(command -v "$bin")" = "/usr/bin/$bin" ] || { echo "$bin is not /usr/bin/$bin" >&2; exit 1; }
-  "/usr/bin/$bin" --version | tee /dev/stderr | grep -Eq "^$bin [0-9]+\.[0-9]+\.[0-9]+ \(git [0-9a-f]{7,}(-dirty)?\)$" \
+  # Not `tee /dev/stderr`: tee truncates it, and with stderr sent to a file that erased the log.
+  version=$("/usr/bin/$bin" --version)
+  echo "$version"
+  grep -Eq "^$bin [0-9]+\.[0-9]+\.[0-9]+ \(git [0-9a-f]{7,}(-dirty)?\)$" <<<"$version" \
     || { echo "$bin --version does not say version and git revision" >&2; exit 1; }
 done
 /usr/bin/flashstock-cli --help >/dev/null
