@@ -6,6 +6,7 @@
 // setup (a server on another book, a refused token) is a failure, not a pass.
 
 #include "Engine.h"
+#include "drill/DrillSchedule.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
@@ -99,6 +100,7 @@ class TestDrillVia : public QObject {
 private slots:
     void viaServerPassesWithOutsideFaults_data() { test::addBackendRows(); }
     void viaServerPassesWithOutsideFaults();
+    void serverKillBeforeTheLastBuyerHeals();
     void brokenSetupFails();
 };
 
@@ -150,6 +152,49 @@ void TestDrillVia::viaServerPassesWithOutsideFaults()
     QCOMPARE(levels.locked, 0);
     QCOMPARE(levels.total, 100);
     QVERIFY(test::bookHolds(*engine));
+}
+
+void TestDrillVia::serverKillBeforeTheLastBuyerHeals()
+{
+    // A server-kill due before the last buyer: that buyer waits until the killed server is
+    // gone, so the new server answers it and the fault heals. (Released before the kill, it
+    // was answered by the old server or retried across the kill with its first send time,
+    // and the fault stayed unhealed with nobody left to show the restart.)
+    constexpr qint64 kBuyers = 30;
+    DrillOptions o;
+    o.buyers = kBuyers;
+    o.stock = 10;
+    o.faults = FS_OK(parseFaults(u"server-kill=0.05"_s));
+    o.via = DrillVia{};
+    o.via->killServer = [](const std::function<void()> &) -> Result<QString> { return QString(); };
+    quint64 seed = 0;
+    for (quint64 s = 1; s < 100000 && !seed; ++s) {
+        o.seed = s;
+        const DrillSchedule schedule = DrillSchedule::build(o);
+        if (schedule.events.size() == 1 && schedule.events.front().beforeBuyer == kBuyers - 1)
+            seed = s;
+    }
+    QVERIFY2(seed, "no seed puts one server-kill before the last buyer");
+
+    QTemporaryDir work;
+    QVERIFY(work.isValid());
+    const QString pidFile = work.filePath(u"server.pid"_s);
+    FS_SERVED(u"sqlite"_s, u"--pid-file"_s, pidFile);
+    const QString command = shellQuoted(QStringList{test::ServerProcess::binary()} + server.arguments())
+        + u" 2>>"_s + work.filePath(u"restarted.log"_s);
+    const CliRun run = runCli(server, work.filePath(u"cli"_s),
+                              {u"drill"_s, u"--stock"_s, QString::number(o.stock), u"--buyers"_s,
+                               QString::number(kBuyers), u"--faults"_s, u"server-kill=0.05"_s, u"--seed"_s,
+                               QString::number(seed), u"--via"_s, server.baseUrl(), u"--token-file"_s,
+                               tokenFile(work, token), u"--server-pid-file"_s, pidFile, u"--server-command"_s,
+                               command},
+                              120000);
+    stopRestarted(pidFile, server.pid());
+    const QString report = run.out + run.err;
+    const QJsonObject kill = run.json.value(u"faults"_s).toObject().value(u"server-kill"_s).toObject();
+    QVERIFY2(kill.value(u"injected"_s).toInteger() == 1, qPrintable(report));
+    QVERIFY2(kill.value(u"healed"_s).toInteger() == 1, qPrintable(report));
+    QVERIFY2(run.exitCode == 0, qPrintable(report));
 }
 
 void TestDrillVia::brokenSetupFails()

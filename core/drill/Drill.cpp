@@ -253,9 +253,12 @@ void Rehearsal::fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_
         };
         Result<QString> done = u"SCRIPT FLUSH"_s;
         if (e.kind == FaultKind::ServerKill) {
-            // The buyers go on while the server is down: they retry until it answers again.
-            releaseBuyers();
-            done = m_o.via->killServer();
+            // The buyers go on once the server is gone (not before: a buyer answered by the
+            // old server would not show that the new one serves), retrying until it answers.
+            done = m_o.via->killServer([&] {
+                rec.downNs = drillNowNs();
+                releaseBuyers();
+            });
         } else if (e.kind == FaultKind::RedisRestart) {
             done = gateFaults->restart();
         } else if (e.kind == FaultKind::NodeFailover) {
@@ -454,7 +457,8 @@ bool Rehearsal::healed(const FaultRecord &r)
     case FaultKind::NodeFailover: return m_shared.lastGateAnswerSentNs.load() > r.doneNs && m_report.i5;
     case FaultKind::ScriptFlush: return m_shared.lastGateAnswerSentNs.load() > r.doneNs;
     case FaultKind::ServerKill:
-        return m_shared.lastGateAnswerSentNs.load() > r.doneNs && m_report.lostReservations == 0 && m_report.i5;
+        // A buyer sent after the old process was gone was answered by the new one.
+        return m_shared.lastGateAnswerSentNs.load() > r.downNs && m_report.lostReservations == 0 && m_report.i5;
     }
     return false;
 }

@@ -42,9 +42,10 @@ struct DrillVia {
     /// the token and serves this drill's book and gate (it knows the SKU and sees the same
     /// gate). An error stops the drill before the sale (a broken setup).
     std::function<Result<void>(const QString &sku)> checkServer;
-    /// server-kill: kills the server with SIGKILL and has it started again, returning once
-    /// it is ready again (what was done, for the report). Empty: server-kill is left out.
-    std::function<Result<QString>()> killServer;
+    /// server-kill: kills the server with SIGKILL, calls `whileDown` once the killed process
+    /// is gone (before a new one is started), has it started again and returns once it is
+    /// ready (what was done, for the report). Empty: server-kill is left out.
+    std::function<Result<QString>(const std::function<void()> &whileDown)> killServer;
 };
 
 } // namespace flashstock

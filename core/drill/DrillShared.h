@@ -32,6 +32,7 @@ struct FaultRecord {
     qint64 doneNs = 0;   ///< gate-wide: steady-clock ns when the event finished
     bool ok = true;      ///< gate-wide: the event itself succeeded
     QString detail;
+    qint64 downNs = 0;   ///< server-kill: steady-clock ns when the killed server was gone and the buyers went on
 };
 
 /// A payment delivery waiting for any worker (duplicate-callback copies).

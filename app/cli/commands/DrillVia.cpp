@@ -235,7 +235,7 @@ bool processGone(qint64 pid)
     return close > 0 && line.mid(close + 2, 1) == "Z";
 }
 
-Result<QString> killAndRestart(const DrillViaSettings &s)
+Result<QString> killAndRestart(const DrillViaSettings &s, const std::function<void()> &whileDown)
 {
     auto pid = serverPid(s.serverPidFile);
     if (!pid)
@@ -247,6 +247,7 @@ Result<QString> killAndRestart(const DrillViaSettings &s)
     for (QDeadlineTimer gone(kKillWaitMs); !processGone(*pid); QThread::msleep(10))
         if (gone.hasExpired())
             return fail(ErrorCode::Unavailable, u"server-kill: process %1 still runs after SIGKILL"_s.arg(*pid));
+    whileDown();
     if (!s.serverCommand.isEmpty()) {
         QProcess starter;
         starter.setProgram(u"/bin/sh"_s);
@@ -288,7 +289,7 @@ Result<DrillVia> makeDrillVia(const DrillViaSettings &settings,
     };
     via.checkServer = [settings, gateAvailable](const QString &sku) { return checkServer(settings, sku, gateAvailable); };
     if (!settings.serverPidFile.isEmpty())
-        via.killServer = [settings] { return killAndRestart(settings); };
+        via.killServer = [settings](const std::function<void()> &whileDown) { return killAndRestart(settings, whileDown); };
     return via;
 }
 
