@@ -343,13 +343,15 @@ private:
     Result<bool> reserveInOneStatement(const ReserveOrder &order, const OrderLine &line, ReserveResult &out);
     /// Whether reserveInOneStatement() applies to the order.
     bool oneStatement(const ReserveOrder &order, const QList<OrderLine> &wanted) const;
-    /// SQLite (inside a batch's transaction): reserves at once, in a few statements for the
-    /// whole batch, those of `candidates` that are one-line orders of new ids with no user
-    /// limit and fit their preferred bucket: per (sku, bucket), in (sku, bucket) order, one
-    /// guarded UPDATE for their total, then one INSERT each for their orders, lines and
-    /// RESERVE ledger rows (the levels before and after each order as if it had run alone,
-    /// in arrival order). Sets `answers[i]` and `grouped[i]` for each one reserved; the
-    /// others are left to reserveOne(). Errors as Database::exec().
+    /// Inside a batch's transaction, both dialects: reserves at once, in a few statements for
+    /// the whole batch whatever its size, those of `candidates` that are one-line orders of
+    /// new ids with no user limit and fit their preferred bucket: one guarded UPDATE of every
+    /// (sku, bucket) for its group's total (a bucket that cannot cover its whole group is then
+    /// read under its lock and takes those that fit, in arrival order), then one INSERT each
+    /// for their orders, lines and RESERVE ledger rows (the levels before and after each order
+    /// as if it had run alone, in arrival order). Sets `answers[i]` and `grouped[i]` for each
+    /// one reserved; the others are left to reserveOne(). Errors as Database::exec();
+    /// Conflict (the batch runs again) if another transaction inserted one of the orders.
     Result<void> reserveGrouped(const QList<ReserveOrder> &orders, const QList<QList<OrderLine>> &wanted,
                                 const QList<qsizetype> &candidates, QList<ReserveResult> &answers,
                                 QList<char> &grouped);

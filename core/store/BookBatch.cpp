@@ -183,11 +183,11 @@ QList<Result<ReserveResult>> Book::reserveOrders(const QList<ReserveOrder> &orde
     QList<char> grouped(orders.size(), 0);
     QList<std::optional<Error>> errors(orders.size());
     bool rerunAlone = false;
-    // SQLite pays per statement, not per commit: the batch's plain orders go in a few
-    // statements for all of them. Not under the drill's write-fault seam, which fails
-    // orders one by one.
+    // The batch's plain orders go in a few statements for all of them: SQLite pays per
+    // statement, PostgreSQL per round trip. Not under the drill's write-fault seam, which
+    // fails orders one by one.
     std::function<Result<void>()> prelude;
-    if (todo.size() > 1 && m_db.dialect() == Dialect::Sqlite && !m_taker && !m_db.writeFaults())
+    if (todo.size() > 1 && !m_taker && !m_db.writeFaults())
         prelude = [&] { return reserveGrouped(orders, wanted, todo, answers, grouped); };
     auto ran = runBatch(
         todo, ids, locks, [&](qsizetype i) { return !grouped.at(i) && !oneStatement(orders.at(i), wanted.at(i)); },
@@ -265,19 +265,21 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
                                   QList<char> &grouped)
 {
     std::fill(grouped.begin(), grouped.end(), 0); // a retried transaction starts afresh
+    const Dialect dialect = m_db.dialect();
     auto json = [](const QJsonArray &rows) { return QString::fromUtf8(QJsonDocument(rows).toJson(QJsonDocument::Compact)); };
     auto orNull = [](const QString &s) { return s.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(s); };
     QJsonArray ids;
     for (qsizetype i : candidates)
-        ids.append(orders.at(i).order);
-    auto existing = m_db.exec(sql::existingOrdersOf(), {json(ids)});
+        ids.append(QJsonArray{orders.at(i).order});
+    auto existing = m_db.exec(sql::existingOrdersOf(dialect), {json(ids)});
     if (!existing)
         return std::unexpected(existing.error());
     QSet<QString> seen; // an id that exists, or comes twice: the second is reserveOne's
     for (const QVariantList &row : existing->rows)
         seen.insert(row.at(0).toString());
 
-    std::map<std::pair<QString, int>, QList<qsizetype>> groups; // (sku, bucket) order
+    using Bucket = std::pair<QString, int>;
+    std::map<Bucket, QList<qsizetype>> groups; // (sku, bucket) order
     for (qsizetype i : candidates) {
         const ReserveOrder &o = orders.at(i);
         if (wanted.at(i).size() != 1 || o.userLimits.value(wanted.at(i).first().sku) > 0 || seen.contains(o.order))
@@ -286,36 +288,69 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
         const OrderLine &line = wanted.at(i).first();
         groups[{line.sku, preferredBucket(o.order, m_bucketCounts.value(line.sku, 1))}].append(i);
     }
+    if (groups.empty())
+        return {};
+
+    // Every group's total in one guarded UPDATE: the common case, where each bucket covers
+    // its whole group. (PostgreSQL: runBatch locked the batch's buckets in order first when
+    // there are several.)
+    QJsonArray totals;
+    for (const auto &[key, members] : groups) {
+        qint64 total = 0;
+        for (qsizetype i : members)
+            total += wanted.at(i).first().qty;
+        totals.append(QJsonArray{key.first, key.second, total});
+    }
+    auto moved = m_db.exec(sql::reserveBucketsOf(dialect), {json(totals)});
+    if (!moved)
+        return std::unexpected(moved.error());
+    std::map<Bucket, BucketLevels> movedTo;
+    for (const QVariantList &row : moved->rows) {
+        const int bucket = row.at(1).toInt();
+        movedTo[{row.at(0).toString(), bucket}] = levelsFrom(row, bucket, 2);
+    }
 
     QJsonArray orderRows, lineRows, ledgerRows;
     QList<qsizetype> taken;
     for (const auto &[key, members] : groups) {
         const auto &[sku, bucket] = key;
-        auto available = m_db.exec(sql::bucketAvailable(), {sku, bucket});
-        if (!available)
-            return std::unexpected(available.error());
-        if (available->isEmpty())
-            continue; // reserveOne() says what is wrong
-        qint64 left = i64(available->first().at(0)), total = 0;
-        QList<qsizetype> fit; // in arrival order; the others try reserveOne() (borrow, or out of stock)
-        for (qsizetype i : members) {
-            const qint64 qty = wanted.at(i).first().qty;
-            if (qty <= left) {
-                fit << i;
-                left -= qty;
-                total += qty;
+        QList<qsizetype> fit = members;
+        qint64 total = 0;
+        for (qsizetype i : members)
+            total += wanted.at(i).first().qty;
+        BucketLevels levels;
+        if (auto it = movedTo.find(key); it != movedTo.end()) {
+            levels = it->second;
+        } else {
+            // The bucket cannot cover the whole group: read it (locked) and take those that
+            // fit, in arrival order; the others try reserveOne() (borrow, or out of stock).
+            auto current = lockBucket(sku, bucket);
+            if (!current)
+                return std::unexpected(current.error());
+            if (!*current)
+                continue; // reserveOne() says what is wrong
+            qint64 left = (*current)->available;
+            fit.clear();
+            total = 0;
+            for (qsizetype i : members) {
+                const qint64 qty = wanted.at(i).first().qty;
+                if (qty <= left) {
+                    fit << i;
+                    left -= qty;
+                    total += qty;
+                }
             }
+            if (fit.isEmpty())
+                continue;
+            auto after = m_db.exec(sql::reserveBucket(), {total, total, sku, bucket, total});
+            if (!after)
+                return std::unexpected(after.error());
+            if (after->isEmpty())
+                continue; // cannot be short under the lock just taken; reserveOne() answers
+            levels = levelsFrom(after->first(), bucket);
         }
-        if (fit.isEmpty())
-            continue;
-        auto after = m_db.exec(sql::reserveBucket(), {total, total, sku, bucket, total});
-        if (!after)
-            return std::unexpected(after.error());
-        if (after->isEmpty())
-            continue; // cannot be short inside SQLite's one write transaction; reserveOne() answers
-        const BucketLevels levels = levelsFrom(after->first(), bucket);
         Levels3 at{levels.available + total, levels.locked - total, levels.sold}; // before the first
-        for (qsizetype i : fit) {
+        for (qsizetype i : std::as_const(fit)) {
             const ReserveOrder &o = orders.at(i);
             const OrderLine &line = wanted.at(i).first();
             const Levels3 before = at;
@@ -331,19 +366,20 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
     }
     if (taken.isEmpty())
         return {};
-    auto inserted = m_db.exec(sql::insertOrdersOf(m_db.nowMsExpr()), {json(orderRows)});
+    auto inserted = m_db.exec(sql::insertOrdersOf(dialect, m_db.nowMsExpr()), {json(orderRows)});
     if (!inserted)
         return std::unexpected(inserted.error());
     QHash<QString, qint64> expiresAt;
     for (const QVariantList &row : inserted->rows)
         expiresAt.insert(row.at(0).toString(), i64(row.at(1)));
     if (expiresAt.size() != taken.size())
-        return fail(ErrorCode::Internal, u"%1 of %2 new orders were inserted: the book changed under its write lock"_s
-                                             .arg(expiresAt.size())
-                                             .arg(taken.size()));
-    if (auto r = m_db.exec(sql::insertOrderLinesOf(), {json(lineRows)}); !r)
+        // PostgreSQL: another transaction inserted one of them since the check above (SQLite's
+        // write lock rules that out). Run again, and the order is found.
+        return fail(ErrorCode::Conflict, u"%1 of %2 new orders were inserted: the others were reserved at the same "
+                                         u"time elsewhere"_s.arg(expiresAt.size()).arg(taken.size()));
+    if (auto r = m_db.exec(sql::insertOrderLinesOf(dialect), {json(lineRows)}); !r)
         return std::unexpected(r.error());
-    if (auto r = m_db.exec(sql::insertReserveLedgerOf(m_db.nowMsExpr()),
+    if (auto r = m_db.exec(sql::insertReserveLedgerOf(dialect, m_db.nowMsExpr()),
                            {m_actor.operatorName, m_actor.source, json(ledgerRows)});
         !r)
         return std::unexpected(r.error());

@@ -1,13 +1,57 @@
 #include "store/BookSql.h"
 
+#include "store/DbUrl.h"
+
+#include <initializer_list>
+
 using namespace Qt::StringLiterals;
 
 namespace flashstock::sql {
 
+namespace {
+
+// One column list per table the reserve writes, shared by its three shapes: one order
+// (VALUES), one order in one statement (reserveOneLine's CTE) and many (the *Of forms).
+
+QString insertOrderHead()
+{
+    return u"INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at) "_s;
+}
+
+/// A new order's values after insertOrderHead(), from SQL expressions: PENDING, version 1,
+/// created now, its hold `holdMs` after that.
+QString newOrderValues(const QString &order, const QString &user, const QString &holdMs, const QString &now)
+{
+    return u"%1, %2, 'PENDING', 1, %4, %4 + %3"_s.arg(order, user, holdMs, now);
+}
+
+QString insertOrderLineHead() { return u"INSERT INTO order_lines (order_id, sku, bucket, qty, token) "_s; }
+
+struct JsonColumn {
+    const char16_t *name;
+    const char16_t *type; ///< TEXT or BIGINT
+};
+
+/// `(SELECT CAST(j.value ->> 0 AS type) AS name, ... FROM <rows> AS j) AS w`: the elements
+/// of the JSON array bound to `?`, one row each, element i of each as column i. The row
+/// source is the one thing that differs between the dialects.
+QString jsonTable(Dialect dialect, std::initializer_list<JsonColumn> columns)
+{
+    QStringList fields;
+    int i = 0;
+    for (const JsonColumn &c : columns)
+        fields << u"CAST(j.value ->> %1 AS %2) AS %3"_s.arg(i++).arg(QStringView(c.type), QStringView(c.name));
+    const QString rows = dialect == Dialect::Sqlite ? u"json_each(?) AS j"_s
+                                                    : u"json_array_elements(CAST(? AS json)) AS j(value)"_s;
+    return u"(SELECT %1 FROM %2) AS w"_s.arg(fields.join(u", "_s), rows);
+}
+
+} // namespace
+
 QString insertOrder(const QString &now)
 {
-    return u"INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at) "
-           u"VALUES (?, ?, 'PENDING', 1, %1, %1 + ?) ON CONFLICT (order_id) DO NOTHING RETURNING expires_at"_s.arg(now);
+    return insertOrderHead() + u"VALUES ("_s + newOrderValues(u"?"_s, u"?"_s, u"?"_s, now)
+        + u") ON CONFLICT (order_id) DO NOTHING RETURNING expires_at"_s;
 }
 
 QString holdIsDue(const QString &now)
@@ -35,10 +79,7 @@ QString releaseBucket()
            u"WHERE sku = ? AND bucket = ? AND locked >= ? RETURNING available, locked, sold, total"_s;
 }
 
-QString insertOrderLine()
-{
-    return u"INSERT INTO order_lines (order_id, sku, bucket, qty, token) VALUES (?, ?, ?, ?, ?)"_s;
-}
+QString insertOrderLine() { return insertOrderLineHead() + u"VALUES (?, ?, ?, ?, ?)"_s; }
 
 QString reserveOneLine(const QString &now)
 {
@@ -46,10 +87,9 @@ QString reserveOneLine(const QString &now)
     QString guarded = reserveBucket();
     guarded.replace(u" RETURNING"_s, u" AND NOT EXISTS (SELECT 1 FROM orders WHERE order_id = ?) RETURNING"_s);
     return u"WITH b AS (%1), "_s.arg(guarded)
-        + u"o AS (INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at) "
-          u"SELECT ?, ?, 'PENDING', 1, %1, %1 + CAST(? AS BIGINT) FROM b RETURNING expires_at), "_s.arg(now)
-        + u"l AS (INSERT INTO order_lines (order_id, sku, bucket, qty, token) "
-          u"SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ? FROM o), "_s
+        + u"o AS ("_s + insertOrderHead() + u"SELECT "_s + newOrderValues(u"?"_s, u"?"_s, u"CAST(? AS BIGINT)"_s, now)
+        + u" FROM b RETURNING expires_at), "_s
+        + u"l AS ("_s + insertOrderLineHead() + u"SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ? FROM o), "_s
         + u"g AS ("_s + insertLedgerHead()
         + u"SELECT ?, 'RESERVE', ?, CAST(? AS BIGINT), ?, -CAST(? AS BIGINT), CAST(? AS BIGINT), 0, "
           u"b.available + CAST(? AS BIGINT), b.locked - CAST(? AS BIGINT), b.sold, b.available, b.locked, b.sold, "
@@ -57,33 +97,47 @@ QString reserveOneLine(const QString &now)
         + u"SELECT o.expires_at, b.available, b.locked, b.sold, b.total FROM b, o"_s;
 }
 
-QString existingOrdersOf()
+QString existingOrdersOf(Dialect dialect)
 {
-    return u"SELECT order_id FROM orders WHERE order_id IN (SELECT value FROM json_each(?))"_s;
+    return u"SELECT order_id FROM orders WHERE order_id IN (SELECT w.order_id FROM %1)"_s.arg(
+        jsonTable(dialect, {{u"order_id", u"TEXT"}}));
+}
+
+// The guard of reserveBucket(), per bucket.
+QString reserveBucketsOf(Dialect dialect)
+{
+    return u"UPDATE buckets SET available = available - w.qty, locked = locked + w.qty FROM %1 "
+           u"WHERE buckets.sku = w.sku AND buckets.bucket = w.bucket AND buckets.available >= w.qty "
+           u"RETURNING buckets.sku, buckets.bucket, buckets.available, buckets.locked, buckets.sold, buckets.total"_s
+        .arg(jsonTable(dialect, {{u"sku", u"TEXT"}, {u"bucket", u"BIGINT"}, {u"qty", u"BIGINT"}}));
 }
 
 QString bucketAvailable() { return u"SELECT available FROM buckets WHERE sku = ? AND bucket = ?"_s; }
 
-QString insertOrdersOf(const QString &now)
+QString insertOrdersOf(Dialect dialect, const QString &now)
 {
     // WHERE true: SQLite would read ON CONFLICT as the SELECT's join constraint without it.
-    return u"INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at) "
-           u"SELECT j.value ->> 0, j.value ->> 1, 'PENDING', 1, %1, %1 + (j.value ->> 2) FROM json_each(?) AS j "
-           u"WHERE true ON CONFLICT (order_id) DO NOTHING RETURNING order_id, expires_at"_s.arg(now);
+    return insertOrderHead() + u"SELECT "_s + newOrderValues(u"w.order_id"_s, u"w.user_id"_s, u"w.hold_ms"_s, now)
+        + u" FROM "_s + jsonTable(dialect, {{u"order_id", u"TEXT"}, {u"user_id", u"TEXT"}, {u"hold_ms", u"BIGINT"}})
+        + u" WHERE true ON CONFLICT (order_id) DO NOTHING RETURNING order_id, expires_at"_s;
 }
 
-QString insertOrderLinesOf()
+QString insertOrderLinesOf(Dialect dialect)
 {
-    return u"INSERT INTO order_lines (order_id, sku, bucket, qty, token) "
-           u"SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(?) AS j"_s;
+    return insertOrderLineHead() + u"SELECT w.order_id, w.sku, w.bucket, w.qty, w.token FROM "_s
+        + jsonTable(dialect, {{u"order_id", u"TEXT"}, {u"sku", u"TEXT"}, {u"bucket", u"BIGINT"}, {u"qty", u"BIGINT"},
+                              {u"token", u"TEXT"}});
 }
 
-QString insertReserveLedgerOf(const QString &now)
+QString insertReserveLedgerOf(Dialect dialect, const QString &now)
 {
     return insertLedgerHead()
-        + u"SELECT j.value ->> 0, 'RESERVE', j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, "
-          u"j.value ->> 5, j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, "
-          u"j.value ->> 11, j.value ->> 12, %1, ?, ? FROM json_each(?) AS j"_s.arg(now);
+        + u"SELECT w.order_id, 'RESERVE', w.sku, w.bucket, w.token, w.da, w.dl, w.ds, w.ab, w.lb, w.sb, w.aa, w.la, "
+          u"w.sa, %1, ?, ? FROM "_s.arg(now)
+        + jsonTable(dialect, {{u"order_id", u"TEXT"}, {u"sku", u"TEXT"}, {u"bucket", u"BIGINT"}, {u"token", u"TEXT"},
+                              {u"da", u"BIGINT"}, {u"dl", u"BIGINT"}, {u"ds", u"BIGINT"}, {u"ab", u"BIGINT"},
+                              {u"lb", u"BIGINT"}, {u"sb", u"BIGINT"}, {u"aa", u"BIGINT"}, {u"la", u"BIGINT"},
+                              {u"sa", u"BIGINT"}});
 }
 
 QString savepoint() { return u"SAVEPOINT fs_order"_s; }
@@ -120,8 +174,6 @@ QString insertLedger(const QString &now)
 } // namespace flashstock::sql
 
 // --- benchmark (core/bench/BookBench) ---
-
-#include "store/DbUrl.h"
 
 namespace flashstock::sql {
 

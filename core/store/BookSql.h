@@ -2,6 +2,10 @@
 
 #include <QString>
 
+namespace flashstock {
+enum class Dialect; // store/DbUrl.h
+}
+
 namespace flashstock::sql {
 
 // The statements of the book's hot path, shared by Book and by the benchmark that runs
@@ -36,20 +40,29 @@ QString insertLedger(const QString &now);
 /// bucket's levels after) when reserved; no row, and nothing written, when the order exists
 /// or the bucket is short.
 QString reserveOneLine(const QString &now);
-/// SQLite, a batch's many one-line orders at once (Book::reserveGrouped): the rows come as
-/// one JSON array bound to `?` (json_each), one element per order, so the statement's text
-/// is the same for any batch size. The ids among a JSON array of order ids that exist.
-QString existingOrdersOf();
-/// A bucket's available units. Binds: sku, bucket.
-QString bucketAvailable();
+/// A batch's many one-line orders at once (Book::reserveGrouped), both dialects: the rows
+/// come as one JSON array bound to `?` (SQLite json_each, PostgreSQL json_array_elements),
+/// one element (an array) per row, so the statement's text is the same for any batch size
+/// and a batch costs the same few round trips whatever its size. Only that row source
+/// differs between the dialects. The ids among elements `[order]` that exist.
+QString existingOrdersOf(Dialect dialect);
+/// reserveBucket() for many buckets in one statement: each element `[sku, bucket, qty]`
+/// (distinct buckets), each bucket moved only if `available >= qty`. Returns (sku, bucket,
+/// then the levels after as reserveBucket()) of each bucket moved; a short bucket is not
+/// changed and not returned. PostgreSQL locks the rows in the order it meets them: with
+/// more than one bucket the caller has locked them in order first (lockBucketsInOrder()).
+QString reserveBucketsOf(Dialect dialect);
 /// insertOrder() for many: each element `[order, user or null, hold ms]`. Returns
 /// (order_id, expires_at) of each inserted order.
-QString insertOrdersOf(const QString &now);
+QString insertOrdersOf(Dialect dialect, const QString &now);
 /// insertOrderLine() for many: each element `[order, sku, bucket, qty, token or null]`.
-QString insertOrderLinesOf();
+QString insertOrderLinesOf(Dialect dialect);
 /// insertLedger() for many RESERVE rows. Binds: operator, source, then the array; each
 /// element `[order, sku, bucket, token or null, three deltas, levels before (3), after (3)]`.
-QString insertReserveLedgerOf(const QString &now);
+QString insertReserveLedgerOf(Dialect dialect, const QString &now);
+/// A bucket's available units, read without a lock (NaiveReserve's read-check-write, the
+/// counterexample). Binds: sku, bucket.
+QString bucketAvailable();
 /// One order of a batch: its savepoint, the way back to it, and keeping what it did.
 QString savepoint();
 QString rollbackToSavepoint();
@@ -71,10 +84,6 @@ QString insertLedgerHead();
 // --- benchmark (core/bench/BookBench): what it needs besides the hot path above ---
 
 #include <QStringList>
-
-namespace flashstock {
-enum class Dialect; // store/DbUrl.h
-}
 
 namespace flashstock::sql {
 

@@ -162,18 +162,27 @@ BookWriters::Stats BookWriters::stats() const
 bool BookWriters::take(Batch &out)
 {
     std::unique_lock lock(m_mutex);
+    ++m_idle;
     m_wake.wait(lock, [&] {
         if (!m_ready.empty())
             return true;
         // Stopping: done once nothing waits any more (a lane being written comes back ready).
         return m_stopping && std::all_of(m_lanes.cbegin(), m_lanes.cend(), [](const Lane &l) { return l.jobs.empty(); });
     });
+    --m_idle;
     if (m_ready.empty())
         return false;
-    out.lane = m_ready.front();
+    const QString lane = m_ready.front();
     m_ready.pop_front();
+    fill(lane, out);
+    return true;
+}
+
+void BookWriters::fill(const QString &laneName, Batch &out)
+{
+    out.lane = laneName;
     out.jobs.clear();
-    Lane &lane = m_lanes[out.lane];
+    Lane &lane = m_lanes[laneName];
     out.kind = lane.jobs.front().kind;
     while (!lane.jobs.empty() && int(out.jobs.size()) < kMaxBatch) {
         out.jobs.push_back(std::move(lane.jobs.front()));
@@ -182,25 +191,38 @@ bool BookWriters::take(Batch &out)
     if (lane.exclusive)
         lane.writing = true;
     else if (!lane.jobs.empty())
-        m_ready.push_back(out.lane); // others may take the rest at once
-    return true;
+        m_ready.push_back(laneName); // others may take the rest at once
 }
 
-void BookWriters::finished(const QString &lane)
+bool BookWriters::finished(Batch &batch)
 {
+    bool again = false;
     {
         std::lock_guard lock(m_mutex);
-        auto it = m_lanes.find(lane);
+        ++m_stats.batches;
+        m_stats.orders += qint64(batch.jobs.size());
+        m_stats.largest = std::max(m_stats.largest, int(batch.jobs.size()));
+        auto it = m_lanes.find(batch.lane);
         if (it == m_lanes.end())
-            return;
+            return false;
         it->writing = false;
         if (it->jobs.empty()) {
             m_lanes.erase(it);
         } else if (it->exclusive) {
-            m_ready.push_back(lane);
+            // The orders that came while this batch ran go next, on this writer, unless
+            // other lanes wait with no free writer for them: no hand-over to another thread
+            // (SQLite: this connection's page cache is the fresh one).
+            if (m_ready.size() <= size_t(m_idle)) {
+                fill(batch.lane, batch);
+                again = true;
+            } else {
+                m_ready.push_back(batch.lane);
+            }
         }
     }
-    m_wake.notify_all();
+    if (!again)
+        m_wake.notify_all();
+    return again;
 }
 
 void BookWriters::answer(Book &book, Batch &batch)
@@ -238,14 +260,9 @@ void BookWriters::runWriter(int index, std::promise<Result<void>> opened)
     opened.set_value({});
     Batch batch;
     while (take(batch)) {
-        answer(book, batch);
-        {
-            std::lock_guard lock(m_mutex);
-            ++m_stats.batches;
-            m_stats.orders += qint64(batch.jobs.size());
-            m_stats.largest = std::max(m_stats.largest, int(batch.jobs.size()));
-        }
-        finished(batch.lane);
+        do
+            answer(book, batch);
+        while (finished(batch));
     }
 }
 

@@ -30,8 +30,10 @@ class WriteFaults;
 /// Reserves queue by the SKU their transaction locks first (their first line in lock
 /// order): a free writer takes the oldest SKU no other writer is writing, so a hot SKU's
 /// orders go in one batch at a time (one row lock, one commit flush for all of them) and
-/// never hold up another SKU's. Confirms and releases form batches of their own, taken by
-/// any free writer. A batch holds one kind of operation.
+/// never hold up another SKU's. The writer that finishes a SKU's batch takes the orders
+/// that came meanwhile itself (no hand-over to another thread) unless other SKUs wait with
+/// no free writer for them. Confirms and releases form batches of their own, taken by any
+/// free writer. A batch holds one kind of operation.
 ///
 /// Thread safety: reserve(), confirm() and release() are thread-safe and never wait; the
 /// `done` callbacks run on a writer's thread, once per order, after its batch (a callback
@@ -98,8 +100,14 @@ private:
         std::vector<Job> jobs;
     };
     void submit(const QString &lane, bool exclusive, Job job);
+    /// Waits for a ready lane and takes its batch. False once stopping and nothing waits.
     bool take(Batch &out);
-    void finished(const QString &lane);
+    /// Moves the next orders of `lane` (up to kMaxBatch) into `out` (m_mutex held).
+    void fill(const QString &lane, Batch &out);
+    /// Counts `batch` and frees its lane; true if `batch` now holds the lane's next orders
+    /// for the same writer (an exclusive lane with orders waiting and no other lane short
+    /// of a writer).
+    bool finished(Batch &batch);
     void runWriter(int index, std::promise<Result<void>> opened);
     static void answer(Book &book, Batch &batch);
 
@@ -113,6 +121,7 @@ private:
     std::condition_variable m_wake;
     QHash<QString, Lane> m_lanes;
     std::deque<QString> m_ready; ///< lanes with jobs and room for a writer, oldest first
+    int m_idle = 0; ///< writers waiting in take()
     bool m_stopping = false;
     bool m_started = false;
     Stats m_stats;

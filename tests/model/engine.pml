@@ -117,9 +117,10 @@ book:
    * the token was given back or belongs to another book: "use a new order id". The read
    * only decides whether the transaction runs, so it is folded into it. */
   /* step: reserve.existing-status  code: core/Engine.cpp Engine::checkExistingToken -> core/store/BookReads.cpp Book::orderStatus */
-  /* On SQLite a batch's new one-line orders go through Book::reserveGrouped instead (one
-   * guarded UPDATE for their total, then their rows, in the batch's one transaction): the
-   * same steps, committed together, which is one of the interleavings checked here. */
+  /* A batch's new one-line orders (SQLite and PostgreSQL) go through Book::reserveGrouped
+   * instead (one guarded UPDATE per bucket for their total, then their rows, in the batch's
+   * one transaction): the same steps, committed together, which is one of the
+   * interleavings checked here. */
   /* step: reserve.book  code: core/store/BookBatch.cpp Book::reserveOrders -> core/store/BookBatch.cpp Book::reserveOne -> core/store/BookBatch.cpp Book::takeOverFenced -> core/store/BookBatch.cpp Book::reserveGrouped -> core/store/BookSql.cpp sql::insertOrder -> core/store/BookSql.cpp sql::reserveBucket */
   atomic {
     CRASHPOINT;
