@@ -25,21 +25,21 @@ enum Route { RouteReserve, RouteReserveBatch, RouteConfirm, RouteRelease, RouteO
 struct RouteSpec {
     Route route;
     const char *method;
-    const char *name;
+    QString name; ///< a literal: copied without an allocation per request
     AccessScopes scopes;
     qint64 bodyLimit; ///< 0: no body
 };
 
 const RouteSpec kRoutes[] = {
-    {RouteReserve, "POST", "reserve", AccessScope::Reserve, kBodyLimit},
-    {RouteReserveBatch, "POST", "reserve_batch", AccessScope::Reserve, kBatchBodyLimit},
-    {RouteConfirm, "POST", "confirm", AccessScope::Pay, kBodyLimit},
-    {RouteRelease, "POST", "release", AccessScope::Reserve, kBodyLimit},
-    {RouteOrder, "GET", "order", AccessScope::Reserve | AccessScope::Read, 0},
-    {RouteSku, "GET", "sku", AccessScope::Reserve | AccessScope::Read, 0},
-    {RouteHealthz, "GET", "healthz", {}, 0},
-    {RouteReadyz, "GET", "readyz", {}, 0},
-    {RouteMetrics, "GET", "metrics", AccessScope::Read, 0},
+    {RouteReserve, "POST", u"reserve"_s, AccessScope::Reserve, kBodyLimit},
+    {RouteReserveBatch, "POST", u"reserve_batch"_s, AccessScope::Reserve, kBatchBodyLimit},
+    {RouteConfirm, "POST", u"confirm"_s, AccessScope::Pay, kBodyLimit},
+    {RouteRelease, "POST", u"release"_s, AccessScope::Reserve, kBodyLimit},
+    {RouteOrder, "GET", u"order"_s, AccessScope::Reserve | AccessScope::Read, 0},
+    {RouteSku, "GET", u"sku"_s, AccessScope::Reserve | AccessScope::Read, 0},
+    {RouteHealthz, "GET", u"healthz"_s, {}, 0},
+    {RouteReadyz, "GET", u"readyz"_s, {}, 0},
+    {RouteMetrics, "GET", u"metrics"_s, AccessScope::Read, 0},
 };
 
 /// The route of `path`, with its path argument (an order or SKU id) in `argument`.
@@ -199,7 +199,7 @@ HeadDecision Api::onHead(const HttpHead &head)
         return d;
     }
     d.route = spec->route;
-    d.routeName = QString::fromLatin1(spec->name);
+    d.routeName = spec->name;
     if (head.method != spec->method) {
         HttpReply r = errorReply(MHD_HTTP_METHOD_NOT_ALLOWED, ErrorCode::InvalidArgument,
                                  u"method: %1 takes %2, not %3"_s.arg(QString::fromUtf8(head.path),
@@ -233,7 +233,7 @@ HeadDecision Api::onHead(const HttpHead &head)
         if (!(token->scopes & spec->scopes)) {
             d.reply = errorReply(MHD_HTTP_FORBIDDEN, ErrorCode::NotPermitted,
                                  u"authorization: token %1 (scopes %2) may not %3: it needs scope %4"_s.arg(
-                                     token->name, accessScopesText(token->scopes), QString::fromLatin1(spec->name),
+                                     token->name, accessScopesText(token->scopes), spec->name,
                                      accessScopeNames(spec->scopes).join(u" or "_s)),
                                  u"authorization"_s);
             return d;
@@ -295,7 +295,8 @@ void Api::onRequest(const HttpHead &, const HeadDecision &d, QByteArray body, st
 void Api::onDone(const HttpHead &head, const HeadDecision &d, const HttpReply &reply, double seconds)
 {
     m_p.metrics.requestDone(d.routeName, reply.status, reply.result, seconds);
-    m_p.accessLog.write(head.client, head.method, head.path, reply.status, reply.result, seconds, d.principal);
+    if (m_p.accessLog.isOpen())
+        m_p.accessLog.write(head.client(), head.method, head.path, reply.status, reply.result, seconds, d.principal);
 }
 
 void Api::reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply)
@@ -306,7 +307,10 @@ void Api::reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply)
         reply->send(errorReply(request.error()));
         return;
     }
-    m_p.dispatcher.submit(std::move(*request), [reply](const Result<ReserveResult> &r) { reply->send(reserveReply(r)); });
+    // The dispatcher hands the result over; its JSON is made on the request thread.
+    m_p.dispatcher.submit(std::move(*request), [reply](const Result<ReserveResult> &r) {
+        reply->sendMade([r] { return reserveReply(r); });
+    });
 }
 
 void Api::reserveBatch(const QByteArray &body, std::shared_ptr<PendingReply> reply)

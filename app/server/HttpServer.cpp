@@ -18,14 +18,6 @@ namespace flashstock::server {
 
 namespace {
 
-QString clientAddress(MHD_Connection *connection)
-{
-    const MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (!info || !info->client_addr)
-        return {};
-    return QHostAddress(info->client_addr).toString();
-}
-
 HttpReply tooLarge(qint64 limit)
 {
     HttpReply r;
@@ -48,6 +40,14 @@ HttpReply busy()
 }
 
 } // namespace
+
+QString HttpHead::client() const
+{
+    const MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!info || !info->client_addr)
+        return {};
+    return QHostAddress(info->client_addr).toString();
+}
 
 QByteArray HttpHead::header(const char *name) const
 {
@@ -83,6 +83,16 @@ bool PendingReply::answered() const
 
 void PendingReply::send(HttpReply reply)
 {
+    answer(std::move(reply), {});
+}
+
+void PendingReply::sendMade(std::function<HttpReply()> make)
+{
+    answer(std::nullopt, std::move(make));
+}
+
+void PendingReply::answer(std::optional<HttpReply> reply, std::function<HttpReply()> make)
+{
     bool wasParked = false;
     {
         std::lock_guard lock(m_mutex);
@@ -90,6 +100,7 @@ void PendingReply::send(HttpReply reply)
             return;
         m_answered = true;
         m_reply = std::move(reply);
+        m_make = std::move(make);
         wasParked = std::exchange(m_parked, false);
     }
     if (wasParked) {
@@ -100,9 +111,15 @@ void PendingReply::send(HttpReply reply)
 
 bool PendingReply::takeOrPark(std::optional<HttpReply> &out)
 {
-    std::lock_guard lock(m_mutex);
+    std::unique_lock lock(m_mutex);
     if (m_reply) {
         out = std::exchange(m_reply, std::nullopt);
+        return true;
+    }
+    if (m_make) {
+        const std::function<HttpReply()> make = std::exchange(m_make, {});
+        lock.unlock();
+        out = make();
         return true;
     }
     m_parked = true;
@@ -266,7 +283,6 @@ MHD_Result HttpServer::onAccess(MHD_Connection *connection, const char *url, con
         ex->head.connection = connection;
         ex->head.method = method;
         ex->head.path = url;
-        ex->head.client = clientAddress(connection);
         ex->decision = m_handler.onHead(ex->head);
         if (!ex->decision.reply)
             return MHD_YES;

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -31,8 +32,10 @@ struct HttpReply {
 struct HttpHead {
     QByteArray method;
     QByteArray path;      ///< decoded, without the query string
-    QString client;       ///< the peer's IP address
     MHD_Connection *connection = nullptr;
+
+    /// The peer's IP address (formatted on each call: for the access log, not per request).
+    QString client() const;
 
     /// A request header (case-insensitive name); empty if absent.
     QByteArray header(const char *name) const;
@@ -58,6 +61,10 @@ public:
     PendingReply(HttpServer &server, MHD_Connection *connection);
     /// Answers the request (resuming its connection if it was parked). Any thread.
     void send(HttpReply reply);
+    /// Answers with what `make` returns, called on the request thread that writes the answer
+    /// out (so a gate dispatcher hands over its result and leaves the JSON to that thread).
+    /// Not called if the request was answered already or the client left. Any thread.
+    void sendMade(std::function<HttpReply()> make);
     /// True once answered.
     bool answered() const;
 
@@ -66,11 +73,14 @@ private:
     /// The request thread: true if the answer is there already; else marks it parked and
     /// suspends the connection (under the same lock send() takes, so no answer is missed).
     bool takeOrPark(std::optional<HttpReply> &out);
+    /// send() and sendMade(): the first answer wins.
+    void answer(std::optional<HttpReply> reply, std::function<HttpReply()> make);
 
     HttpServer &m_server;
     MHD_Connection *m_connection;
     mutable std::mutex m_mutex;
     std::optional<HttpReply> m_reply;
+    std::function<HttpReply()> m_make; ///< the answer to make, if sendMade() gave it
     bool m_answered = false;
     bool m_parked = false;
 };
@@ -97,7 +107,9 @@ struct HttpLimits {
     int connectionLimit = 10000;        ///< open connections at once; more are refused at accept
     int perIpLimit = 1000;              ///< open connections from one IP address
     int idleTimeoutSeconds = 15;        ///< a connection silent this long is closed (slowloris included)
-    size_t connectionMemory = 32 * 1024; ///< per connection: request line and headers (more: 414 / 431)
+    /// Per connection: request line and headers (more: 414 / 431). libmicrohttpd zeroes this
+    /// much on every request of a keep-alive connection, so it stays small (16 KiB).
+    size_t connectionMemory = 16 * 1024;
     qint64 bodyBudget = 256LL << 20;    ///< bytes of request bodies being received at once, all connections
 };
 

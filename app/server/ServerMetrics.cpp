@@ -104,8 +104,19 @@ ServerMetrics::~ServerMetrics() = default;
 
 void ServerMetrics::requestDone(const QString &route, int status, const QString &result, double seconds)
 {
-    m_f->requests.Add({{"route", s(route)}, {"status", std::to_string(status)}, {"result", s(result)}}).Increment();
-    m_f->latency.Add({{"route", s(route)}}, kSeconds).Observe(seconds);
+    RequestSeries series;
+    {
+        std::lock_guard lock(m_requestMutex);
+        RequestSeries &known = m_requestSeries[RequestKey{route, status, result}];
+        if (!known.requests) {
+            known.requests = &m_f->requests.Add(
+                {{"route", s(route)}, {"status", std::to_string(status)}, {"result", s(result)}});
+            known.latency = &m_f->latency.Add({{"route", s(route)}}, kSeconds);
+        }
+        series = known;
+    }
+    series.requests->Increment();
+    series.latency->Observe(seconds);
 }
 
 void ServerMetrics::gatePipeline(qsizetype reserves, double seconds)
@@ -116,7 +127,15 @@ void ServerMetrics::gatePipeline(qsizetype reserves, double seconds)
 
 void ServerMetrics::bookCall(const QString &operation, double seconds)
 {
-    m_f->book.Add({{"operation", s(operation)}}, kSeconds).Observe(seconds);
+    prometheus::Histogram *series = nullptr;
+    {
+        std::lock_guard lock(m_requestMutex);
+        prometheus::Histogram *&known = m_bookSeries[operation];
+        if (!known)
+            known = &m_f->book.Add({{"operation", s(operation)}}, kSeconds);
+        series = known;
+    }
+    series->Observe(seconds);
 }
 
 void ServerMetrics::setBookQueue(qint64 jobs) { m_f->bookQueue.Set(double(jobs)); }

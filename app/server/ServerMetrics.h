@@ -53,8 +53,24 @@ public:
 
 private:
     struct Families;
+    /// The series of one route, status and result word: looked up in the families once,
+    /// then taken from m_requestSeries (a Family::Add builds its labels and locks each time).
+    struct RequestKey {
+        QString route;
+        int status = 0;
+        QString result;
+        friend bool operator==(const RequestKey &, const RequestKey &) = default;
+        friend size_t qHash(const RequestKey &k, size_t seed = 0) { return qHashMulti(seed, k.route, k.status, k.result); }
+    };
+    struct RequestSeries {
+        prometheus::Counter *requests = nullptr;
+        prometheus::Histogram *latency = nullptr;
+    };
     std::shared_ptr<prometheus::Registry> m_registry;
     std::unique_ptr<Families> m_f;
+    std::mutex m_requestMutex; ///< guards the series caches
+    QHash<RequestKey, RequestSeries> m_requestSeries;
+    QHash<QString, prometheus::Histogram *> m_bookSeries; ///< by operation, under m_requestMutex
     std::mutex m_levelsMutex;
     QHash<QString, SkuLevels> m_levels; ///< SKUs whose gauges exist now
     std::function<qint64()> m_inFlight;
