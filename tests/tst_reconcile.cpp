@@ -989,17 +989,28 @@ void TestReconcile::batchesFindWhatOneStatementFinds()
     QCOMPARE(lineOrders, (QStringList{u"b01 A"_s, u"b04 A"_s, u"b04 C"_s, u"b08 A"_s, u"b12 A"_s}));
     QCOMPARE(one->strayRows.size(), 1);
 
+    // The same findings (a window is taken in ledger id ranges, so their order may differ),
+    // every line read once, never more than the batch held.
+    auto sorted = [](QStringList list) {
+        list.sort();
+        return list;
+    };
     auto batched = checkInvariants(engine->database(), *window, 4);
     FS_VERIFY_OK(batched);
-    QCOMPARE(batched->problems(), one->problems());
+    QCOMPARE(sorted(batched->problems()), sorted(one->problems()));
     QCOMPARE(batched->breaches(), one->breaches());
     QCOMPARE(batched->scan.lines, 15);
-    QCOMPARE(batched->scan.batches, 4);
-    QCOMPARE(batched->scan.mostHeld, 4);
+    if (!windowed) {
+        QCOMPARE(batched->scan.batches, 4);
+        QCOMPARE(batched->scan.mostHeld, 4);
+    }
+    QVERIFY(batched->scan.batches > 1);
+    QVERIFY(batched->scan.mostHeld <= 4);
     for (int size : {1, 2, 3, 5, 14, 15, 16}) {
         auto other = checkInvariants(engine->database(), *window, size);
         FS_VERIFY_OK(other);
-        QCOMPARE(other->problems(), one->problems());
+        QCOMPARE(sorted(other->problems()), sorted(one->problems()));
+        QCOMPARE(other->scan.lines, 15);
         QVERIFY(other->scan.mostHeld <= size);
     }
     QCOMPARE(checkInvariants(engine->database(), *window, 0).error().code, ErrorCode::InvalidArgument);
@@ -1008,7 +1019,7 @@ void TestReconcile::batchesFindWhatOneStatementFinds()
     rec.setLinesPerBatch(4);
     auto pass = rec.runPass(0);
     FS_VERIFY_OK(pass);
-    QCOMPARE(pass->lines.mostHeld, 4);
+    QVERIFY(pass->lines.mostHeld > 0 && pass->lines.mostHeld <= 4);
     QCOMPARE(pass->lines.lines, 15);
     QSet<InvariantBreach> byPass;
     for (const Discrepancy &d : pass->discrepancies)

@@ -105,10 +105,13 @@ inline constexpr int kLinesPerCheckBatch = 5000;
 ///   ledger row).
 /// So a pass reads the window, its orders' rows (by order id) and the catalog, never a whole
 /// ledger, order or refund table. The order lines are read `linesPerBatch` at a time in key
-/// order (BookCheck::scan), so memory is bounded by the batch and the findings, not the
-/// window; the default is the production one, tests pass a small one. Each figure comes from
-/// one statement (one snapshot), each order line with its status and its rows from one
-/// batch, and a transaction committing between two statements moves no finding.
+/// order (BookCheck::scan; a window in ranges of as many ledger ids, each order in the range
+/// of its first row there), so memory is bounded by the batch and the findings, not the
+/// window, and time by the window once; the default is the production one, tests pass a
+/// small one. Each figure comes from one statement (one snapshot), each order line with its
+/// status and its rows from one batch, and a transaction committing between two statements
+/// moves no finding (a window's orders first seen after its last row when the check began
+/// are the next pass's).
 /// InvalidArgument if `linesPerBatch` < 1. Thread affinity: that of `db`.
 [[nodiscard]] Result<BookCheck> checkInvariants(Database &db, const LedgerWindow &window,
                                                 int linesPerBatch = kLinesPerCheckBatch);
