@@ -169,8 +169,8 @@ Result<void> checkLineKeys(Database &db, const QString &filter, int linesPerBatc
 /// ledger: every line, in batches (checkLineKeys). A window: taken in ranges of
 /// `linesPerBatch` ledger ids up to its last row when the pass began, each range's orders
 /// (those first seen in it) in batches, so the pass costs the window once, however long it
-/// is. Rows committed after that are the next pass's (the watermark only passes rows older
-/// than its lag).
+/// is. Orders first seen after that last row are the next pass's, as long as the pass takes
+/// less than the watermark's lag (LedgerWatermark::advance passes only rows older than that).
 Result<void> checkLines(Database &db, const LedgerWindow &window, int linesPerBatch, BookCheck &out,
                         LineDrift &drift)
 {
