@@ -11,6 +11,8 @@
 #include "store/ApproverStore.h"
 #include "store/BookSql.h"
 #include "store/Database.h"
+#include "store/Invariants.h"
+#include "store/LedgerWindow.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
@@ -152,6 +154,8 @@ private slots:
     void checkAndPassFindTheSame();
     void approvalLeavesTheGateAsRebuildWould_data() { test::addBackendRows(); }
     void approvalLeavesTheGateAsRebuildWould();
+    void batchesFindWhatOneStatementFinds_data();
+    void batchesFindWhatOneStatementFinds();
 };
 
 void TestReconcile::orphanPreDeduct()
@@ -912,3 +916,115 @@ void TestReconcile::approvalLeavesTheGateAsRebuildWould()
 QTEST_GUILESS_MAIN(TestReconcile)
 #include "tst_reconcile.moc"
 #include "support/TestChecks.h"
+
+void TestReconcile::batchesFindWhatOneStatementFinds_data()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<bool>("windowed");
+    for (const QString &backend : test::bookBackends())
+        for (bool windowed : {false, true})
+            QTest::addRow("%s %s", qPrintable(backend), windowed ? "window" : "whole") << backend << windowed;
+}
+
+void TestReconcile::batchesFindWhatOneStatementFinds()
+{
+    // A pass reads its window's order lines a batch at a time (issue 12 item 6): with batches
+    // of 4 lines it finds exactly what one statement over every line finds, never holding
+    // more than 4 line rows, over the whole ledger and over a window after older trade.
+    QFETCH(QString, backend);
+    QFETCH(bool, windowed);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    for (const QString &sku : {u"A"_s, u"B"_s, u"C"_s})
+        FS_VERIFY_OK(engine->addSku(sku, 100));
+    Reconciler rec(*engine);
+    rec.setWatermarkLagMs(0);
+    if (windowed) {
+        QVERIFY(trade(*engine, u"old"_s));
+        QThread::msleep(5); // the database clock moves past the old rows
+        auto clean = rec.runPass(0);
+        FS_VERIFY_OK(clean);
+        QVERIFY(clean->discrepancies.isEmpty());
+    }
+    // Lines in key order, 4 a batch: [b01 A, b02 A, b03 A, b04 A] [b04 B, b04 C, b05 A, b06 A]
+    // [b07 A, b08 A, b09 A, b10 A] [b11 A, b11 B, b12 A]: b04 and b11 span a boundary.
+    for (int i = 1; i <= 12; ++i) {
+        const QString order = u"b%1"_s.arg(i, 2, 10, QLatin1Char('0'));
+        QList<OrderLine> lines{{u"A"_s, 1, {}}};
+        if (i == 4)
+            lines << OrderLine{u"B"_s, 1, {}} << OrderLine{u"C"_s, 2, {}};
+        if (i == 11)
+            lines << OrderLine{u"B"_s, 1, {}};
+        QCOMPARE(FS_OK(engine->reserve(order, {}, lines)).outcome, Outcome::Reserved);
+        if (i % 3 == 0)
+            QCOMPARE(FS_OK(engine->confirm(order, u"pay-"_s + order)).outcome, Outcome::Paid);
+        else if (i % 3 == 1 && i != 1 && i != 4)
+            QCOMPARE(FS_OK(engine->release(order, u"cancel"_s)).outcome, Outcome::Released);
+    }
+    const QString problem = corruptBook(
+        fresh, backend, false,
+        {// the first line of the first batch: PAID without its CONFIRM
+         u"UPDATE orders SET status = 'PAID' WHERE order_id = 'b01'"_s,
+         // the last line of the first batch: its RESERVE moved to no line (and a stray row)
+         u"UPDATE ledger SET order_id = 'ghost' WHERE order_id = 'b04' AND sku = 'A'"_s,
+         // in the second batch, of the order split across the boundary: qty not its rows'
+         u"UPDATE order_lines SET qty = 3 WHERE order_id = 'b04' AND sku = 'C'"_s,
+         // a middle batch: CLOSED without its RELEASE
+         u"UPDATE orders SET status = 'CLOSED' WHERE order_id = 'b08'"_s,
+         // the last line of the last batch
+         u"UPDATE orders SET status = 'PENDING' WHERE order_id = 'b12'"_s});
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    auto window = LedgerWatermark(engine->database()).window();
+    FS_VERIFY_OK(window);
+    QCOMPARE(window->isWhole(), !windowed);
+
+    auto one = checkInvariants(engine->database(), *window, 1000);
+    FS_VERIFY_OK(one);
+    QCOMPARE(one->scan.batches, 1);
+    QCOMPARE(one->scan.lines, 15); // the window's: none of the older trade
+    QStringList lineOrders;
+    for (const OrderLineFinding &l : one->lines)
+        lineOrders << l.order + u' ' + l.sku;
+    QCOMPARE(lineOrders, (QStringList{u"b01 A"_s, u"b04 A"_s, u"b04 C"_s, u"b08 A"_s, u"b12 A"_s}));
+    QCOMPARE(one->strayRows.size(), 1);
+
+    // The same findings (a window is taken in ledger id ranges, so their order may differ),
+    // every line read once, never more than the batch held.
+    auto sorted = [](QStringList list) {
+        list.sort();
+        return list;
+    };
+    auto batched = checkInvariants(engine->database(), *window, 4);
+    FS_VERIFY_OK(batched);
+    QCOMPARE(sorted(batched->problems()), sorted(one->problems()));
+    QCOMPARE(batched->breaches(), one->breaches());
+    QCOMPARE(batched->scan.lines, 15);
+    if (!windowed) {
+        QCOMPARE(batched->scan.batches, 4);
+        QCOMPARE(batched->scan.mostHeld, 4);
+    }
+    QVERIFY(batched->scan.batches > 1);
+    QVERIFY(batched->scan.mostHeld <= 4);
+    for (int size : {1, 2, 3, 5, 14, 15, 16}) {
+        auto other = checkInvariants(engine->database(), *window, size);
+        FS_VERIFY_OK(other);
+        QCOMPARE(sorted(other->problems()), sorted(one->problems()));
+        QCOMPARE(other->scan.lines, 15);
+        QVERIFY(other->scan.mostHeld <= size);
+    }
+    QCOMPARE(checkInvariants(engine->database(), *window, 0).error().code, ErrorCode::InvalidArgument);
+
+    // A pass in batches of 4 records what one statement finds, holding at most 4 lines.
+    rec.setLinesPerBatch(4);
+    auto pass = rec.runPass(0);
+    FS_VERIFY_OK(pass);
+    QVERIFY(pass->lines.mostHeld > 0 && pass->lines.mostHeld <= 4);
+    QCOMPARE(pass->lines.lines, 15);
+    QSet<InvariantBreach> byPass;
+    for (const Discrepancy &d : pass->discrepancies)
+        for (const InvariantBreach &b : d.breaches())
+            byPass.insert(b);
+    QVERIFY2(byPass == one->breaches(),
+             qPrintable(u"check: %1 | pass: %2"_s.arg(breachesText(one->breaches()), breachesText(byPass))));
+}

@@ -276,9 +276,10 @@ Result<void> Reconciler::checkBook(ReconcileReport &report)
     auto window = m_watermark->window();
     if (!window)
         return std::unexpected(window.error());
-    auto check = checkInvariants(m_engine.database(), *window);
+    auto check = checkInvariants(m_engine.database(), *window, m_linesPerBatch);
     if (!check)
         return std::unexpected(check.error());
+    report.lines = check->scan;
     for (const DiscrepancyRow &row : bookRows(*check)) {
         if (!record(row, report) || !row.pauses || !m_engine.gate())
             continue;

@@ -2,6 +2,7 @@
 
 #include "Discrepancy.h"
 #include "Result.h"
+#include "store/Invariants.h"
 
 #include <QList>
 #include <QString>
@@ -25,6 +26,7 @@ struct ReconcileReport {
     int pendingApproval = 0;          ///< new this pass
     int stillPending = 0;             ///< all discrepancies waiting for a person after the pass
     QStringList warnings;             ///< trouble that did not stop the pass (e.g. gate unreachable)
+    LineScan lines;                   ///< how the window's order lines were read (memory: one batch)
 };
 
 /// The reconciler: compares gate, book, ledger and orders, heals the gate by itself and
@@ -70,6 +72,9 @@ public:
     /// Ledger rows younger than this (ms, database clock) stay in the window of the next pass
     /// too, so a slow transaction that got a lower id is never skipped. Default 5000.
     void setWatermarkLagMs(qint64 lagMs) { m_lagMs = lagMs; }
+    /// Order lines the book check reads per statement (kLinesPerCheckBatch unless a test sets
+    /// a small one to cross batch boundaries; see checkInvariants).
+    void setLinesPerBatch(int lines) { m_linesPerBatch = lines; }
 
 private:
     /// The book's invariants over the window since the watermark; a new finding is recorded
@@ -93,6 +98,7 @@ private:
     std::unique_ptr<DiscrepancyStore> m_store;
     std::unique_ptr<LedgerWatermark> m_watermark;
     qint64 m_lagMs = 5000;
+    int m_linesPerBatch = kLinesPerCheckBatch;
 };
 
 } // namespace flashstock

@@ -14,17 +14,40 @@ namespace {
 
 qint64 i64(const QVariant &v) { return v.toLongLong(); }
 
+/// ` AND <column> IN (<orders>)`, `orders` a subquery of order ids. PostgreSQL:
+/// `= ANY(ARRAY(...))`, so the planner looks those orders up by their index (with `IN (...)`
+/// it estimated a seq scan of the whole table as cheaper).
+QString amongOrders(Dialect dialect, const QString &column, const QString &orders)
+{
+    if (dialect == Dialect::Postgres)
+        return u" AND %1 = ANY(ARRAY(%2))"_s.arg(column, orders);
+    return u" AND %1 IN (%2)"_s.arg(column, orders);
+}
+
 /// ` AND <column> is one of the orders with rows in the window`; nothing over the whole
-/// ledger. PostgreSQL: `= ANY(ARRAY(...))`, so the planner looks the window's orders up by
-/// their index (with `IN (...)` it estimated a seq scan of the whole table as cheaper).
+/// ledger.
 QString ordersOfWindow(const LedgerWindow &window, Dialect dialect, const QString &column)
 {
     if (window.isWhole())
         return {};
-    const QString orders = u"SELECT order_id FROM %1 AND operation <> 'ADJUST'"_s.arg(window.sql(dialect));
-    if (dialect == Dialect::Postgres)
-        return u" AND %1 = ANY(ARRAY(%2))"_s.arg(column, orders);
-    return u" AND %1 IN (%2)"_s.arg(column, orders);
+    return amongOrders(dialect, column, u"SELECT order_id FROM %1 AND operation <> 'ADJUST'"_s.arg(window.sql(dialect)));
+}
+
+/// ` AND order_id is one of the orders whose first order row of the window (RESERVE, CONFIRM
+/// or RELEASE after `window.after`) has an id in (from, to]`: taking the window in id ranges,
+/// each order of it is in exactly one. That first row is looked up per order by the ledger's
+/// unique key (order id and operation): a scalar subquery, which PostgreSQL cannot turn into
+/// an anti-join hashing every window row before the range (a pass over a long window then
+/// cost its square), so a range costs its own rows.
+QString ordersFirstInRange(const LedgerWindow &window, qint64 from, qint64 to, Dialect dialect)
+{
+    const QString orders =
+        u"SELECT w.order_id FROM (SELECT * FROM %1 AND id <= %2) w WHERE w.operation <> 'ADJUST' "
+        u"AND (SELECT MIN(x.id) FROM ledger x WHERE x.order_id = w.order_id "
+        u"AND x.operation IN ('RESERVE', 'CONFIRM', 'RELEASE') AND x.id > %3) > %4"_s
+            .arg(LedgerWindow{from}.sql(dialect), QString::number(to), QString::number(window.after),
+                 QString::number(from));
+    return amongOrders(dialect, u"order_id"_s, orders);
 }
 
 /// A ledger row `l` that belongs to no order line (an adjustment, or a stray row).
@@ -63,25 +86,17 @@ using BucketKey = std::pair<QString, int>;
 /// locked and sold units (their rows' net minus what PENDING or PAID holds).
 using LineDrift = QHash<BucketKey, std::pair<qint64, qint64>>;
 
-/// I3 over the order lines of the window; also each bucket's line drift for I4.
-Result<void> checkLines(Database &db, const LedgerWindow &window, BookCheck &out, LineDrift &drift)
+/// The ledger rows `l` of the order line `ol`. The operations are all four the ledger allows,
+/// listed so that the lookup is the ledger's unique key (order_id, operation, sku, bucket)
+/// in full: on the order id alone SQLite (no statistics on a book nobody ANALYZEd) took the
+/// SKU's index instead and read every row of the SKU for each line.
+const QString kRowsOfLine = u"l.order_id = ol.order_id AND l.operation IN ('RESERVE', 'CONFIRM', 'RELEASE', 'ADJUST') "
+                            u"AND l.sku = ol.sku AND l.bucket = ol.bucket"_s;
+
+/// checkLines' work on one batch of lines (one row each, in key order).
+Result<void> checkLineBatch(const SqlRows &rows, BookCheck &out, LineDrift &drift)
 {
-    auto rows = db.exec(
-        u"SELECT ol.order_id, ol.sku, ol.bucket, ol.qty, o.status, ol.token, "
-        u"COALESCE(SUM(CASE WHEN l.operation = 'RESERVE' THEN 1 ELSE 0 END), 0), "
-        u"COALESCE(SUM(CASE WHEN l.operation = 'RESERVE' THEN l.delta_locked ELSE 0 END), 0), "
-        u"COALESCE(SUM(CASE WHEN l.operation = 'CONFIRM' THEN 1 ELSE 0 END), 0), "
-        u"COALESCE(SUM(CASE WHEN l.operation = 'CONFIRM' THEN l.delta_sold ELSE 0 END), 0), "
-        u"COALESCE(SUM(CASE WHEN l.operation = 'RELEASE' THEN 1 ELSE 0 END), 0), "
-        u"COALESCE(SUM(CASE WHEN l.operation = 'RELEASE' THEN l.delta_available ELSE 0 END), 0), "
-        u"COALESCE(SUM(l.delta_locked), 0), COALESCE(SUM(l.delta_sold), 0) "
-        u"FROM order_lines ol JOIN orders o ON o.order_id = ol.order_id%1 "
-        u"LEFT JOIN ledger l ON l.order_id = ol.order_id AND l.sku = ol.sku AND l.bucket = ol.bucket "
-        u"GROUP BY ol.order_id, ol.sku, ol.bucket, ol.qty, o.status, ol.token "
-        u"ORDER BY ol.order_id, ol.sku, ol.bucket"_s.arg(ordersOfWindow(window, db.dialect(), u"ol.order_id"_s)));
-    if (!rows)
-        return std::unexpected(rows.error());
-    for (const QVariantList &r : rows->rows) {
+    for (const QVariantList &r : rows.rows) {
         auto status = statusOf(r.at(4));
         if (!status)
             return std::unexpected(status.error());
@@ -100,6 +115,78 @@ Result<void> checkLines(Database &db, const LedgerWindow &window, BookCheck &out
         out.lines << OrderLineFinding{r.at(0).toString(), r.at(1).toString(), r.at(2).toInt(), line.qty, *status,
                                       explained,           r.at(5).toString(), int(line.reserves), int(line.confirms),
                                       int(line.releases)};
+    }
+    return {};
+}
+
+/// The order lines that `filter` (an ` AND order_id ...` clause, or nothing: every line)
+/// keeps, checked in key order `linesPerBatch` a statement: each statement takes the next
+/// lines first (by the order_lines key, after the last one read) and only then joins their
+/// orders and aggregates their ledger rows, so a batch costs its lines.
+Result<void> checkLineKeys(Database &db, const QString &filter, int linesPerBatch, BookCheck &out, LineDrift &drift)
+{
+    // After the last line read. Over every line a row comparison, where each batch's index
+    // range starts; among given orders (looked up one by one) the same spelled out: with a row
+    // comparison and `= ANY` together, PostgreSQL 15 scanned the key index from the bound to
+    // its end for each order (24 s for a batch of 109 lines).
+    const QString afterLast = filter.isEmpty()
+        ? u"(order_id, sku, bucket) > (?, ?, CAST(? AS INTEGER))"_s
+        : u"(order_id > ? OR (order_id = ? AND (sku > ? OR (sku = ? AND bucket > CAST(? AS INTEGER)))))"_s;
+    const QString batchSql =
+        u"SELECT ol.order_id, ol.sku, ol.bucket, ol.qty, o.status, ol.token, "
+        u"COALESCE(SUM(CASE WHEN l.operation = 'RESERVE' THEN 1 ELSE 0 END), 0), "
+        u"COALESCE(SUM(CASE WHEN l.operation = 'RESERVE' THEN l.delta_locked ELSE 0 END), 0), "
+        u"COALESCE(SUM(CASE WHEN l.operation = 'CONFIRM' THEN 1 ELSE 0 END), 0), "
+        u"COALESCE(SUM(CASE WHEN l.operation = 'CONFIRM' THEN l.delta_sold ELSE 0 END), 0), "
+        u"COALESCE(SUM(CASE WHEN l.operation = 'RELEASE' THEN 1 ELSE 0 END), 0), "
+        u"COALESCE(SUM(CASE WHEN l.operation = 'RELEASE' THEN l.delta_available ELSE 0 END), 0), "
+        u"COALESCE(SUM(l.delta_locked), 0), COALESCE(SUM(l.delta_sold), 0) "
+        u"FROM (SELECT order_id, sku, bucket, qty, token FROM order_lines WHERE %1%2 "
+        u"ORDER BY order_id, sku, bucket LIMIT %3) ol "
+        u"JOIN orders o ON o.order_id = ol.order_id LEFT JOIN ledger l ON %4 "
+        u"GROUP BY ol.order_id, ol.sku, ol.bucket, ol.qty, o.status, ol.token "
+        u"ORDER BY ol.order_id, ol.sku, ol.bucket"_s.arg(afterLast, filter, QString::number(linesPerBatch), kRowsOfLine);
+    QVariantList after{u""_s, u""_s, -1}; // before every line (an order id is never empty)
+    for (;;) {
+        const QVariantList binds =
+            filter.isEmpty() ? after : QVariantList{after.at(0), after.at(0), after.at(1), after.at(1), after.at(2)};
+        auto batch = db.exec(batchSql, binds);
+        if (!batch)
+            return std::unexpected(batch.error());
+        ++out.scan.batches;
+        out.scan.lines += batch->rows.size();
+        out.scan.mostHeld = std::max(out.scan.mostHeld, int(batch->rows.size()));
+        if (auto r = checkLineBatch(*batch, out, drift); !r)
+            return r;
+        if (batch->rows.size() < linesPerBatch)
+            return {};
+        const QVariantList &last = batch->rows.constLast();
+        after = {last.at(0).toString(), last.at(1).toString(), last.at(2).toInt()};
+    }
+}
+
+/// I3 over the order lines of the window; also each bucket's line drift for I4. The whole
+/// ledger: every line, in batches (checkLineKeys). A window: taken in ranges of
+/// `linesPerBatch` ledger ids up to its last row when the pass began, each range's orders
+/// (those first seen in it) in batches, so the pass costs the window once, however long it
+/// is. Orders first seen after that last row are the next pass's, as long as the pass takes
+/// less than the watermark's lag (LedgerWatermark::advance passes only rows older than that).
+Result<void> checkLines(Database &db, const LedgerWindow &window, int linesPerBatch, BookCheck &out,
+                        LineDrift &drift)
+{
+    if (window.isWhole()) {
+        if (auto r = checkLineKeys(db, {}, linesPerBatch, out, drift); !r)
+            return r;
+    } else {
+        auto top = db.exec(u"SELECT MAX(id) FROM ledger"_s);
+        if (!top)
+            return std::unexpected(top.error());
+        const qint64 last = top->isEmpty() ? 0 : i64(top->first().at(0));
+        for (qint64 from = window.after; from < last; from += linesPerBatch) {
+            const QString filter = ordersFirstInRange(window, from, std::min(from + linesPerBatch, last), db.dialect());
+            if (auto r = checkLineKeys(db, filter, linesPerBatch, out, drift); !r)
+                return r;
+        }
     }
 
     auto stray = db.exec(u"SELECT l.order_id, l.operation, l.sku, l.bucket FROM (SELECT * FROM %1) l "
@@ -186,11 +273,14 @@ Result<void> checkPayments(Database &db, const LedgerWindow &window, BookCheck &
 
 } // namespace
 
-Result<BookCheck> checkInvariants(Database &db, const LedgerWindow &window)
+Result<BookCheck> checkInvariants(Database &db, const LedgerWindow &window, int linesPerBatch)
 {
+    if (linesPerBatch < 1)
+        return fail(ErrorCode::InvalidArgument, u"lines per batch must be at least 1, got %1"_s.arg(linesPerBatch),
+                    u"lines_per_batch"_s);
     BookCheck out;
     LineDrift drift;
-    if (auto r = checkLines(db, window, out, drift); !r)
+    if (auto r = checkLines(db, window, linesPerBatch, out, drift); !r)
         return std::unexpected(r.error());
     if (auto r = checkBuckets(db, window, drift, out); !r)
         return std::unexpected(r.error());
@@ -221,7 +311,7 @@ BookCheck BookCheck::ofSku(const QString &sku) const
         std::copy_if(list.cbegin(), list.cend(), std::back_inserter(out), [&](const auto &f) { return f.sku == sku; });
         return out;
     };
-    return {only(buckets), only(lines), only(strayRows), only(payments)};
+    return {only(buckets), only(lines), only(strayRows), only(payments), scan};
 }
 
 bool BookCheck::ok() const

@@ -61,12 +61,20 @@ struct PaymentFinding {
                            ///< true: a refund record of a payment the order took (PAID with it) or can still take (PENDING)
 };
 
+/// How a check read the order lines of its window (checkInvariants): what bounds its memory.
+struct LineScan {
+    qint64 lines = 0; ///< order lines checked
+    int batches = 0;  ///< statements that read them
+    int mostHeld = 0; ///< the most line rows held at once: never more than the batch
+};
+
 /// What the checks of I1-I4 and I6 found over one ledger window (checkInvariants).
 struct BookCheck {
     QList<BucketFinding> buckets;      ///< I1, I2, I4
     QList<OrderLineFinding> lines;     ///< I3
     QList<StrayLedgerRow> strayRows;   ///< I3
     QList<PaymentFinding> payments;    ///< I6
+    LineScan scan;                     ///< how the order lines were read (not a finding)
 
     /// True unless a finding breaks `invariant` (I5, the gate's, always holds here).
     bool holds(Invariant invariant) const;
@@ -81,6 +89,10 @@ struct BookCheck {
     BookCheck ofSku(const QString &sku) const;
 };
 
+/// Order lines a check reads per statement (checkInvariants): at about 0.5 kB each, what a
+/// pass holds of them at once, however long its window.
+inline constexpr int kLinesPerCheckBatch = 5000;
+
 /// THE definition of the book's invariants I1-I4 and I6 (DESIGN.md), as SQL aggregates over
 /// `window`, used by Book::check (the whole ledger: drill and tests) and by each reconcile
 /// pass (the rows after its watermark), so the two cannot disagree. Over the whole ledger
@@ -92,8 +104,16 @@ struct BookCheck {
 ///   order lines outside the window count as last checked (an order changes only with a
 ///   ledger row).
 /// So a pass reads the window, its orders' rows (by order id) and the catalog, never a whole
-/// ledger, order or refund table. Each figure comes from one statement (one snapshot), and a
-/// transaction committing between two of them moves no finding. Thread affinity: that of `db`.
-[[nodiscard]] Result<BookCheck> checkInvariants(Database &db, const LedgerWindow &window);
+/// ledger, order or refund table. The order lines are read `linesPerBatch` at a time in key
+/// order (BookCheck::scan; a window in ranges of as many ledger ids, each order in the range
+/// of its first row there), so memory is bounded by the batch and the findings, not the
+/// window, and time by the window once; the default is the production one, tests pass a
+/// small one. Each figure comes from one statement (one snapshot), each order line with its
+/// status and its rows from one batch, and a transaction committing between two statements
+/// moves no finding (a window's orders first seen after its last row when the check began
+/// are the next pass's).
+/// InvalidArgument if `linesPerBatch` < 1. Thread affinity: that of `db`.
+[[nodiscard]] Result<BookCheck> checkInvariants(Database &db, const LedgerWindow &window,
+                                                int linesPerBatch = kLinesPerCheckBatch);
 
 } // namespace flashstock
