@@ -258,7 +258,6 @@ Result<void> HttpServer::start(const QString &host, int port)
         const bool ready = epoll && loop->wakeFd >= 0 && loop->epollFd >= 0 && m_listenFd >= 0
             && epoll_ctl(loop->epollFd, EPOLL_CTL_ADD, epoll->epoll_fd, &daemonEvent) == 0
             && epoll_ctl(loop->epollFd, EPOLL_CTL_ADD, loop->wakeFd, &wakeEvent) == 0;
-        Loop &started = *loop;
         m_loops.push_back(std::move(loop));
         if (!ready) {
             stop();
@@ -266,14 +265,16 @@ Result<void> HttpServer::start(const QString &host, int port)
                                                     QString::fromLocal8Bit(strerror(errno))),
                         u"listen"_s);
         }
-        started.thread = std::thread([this, &started] { run(started); });
     }
+    // Every loop exists before the first runs: resume() reads m_loops from other threads.
+    for (auto &loop : m_loops)
+        loop->thread = std::thread([this, l = loop.get()] { run(*l); });
     return {};
 }
 
 void HttpServer::run(Loop &loop)
 {
-    const QByteArray name = "http " + QByteArray::number(loop.index);
+    const QByteArray name = "request " + QByteArray::number(loop.index);
     pthread_setname_np(pthread_self(), name.constData());
     epoll_event events[2];
     for (;;) {
@@ -339,10 +340,10 @@ void HttpServer::stop()
                 MHD_quiesce_daemon(loop->daemon);
         ::close(std::exchange(m_listenFd, -1));
     }
+    // The loops stay (until the destructor): a late resume only wakes a loop that is gone.
     for (auto &loop : m_loops)
         if (loop->daemon)
             MHD_stop_daemon(std::exchange(loop->daemon, nullptr));
-    m_loops.clear();
 }
 
 void HttpServer::setParked(const std::shared_ptr<PendingReply> &reply, bool on)

@@ -11,9 +11,9 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <map>
 #include <set>
 #include <vector>
 
@@ -104,7 +104,7 @@ public:
                         double seconds) = 0;
 };
 
-/// The HTTP side of flashstock-server's limits.
+/// The limits of flashstock-server's HTTP side.
 struct HttpLimits {
     int threads = 2;                    ///< request threads (one libmicrohttpd daemon on epoll each)
     int connectionLimit = 10000;        ///< open connections at once, split evenly over the request threads; more are refused at accept
@@ -120,13 +120,13 @@ struct HttpLimits {
 /// the one listening socket, in its own loop: it waits on the daemon's epoll descriptor and
 /// its own wake-up eventfd, then lets the daemon do its work without waiting (MHD_run).
 /// libmicrohttpd 0.9.75's own polling threads are not used: after an epoll_wait that returns
-/// a full buffer (128 events) their loop waits again with the whole idle timeout, so 128
-/// connections whose requests arrived together would wait unread until some other socket
-/// moved or the idle timeout came (seen under the crowd as one thread's connections
-/// stalling for 12-14 s). A request's headers and body arrive on its connection's request
-/// thread; a handler that needs the gate or the book parks the request (suspend) and a
-/// PendingReply resumes it and wakes that thread. Stop order: quiesce() (no new
-/// connections), then answerParked() for what is left, then stop().
+/// a full buffer (128 events) their loop waits again, with the timeout it took before the
+/// first wait (up to the idle timeout), so 128 connections whose requests arrived together
+/// waited unread until some other socket moved or that timeout came (seen under the crowd
+/// as one request thread's connections stalling for 12-14 s). A request's headers and body
+/// arrive on its connection's request thread; a handler that needs the gate or the book
+/// parks the request (suspend) and a PendingReply resumes it and wakes that thread. Stop
+/// order: quiesce() (no new connections), then answerParked() for what is left, then stop().
 class HttpServer {
 public:
     /// A refused request's body up to this size is read (and dropped) before the answer goes
