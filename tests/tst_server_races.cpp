@@ -1,7 +1,8 @@
 // flashstock-server under concurrent clients: a real server process on a random port, a
 // real redis-server and both book backends, several curl processes sending at once. The
 // crowd on one SKU, one order sent many times at once, payments racing timeouts, a drain
-// on SIGTERM with requests in flight and a kill -9 under load.
+// on SIGTERM with requests in flight, a kill -9 under load, and a request thread's
+// connections all sending at once.
 
 #include "Engine.h"
 #include "reconcile/Reconciler.h"
@@ -10,11 +11,18 @@
 #include "support/RedisFixture.h"
 #include "support/ServerProcess.h"
 
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
 #include <QTcpSocket>
 #include <QTest>
+
+#include <csignal>
+#include <memory>
+#include <vector>
 
 using namespace Qt::StringLiterals;
 using namespace flashstock;
@@ -54,6 +62,44 @@ QByteArray exchange(QTcpSocket &socket, const QByteArray &request, int ms = 5000
     return got;
 }
 
+/// Reads one answer from `socket` (its head and its Content-Length of body) until
+/// `deadline`; empty if it did not come whole.
+QByteArray readAnswer(QTcpSocket &socket, const QDeadlineTimer &deadline)
+{
+    QByteArray got;
+    for (;;) {
+        if (const qsizetype head = got.indexOf("\r\n\r\n"); head >= 0) {
+            qint64 length = 0;
+            for (const QByteArray &line : got.left(head).split('\n'))
+                if (line.toLower().startsWith("content-length:"))
+                    length = line.mid(15).trimmed().toLongLong();
+            if (got.size() >= head + 4 + length)
+                return got;
+        }
+        if (deadline.hasExpired() || socket.state() != QAbstractSocket::ConnectedState)
+            return {};
+        socket.waitForReadyRead(20);
+        got += socket.readAll();
+    }
+}
+
+/// True when every thread of process `pid` is in `state` in /proc: S, sleeping (a request
+/// thread waits in epoll_wait, not half way through its work), T, stopped (by SIGSTOP).
+bool allThreadsIn(qint64 pid, char state)
+{
+    const QString tasks = u"/proc/%1/task"_s.arg(pid);
+    const QStringList ids = QDir(tasks).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    for (const QString &id : ids) {
+        QFile stat(tasks + u'/' + id + u"/stat"_s);
+        if (!stat.open(QIODevice::ReadOnly))
+            return false;
+        const QByteArray line = stat.readAll();
+        if (line.mid(line.lastIndexOf(')') + 2, 1) != QByteArray(1, state))
+            return false;
+    }
+    return !ids.isEmpty();
+}
+
 /// The orders `answers` (of reserve requests for `orders`, in order) answered `reserved`.
 QSet<QString> answeredReserved(const QStringList &orders, const QList<QJsonObject> &answers)
 {
@@ -80,6 +126,8 @@ private slots:
     void drainAnswersWhatIsInFlight();
     void killUnderLoadLosesNoAnswer_data() { test::addBackendRows(); }
     void killUnderLoadLosesNoAnswer();
+    void connectionsSendingTogetherAreAnswered_data() { test::addBackendRows(); }
+    void connectionsSendingTogetherAreAnswered();
 };
 
 void TestServerRaces::crowdOnOneSku()
@@ -331,6 +379,51 @@ void TestServerRaces::killUnderLoadLosesNoAnswer()
     const QList<QJsonObject> after =
         test::sendAtOnce(server.baseUrl(), token, {reserveRequest(u"k-after"_s, u"late"_s, u"AFTER"_s, 1)}, 1);
     QCOMPARE(test::countResults(after, u"reserved"_s), 1);
+}
+
+void TestServerRaces::connectionsSendingTogetherAreAnswered()
+{
+    // 128 connections of one request thread whose reserves arrive at the same moment are all
+    // answered. libmicrohttpd 0.9.75's own polling loop, after an epoll_wait that fills its
+    // 128-event buffer, waits again with the whole idle timeout before it reads any of them:
+    // under the crowd one request thread's connections stalled for 12-14 s. The server is
+    // stopped (SIGSTOP), once idle, while the requests are sent, so all 128 are waiting when
+    // it goes on; then they park together and are resumed together. With the idle timeout at 300 s, a
+    // stalled thread answers none of them within the 30 s given here.
+    QFETCH(QString, backend);
+    FS_SERVED(backend, u"--threads"_s, u"1"_s, u"--idle-timeout"_s, u"300"_s);
+    FS_VERIFY_OK(engine->addSku(u"BURST"_s, 1000));
+    constexpr int kConnections = 128; // libmicrohttpd's epoll event buffer
+    std::vector<std::unique_ptr<QTcpSocket>> sockets;
+    for (int i = 0; i < kConnections; ++i) {
+        auto socket = std::make_unique<QTcpSocket>();
+        socket->connectToHost(u"127.0.0.1"_s, quint16(server.port()));
+        QVERIFY(socket->waitForConnected(2000));
+        socket->write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        QVERIFY(readAnswer(*socket, QDeadlineTimer(5000)).startsWith("HTTP/1.1 200"));
+        sockets.push_back(std::move(socket));
+    }
+    const auto pid = pid_t(server.pid());
+    QTRY_VERIFY_WITH_TIMEOUT(allThreadsIn(pid, 'S'), 10000);
+    QCOMPARE(::kill(pid, SIGSTOP), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(allThreadsIn(pid, 'T'), 10000); // a signal is taken after kill() returns
+    for (int i = 0; i < kConnections; ++i) {
+        const CurlRequest r = reserveRequest(u"b-%1"_s.arg(i), u"buyer-%1"_s.arg(i), u"BURST"_s, 1);
+        sockets[size_t(i)]->write("POST /v1/reservations HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                                  + token.toUtf8() + "\r\nContent-Type: application/json\r\nContent-Length: "
+                                  + QByteArray::number(r.body.size()) + "\r\n\r\n" + r.body);
+        QVERIFY(sockets[size_t(i)]->flush());
+    }
+    QCOMPARE(::kill(pid, SIGCONT), 0);
+    const QDeadlineTimer deadline(30000);
+    int reserved = 0;
+    for (auto &socket : sockets) {
+        const QByteArray answer = readAnswer(*socket, deadline);
+        if (answer.startsWith("HTTP/1.1 200") && answer.contains(R"("result":"reserved")"))
+            ++reserved;
+    }
+    QCOMPARE(reserved, kConnections);
+    QCOMPARE(FS_OK(engine->book().levels(u"BURST"_s)).locked, kConnections);
 }
 
 QTEST_GUILESS_MAIN(TestServerRaces)

@@ -7,9 +7,17 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
+#include <future>
+#include <thread>
 #include <unistd.h>
 
 using namespace Qt::StringLiterals;
@@ -39,7 +47,51 @@ HttpReply busy()
     return r;
 }
 
+/// A client address's bytes (IPv4 or IPv6): the key of the per-IP count; empty if neither.
+QByteArray addressKey(const sockaddr *address)
+{
+    if (!address)
+        return {};
+    if (address->sa_family == AF_INET) {
+        const auto *in4 = reinterpret_cast<const sockaddr_in *>(address);
+        return QByteArray(reinterpret_cast<const char *>(&in4->sin_addr), sizeof in4->sin_addr);
+    }
+    if (address->sa_family == AF_INET6) {
+        const auto *in6 = reinterpret_cast<const sockaddr_in6 *>(address);
+        return QByteArray(reinterpret_cast<const char *>(&in6->sin6_addr), sizeof in6->sin6_addr);
+    }
+    return {};
+}
+
 } // namespace
+
+/// One request thread: its libmicrohttpd daemon, the epoll set it waits on (the daemon's own
+/// epoll descriptor and the wake-up eventfd) and the thread.
+struct HttpServer::Loop {
+    HttpServer *server = nullptr;
+    int index = 0;
+    MHD_Daemon *daemon = nullptr;
+    int wakeFd = -1;
+    int epollFd = -1;
+    std::thread thread;
+    std::atomic<bool> stopping{false};
+    std::atomic<bool> quiesceAsked{false};
+    std::promise<void> quiesced; ///< set by the thread once its daemon has let go of the listening socket
+
+    ~Loop()
+    {
+        if (epollFd >= 0)
+            ::close(epollFd);
+        if (wakeFd >= 0)
+            ::close(wakeFd);
+    }
+    /// Any thread: the loop runs its daemon again (a resumed connection, a quiesce, a stop).
+    void wake() const
+    {
+        const uint64_t one = 1;
+        [[maybe_unused]] const ssize_t n = ::write(wakeFd, &one, sizeof one);
+    }
+};
 
 QString HttpHead::client() const
 {
@@ -69,8 +121,9 @@ struct HttpServer::Exchange {
     QElapsedTimer age;
 };
 
-PendingReply::PendingReply(HttpServer &server, MHD_Connection *connection)
+PendingReply::PendingReply(HttpServer &server, int loop, MHD_Connection *connection)
     : m_server(server)
+    , m_loop(loop)
     , m_connection(connection)
 {
 }
@@ -105,7 +158,7 @@ void PendingReply::answer(std::optional<HttpReply> reply, std::function<HttpRepl
     }
     if (wasParked) {
         m_server.setParked(shared_from_this(), false);
-        m_server.resume(m_connection);
+        m_server.resume(m_loop, m_connection);
     }
 }
 
@@ -145,7 +198,8 @@ Result<void> HttpServer::start(const QString &host, int port)
     if (!address.setAddress(host))
         return fail(ErrorCode::InvalidArgument, u"listen: %1 is not an IP address"_s.arg(host), u"listen"_s);
     sockaddr_storage storage{};
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    // No MHD_USE_INTERNAL_POLLING_THREAD: run() polls each daemon (see the class comment).
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (address.protocol() == QAbstractSocket::IPv6Protocol) {
         auto *in6 = reinterpret_cast<sockaddr_in6 *>(&storage);
         in6->sin6_family = AF_INET6;
@@ -159,35 +213,103 @@ Result<void> HttpServer::start(const QString &host, int port)
         in4->sin_port = htons(quint16(port));
         in4->sin_addr.s_addr = htonl(address.toIPv4Address());
     }
-    m_daemon = MHD_start_daemon(
-        flags, quint16(port), nullptr, nullptr, &HttpServer::onAccessThunk, this,
-        MHD_OPTION_EXTERNAL_LOGGER, &HttpServer::onLogThunk, this, // first, so every message comes here
-        MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr *>(&storage),
-        MHD_OPTION_THREAD_POOL_SIZE, unsigned(m_limits.threads),
-        MHD_OPTION_CONNECTION_LIMIT, unsigned(m_limits.connectionLimit),
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, unsigned(m_limits.perIpLimit),
-        MHD_OPTION_CONNECTION_TIMEOUT, unsigned(m_limits.idleTimeoutSeconds),
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, m_limits.connectionMemory,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-        MHD_OPTION_NOTIFY_COMPLETED, &HttpServer::onCompletedThunk, this,
-        MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
-        MHD_OPTION_END);
-    if (!m_daemon)
-        return fail(ErrorCode::Unavailable,
-                    u"listen: cannot listen on %1:%2 (in use, or not an address of this host)"_s.arg(host).arg(port),
-                    u"listen"_s);
-    const MHD_DaemonInfo *info = MHD_get_daemon_info(m_daemon, MHD_DAEMON_INFO_BIND_PORT);
-    m_port = info ? info->port : port;
+    const int threads = std::max(1, m_limits.threads);
+    for (int i = 0; i < threads; ++i) {
+        auto loop = std::make_unique<Loop>();
+        loop->server = this;
+        loop->index = i;
+        // The first daemon binds the address; the others share its listening socket.
+        const bool first = m_listenFd < 0;
+        const MHD_OptionItem options[] = {
+            {MHD_OPTION_EXTERNAL_LOGGER, intptr_t(&HttpServer::onLogThunk), this}, // first: every message comes here
+            first ? MHD_OptionItem{MHD_OPTION_SOCK_ADDR, 0, &storage}
+                  : MHD_OptionItem{MHD_OPTION_LISTEN_SOCKET, m_listenFd, nullptr},
+            // Split as libmicrohttpd's own thread pool splits it.
+            {MHD_OPTION_CONNECTION_LIMIT,
+             intptr_t(m_limits.connectionLimit / threads + (i < m_limits.connectionLimit % threads ? 1 : 0)), nullptr},
+            {MHD_OPTION_CONNECTION_TIMEOUT, intptr_t(m_limits.idleTimeoutSeconds), nullptr},
+            {MHD_OPTION_CONNECTION_MEMORY_LIMIT, intptr_t(m_limits.connectionMemory), nullptr},
+            {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, nullptr},
+            {MHD_OPTION_NOTIFY_COMPLETED, intptr_t(&HttpServer::onCompletedThunk), this},
+            {MHD_OPTION_NOTIFY_CONNECTION, intptr_t(&HttpServer::onConnectionThunk), this},
+            {MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, nullptr},
+            {MHD_OPTION_END, 0, nullptr},
+        };
+        loop->daemon = MHD_start_daemon(flags, quint16(port), &HttpServer::onAcceptThunk, this,
+                                        &HttpServer::onAccessThunk, loop.get(), MHD_OPTION_ARRAY, options,
+                                        MHD_OPTION_END);
+        if (!loop->daemon) {
+            stop();
+            return fail(ErrorCode::Unavailable,
+                        u"listen: cannot listen on %1:%2 (in use, or not an address of this host)"_s.arg(host).arg(port),
+                        u"listen"_s);
+        }
+        if (first) {
+            const MHD_DaemonInfo *fd = MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+            m_listenFd = fd ? fd->listen_fd : -1;
+            const MHD_DaemonInfo *info = MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_BIND_PORT);
+            m_port = info ? info->port : port;
+        }
+        const MHD_DaemonInfo *epoll = MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+        loop->wakeFd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        loop->epollFd = epoll_create1(EPOLL_CLOEXEC);
+        epoll_event daemonEvent{EPOLLIN, {.u32 = 0}};
+        epoll_event wakeEvent{EPOLLIN, {.u32 = 1}};
+        const bool ready = epoll && loop->wakeFd >= 0 && loop->epollFd >= 0 && m_listenFd >= 0
+            && epoll_ctl(loop->epollFd, EPOLL_CTL_ADD, epoll->epoll_fd, &daemonEvent) == 0
+            && epoll_ctl(loop->epollFd, EPOLL_CTL_ADD, loop->wakeFd, &wakeEvent) == 0;
+        m_loops.push_back(std::move(loop));
+        if (!ready) {
+            stop();
+            return fail(ErrorCode::Unavailable, u"listen: cannot set up request thread %1: %2"_s.arg(i).arg(
+                                                    QString::fromLocal8Bit(strerror(errno))),
+                        u"listen"_s);
+        }
+    }
+    // Every loop exists before the first runs: resume() reads m_loops from other threads.
+    for (auto &loop : m_loops)
+        loop->thread = std::thread([this, l = loop.get()] { run(*l); });
     return {};
+}
+
+void HttpServer::run(Loop &loop)
+{
+    const QByteArray name = "request " + QByteArray::number(loop.index);
+    pthread_setname_np(pthread_self(), name.constData());
+    epoll_event events[2];
+    for (;;) {
+        MHD_UNSIGNED_LONG_LONG due = 0;
+        const int timeout = MHD_get_timeout(loop.daemon, &due) == MHD_YES ? int(std::min<MHD_UNSIGNED_LONG_LONG>(due, INT_MAX))
+                                                                          : -1;
+        const int n = epoll_wait(loop.epollFd, events, 2, timeout);
+        for (int i = 0; i < n; ++i) {
+            if (events[i].data.u32 == 1) {
+                uint64_t count = 0;
+                [[maybe_unused]] const ssize_t r = ::read(loop.wakeFd, &count, sizeof count);
+            }
+        }
+        if (loop.stopping.load())
+            return;
+        if (loop.quiesceAsked.exchange(false)) {
+            MHD_quiesce_daemon(loop.daemon); // the socket is closed once, by quiesce()
+            loop.quiesced.set_value();
+        }
+        // Never waits: each of its epoll_waits has a timeout of 0 (this loop waited above).
+        MHD_run(loop.daemon);
+    }
 }
 
 void HttpServer::quiesce()
 {
-    if (!m_daemon)
+    if (m_listenFd < 0)
         return;
-    const MHD_socket listening = MHD_quiesce_daemon(m_daemon);
-    if (listening != MHD_INVALID_SOCKET)
-        ::close(listening);
+    for (auto &loop : m_loops) {
+        loop->quiesceAsked = true;
+        loop->wake();
+    }
+    for (auto &loop : m_loops)
+        loop->quiesced.get_future().wait();
+    ::close(std::exchange(m_listenFd, -1));
 }
 
 void HttpServer::answerParked(const HttpReply &reply)
@@ -203,8 +325,25 @@ void HttpServer::answerParked(const HttpReply &reply)
 
 void HttpServer::stop()
 {
-    if (m_daemon)
-        MHD_stop_daemon(std::exchange(m_daemon, nullptr));
+    for (auto &loop : m_loops) {
+        loop->stopping = true;
+        loop->wake();
+    }
+    for (auto &loop : m_loops)
+        if (loop->thread.joinable())
+            loop->thread.join();
+    // The loops are gone: the daemons let go of the shared listening socket here, and it is
+    // closed once (each daemon would close it otherwise).
+    if (m_listenFd >= 0) {
+        for (auto &loop : m_loops)
+            if (loop->daemon)
+                MHD_quiesce_daemon(loop->daemon);
+        ::close(std::exchange(m_listenFd, -1));
+    }
+    // The loops stay (until the destructor): a late resume only wakes a loop that is gone.
+    for (auto &loop : m_loops)
+        if (loop->daemon)
+            MHD_stop_daemon(std::exchange(loop->daemon, nullptr));
 }
 
 void HttpServer::setParked(const std::shared_ptr<PendingReply> &reply, bool on)
@@ -216,15 +355,60 @@ void HttpServer::setParked(const std::shared_ptr<PendingReply> &reply, bool on)
         m_parked.erase(reply);
 }
 
-void HttpServer::resume(MHD_Connection *connection)
+void HttpServer::resume(int loop, MHD_Connection *connection)
 {
     MHD_resume_connection(connection);
+    m_loops[size_t(loop)]->wake(); // after: the loop's MHD_run sees the resume
+}
+
+MHD_Result HttpServer::onAcceptThunk(void *cls, const sockaddr *address, socklen_t)
+{
+    // The per-IP limit over every request thread's daemon (each daemon's own would count
+    // only its connections). Counted once the connection is set up (onConnectionThunk), so
+    // connections from one address accepted at the same moment on several threads can pass
+    // the limit by at most the number of threads less one.
+    auto *self = static_cast<HttpServer *>(cls);
+    const QByteArray key = addressKey(address);
+    std::lock_guard lock(self->m_perIpMutex);
+    const auto it = self->m_perIp.find(key);
+    if (key.isEmpty() || it == self->m_perIp.end() || it->second < self->m_limits.perIpLimit)
+        return MHD_YES;
+    ServerLog::trouble(u"per-ip"_s, u"http: %1 has %2 open connections, the per-IP limit: refused"_s.arg(
+                                        QHostAddress(address).toString()).arg(it->second));
+    return MHD_NO;
+}
+
+void HttpServer::onConnectionThunk(void *cls, MHD_Connection *connection, void **socketContext,
+                                   MHD_ConnectionNotificationCode code)
+{
+    auto *self = static_cast<HttpServer *>(cls);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        auto key = std::make_unique<QByteArray>(addressKey(info ? info->client_addr : nullptr));
+        if (key->isEmpty())
+            return;
+        std::lock_guard lock(self->m_perIpMutex);
+        ++self->m_perIp[*key];
+        *socketContext = key.release();
+        return;
+    }
+    auto *key = static_cast<QByteArray *>(*socketContext);
+    if (!key)
+        return;
+    *socketContext = nullptr;
+    {
+        std::lock_guard lock(self->m_perIpMutex);
+        if (const auto it = self->m_perIp.find(*key); it != self->m_perIp.end() && --it->second <= 0)
+            self->m_perIp.erase(it);
+    }
+    delete key;
 }
 
 MHD_Result HttpServer::onAccessThunk(void *cls, MHD_Connection *connection, const char *url, const char *method,
                                      const char *, const char *uploadData, size_t *uploadSize, void **context)
 {
-    return static_cast<HttpServer *>(cls)->onAccess(connection, url, method, uploadData, uploadSize, context);
+    const auto *loop = static_cast<Loop *>(cls);
+    return loop->server->onAccess(loop->index, connection, url, method, uploadData, uploadSize, context);
 }
 
 void HttpServer::onCompletedThunk(void *cls, MHD_Connection *, void **context, MHD_RequestTerminationCode)
@@ -270,7 +454,7 @@ MHD_Result HttpServer::queue(Exchange &ex, const HttpReply &reply)
     return queued;
 }
 
-MHD_Result HttpServer::onAccess(MHD_Connection *connection, const char *url, const char *method,
+MHD_Result HttpServer::onAccess(int loop, MHD_Connection *connection, const char *url, const char *method,
                                 const char *uploadData, size_t *uploadSize, void **context)
 {
     auto *ex = static_cast<Exchange *>(*context);
@@ -332,7 +516,7 @@ MHD_Result HttpServer::onAccess(MHD_Connection *connection, const char *url, con
         return queue(*ex, *ex->decision.reply);
     if (!ex->pending) {
         // The body is complete: the handler answers now or parks the request.
-        ex->pending = std::make_shared<PendingReply>(*this, connection);
+        ex->pending = std::make_shared<PendingReply>(*this, loop, connection);
         m_handler.onRequest(ex->head, ex->decision, std::move(ex->body), ex->pending);
         ex->body = QByteArray();
         releaseBody(*ex);

@@ -11,9 +11,11 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include <microhttpd.h>
 
@@ -58,7 +60,8 @@ class HttpServer;
 /// later ones are dropped (e.g. the drain deadline answered first).
 class PendingReply : public std::enable_shared_from_this<PendingReply> {
 public:
-    PendingReply(HttpServer &server, MHD_Connection *connection);
+    /// `loop`: the request thread that owns `connection` (it is woken to resume it).
+    PendingReply(HttpServer &server, int loop, MHD_Connection *connection);
     /// Answers the request (resuming its connection if it was parked). Any thread.
     void send(HttpReply reply);
     /// Answers with what `make` returns, called on the request thread that writes the answer
@@ -77,6 +80,7 @@ private:
     void answer(std::optional<HttpReply> reply, std::function<HttpReply()> make);
 
     HttpServer &m_server;
+    int m_loop;
     MHD_Connection *m_connection;
     mutable std::mutex m_mutex;
     std::optional<HttpReply> m_reply;
@@ -100,12 +104,11 @@ public:
                         double seconds) = 0;
 };
 
-/// The HTTP side of flashstock-server: libmicrohttpd with its internal thread pool on epoll,
-/// and its limits.
+/// The limits of flashstock-server's HTTP side.
 struct HttpLimits {
-    int threads = 2;                    ///< request threads (the epoll thread pool)
-    int connectionLimit = 10000;        ///< open connections at once; more are refused at accept
-    int perIpLimit = 1000;              ///< open connections from one IP address
+    int threads = 2;                    ///< request threads (one libmicrohttpd daemon on epoll each)
+    int connectionLimit = 10000;        ///< open connections at once, split evenly over the request threads; more are refused at accept
+    int perIpLimit = 1000;              ///< open connections from one IP address, all request threads together
     int idleTimeoutSeconds = 15;        ///< a connection silent this long is closed (slowloris included)
     /// Per connection: request line and headers (more: 414 / 431). libmicrohttpd zeroes this
     /// much on every request of a keep-alive connection, so it stays small (16 KiB).
@@ -113,10 +116,17 @@ struct HttpLimits {
     qint64 bodyBudget = 256LL << 20;    ///< bytes of request bodies being received at once, all connections
 };
 
-/// Owns the libmicrohttpd daemon. A request's headers and body arrive on one of its
-/// threads; a handler that needs the gate or the book parks the request (suspend) and a
-/// PendingReply resumes it. Stop order: quiesce() (no new connections), then answerParked()
-/// for what is left, then stop().
+/// Owns the request threads: each runs one libmicrohttpd daemon (epoll, external polling) on
+/// the one listening socket, in its own loop: it waits on the daemon's epoll descriptor and
+/// its own wake-up eventfd, then lets the daemon do its work without waiting (MHD_run).
+/// libmicrohttpd 0.9.75's own polling threads are not used: after an epoll_wait that returns
+/// a full buffer (128 events) their loop waits again, with the timeout it took before the
+/// first wait (up to the idle timeout), so 128 connections whose requests arrived together
+/// waited unread until some other socket moved or that timeout came (seen under the crowd
+/// as one request thread's connections stalling for 12-14 s). A request's headers and body
+/// arrive on its connection's request thread; a handler that needs the gate or the book
+/// parks the request (suspend) and a PendingReply resumes it and wakes that thread. Stop
+/// order: quiesce() (no new connections), then answerParked() for what is left, then stop().
 class HttpServer {
 public:
     /// A refused request's body up to this size is read (and dropped) before the answer goes
@@ -143,14 +153,20 @@ public:
 private:
     friend class PendingReply;
     struct Exchange;
+    struct Loop;
+    /// A request thread's loop, until stop().
+    void run(Loop &loop);
+    static MHD_Result onAcceptThunk(void *cls, const sockaddr *address, socklen_t length);
+    static void onConnectionThunk(void *cls, MHD_Connection *connection, void **socketContext,
+                                  MHD_ConnectionNotificationCode code);
     static MHD_Result onAccessThunk(void *cls, MHD_Connection *connection, const char *url, const char *method,
                              const char *version, const char *uploadData, size_t *uploadSize, void **context);
     static void onCompletedThunk(void *cls, MHD_Connection *connection, void **context, MHD_RequestTerminationCode toe);
     static void onLogThunk(void *cls, const char *fmt, va_list ap);
-    MHD_Result onAccess(MHD_Connection *connection, const char *url, const char *method, const char *uploadData,
+    MHD_Result onAccess(int loop, MHD_Connection *connection, const char *url, const char *method, const char *uploadData,
                  size_t *uploadSize, void **context);
     MHD_Result queue(Exchange &ex, const HttpReply &reply);
-    void resume(MHD_Connection *connection);
+    void resume(int loop, MHD_Connection *connection);
     void setParked(const std::shared_ptr<PendingReply> &reply, bool on);
     /// Answers `reply` once the rest of the body is in (dropped as it comes).
     void refuse(Exchange &ex, HttpReply reply, qint64 dropped);
@@ -159,8 +175,11 @@ private:
 
     HttpHandler &m_handler;
     HttpLimits m_limits;
-    MHD_Daemon *m_daemon = nullptr;
+    std::vector<std::unique_ptr<Loop>> m_loops; ///< one per request thread
+    int m_listenFd = -1;                         ///< shared by every loop's daemon; closed by us
     int m_port = 0;
+    std::mutex m_perIpMutex;
+    std::map<QByteArray, int> m_perIp; ///< open connections by client address (its bytes)
     std::atomic<qint64> m_inFlight{0};
     std::atomic<qint64> m_bodyBytes{0};
     std::mutex m_parkedMutex;

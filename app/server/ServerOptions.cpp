@@ -31,7 +31,7 @@ const OptionSpec kOptions[] = {
                        "FLASHSTOCK_REDIS_PASSWORD); default: the data dir's private redis-server."},
     {"operator", "NAME", "Written on ledger rows (default: the OS user)."},
     {"listen", "ADDR:PORT", "Where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6; port 0 picks one)."},
-    {"threads", "N", "Request threads, libmicrohttpd's epoll pool (default: the number of cores)."},
+    {"threads", "N", "Request threads, each polling its own libmicrohttpd daemon on epoll (default: the number of cores)."},
     {"book-writers", "N", "Book writers: book connections, each committing every waiting order in one "
                           "transaction (default 4)."},
     {"engine-workers", "N", "Threads for confirms, releases and reads (default 4)."},
