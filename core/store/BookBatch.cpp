@@ -279,14 +279,20 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
         seen.insert(row.at(0).toString());
 
     using Bucket = std::pair<QString, int>;
-    std::map<Bucket, QList<qsizetype>> groups; // (sku, bucket) order
+    struct Group {
+        QList<qsizetype> members; ///< in arrival order
+        qint64 total = 0;         ///< their units
+    };
+    std::map<Bucket, Group> groups; // (sku, bucket) order
     for (qsizetype i : candidates) {
         const ReserveOrder &o = orders.at(i);
         if (wanted.at(i).size() != 1 || o.userLimits.value(wanted.at(i).first().sku) > 0 || seen.contains(o.order))
             continue;
         seen.insert(o.order);
         const OrderLine &line = wanted.at(i).first();
-        groups[{line.sku, preferredBucket(o.order, m_bucketCounts.value(line.sku, 1))}].append(i);
+        Group &g = groups[{line.sku, preferredBucket(o.order, m_bucketCounts.value(line.sku, 1))}];
+        g.members.append(i);
+        g.total += line.qty;
     }
     if (groups.empty())
         return {};
@@ -295,12 +301,8 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
     // its whole group. (PostgreSQL: runBatch locked the batch's buckets in order first when
     // there are several.)
     QJsonArray totals;
-    for (const auto &[key, members] : groups) {
-        qint64 total = 0;
-        for (qsizetype i : members)
-            total += wanted.at(i).first().qty;
-        totals.append(QJsonArray{key.first, key.second, total});
-    }
+    for (const auto &[key, group] : groups)
+        totals.append(QJsonArray{key.first, key.second, group.total});
     auto moved = m_db.exec(sql::reserveBucketsOf(dialect), {json(totals)});
     if (!moved)
         return std::unexpected(moved.error());
@@ -312,12 +314,10 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
 
     QJsonArray orderRows, lineRows, ledgerRows;
     QList<qsizetype> taken;
-    for (const auto &[key, members] : groups) {
+    for (const auto &[key, group] : groups) {
         const auto &[sku, bucket] = key;
-        QList<qsizetype> fit = members;
-        qint64 total = 0;
-        for (qsizetype i : members)
-            total += wanted.at(i).first().qty;
+        QList<qsizetype> fit = group.members;
+        qint64 total = group.total;
         BucketLevels levels;
         if (auto it = movedTo.find(key); it != movedTo.end()) {
             levels = it->second;
@@ -332,7 +332,7 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
             qint64 left = (*current)->available;
             fit.clear();
             total = 0;
-            for (qsizetype i : members) {
+            for (qsizetype i : group.members) {
                 const qint64 qty = wanted.at(i).first().qty;
                 if (qty <= left) {
                     fit << i;
