@@ -124,10 +124,14 @@ void GateDispatcher::handle(Engine &engine, std::deque<Waiting> batch)
 
 void GateDispatcher::settle(Engine &engine, std::deque<Booked> booked)
 {
-    for (Booked &b : booked) {
-        engine.applyBook(b.carried->attempt, std::move(b.answer));
+    // Every settle of these winners goes in one pipeline; each answer after its settle.
+    QList<Engine::BookedAttempt> applied;
+    applied.reserve(qsizetype(booked.size()));
+    for (Booked &b : booked)
+        applied << Engine::BookedAttempt{&b.carried->attempt, std::move(b.answer)};
+    engine.applyBooks(applied);
+    for (Booked &b : booked)
         b.carried->done(*b.carried->attempt.answer);
-    }
 }
 
 } // namespace flashstock::server
