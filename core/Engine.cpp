@@ -629,28 +629,38 @@ std::optional<Result<ReserveResult>> Engine::refusedWithoutGate(const ReserveAtt
 
 void Engine::applyBook(ReserveAttempt &a, Result<ReserveResult> booked)
 {
-    a.answer = booked;
-    if (a.bookOnly)
-        return;
-    if (!booked) {
-        // A lost COMMIT the book could not settle by replaying: the tokens stay held, and the
-        // reconciler finds out (the order is in the book or it is fenced) instead of a guess.
-        if (booked.error().code != ErrorCode::OutcomeUnknown)
-            releaseTokens(a.created, u"book failed"_s);
-        return;
+    QList<BookedAttempt> one{BookedAttempt{&a, std::move(booked)}};
+    applyBooks(one);
+}
+
+void Engine::applyBooks(const QList<BookedAttempt> &booked)
+{
+    QList<OrderLine> toSettle;
+    for (const auto &[a, answer] : booked) {
+        a->answer = answer;
+        if (a->bookOnly)
+            continue;
+        if (!answer) {
+            // A lost COMMIT the book could not settle by replaying: the tokens stay held, and
+            // the reconciler finds out (the order is in the book or it is fenced) instead of a guess.
+            if (answer.error().code != ErrorCode::OutcomeUnknown)
+                releaseTokens(a->created, u"book failed"_s);
+            continue;
+        }
+        if (answer->outcome != Outcome::Reserved) {
+            releaseTokens(a->created, u"book refused"_s);
+            // The gate let it through, so its counters missed this refusal (the reject rate).
+            const QString sku = answer->shortSku.isEmpty() ? a->lines.first().sku : answer->shortSku;
+            if (answer->outcome != Outcome::Duplicate)
+                if (auto counted = m_gate->countRefusal(sku, answer->outcome); !counted)
+                    warn(WarningKind::RefusalNotCounted, sku,
+                         u"gate did not count the book's %1 refusal of %2: %3"_s.arg(outcomeWord(answer->outcome), sku,
+                                                                                   counted.error().message));
+            continue;
+        }
+        toSettle << releaseExtra(*answer, a->created);
     }
-    if (booked->outcome != Outcome::Reserved) {
-        releaseTokens(a.created, u"book refused"_s);
-        // The gate let it through, so its counters missed this refusal (the reject rate).
-        const QString sku = booked->shortSku.isEmpty() ? a.lines.first().sku : booked->shortSku;
-        if (booked->outcome != Outcome::Duplicate)
-            if (auto counted = m_gate->countRefusal(sku, booked->outcome); !counted)
-                warn(WarningKind::RefusalNotCounted, sku,
-                     u"gate did not count the book's %1 refusal of %2: %3"_s.arg(outcomeWord(booked->outcome), sku,
-                                                                               counted.error().message));
-        return;
-    }
-    settleBooked(*booked, a.created);
+    settleBooked(toSettle);
 }
 
 std::optional<ReserveResult> Engine::closedInBook(const QString &order, const QList<OrderLine> &lines,
@@ -670,7 +680,7 @@ std::optional<ReserveResult> Engine::closedInBook(const QString &order, const QL
     return std::nullopt;
 }
 
-void Engine::settleBooked(const ReserveResult &booked, const QList<OrderLine> &created)
+QList<OrderLine> Engine::releaseExtra(const ReserveResult &booked, const QList<OrderLine> &created)
 {
     // The book may have answered from an order it already held (a repeat whose gate
     // mapping was lost): a token this call created that the book did not store is extra.
@@ -682,14 +692,27 @@ void Engine::settleBooked(const ReserveResult &booked, const QList<OrderLine> &c
         if (!stored.contains(l.token))
             extra << l;
     releaseTokens(extra, u"repeat of a booked order"_s);
-    for (const OrderLine &l : booked.lines) {
-        if (l.token.isEmpty())
-            continue;
-        if (auto settled = m_gate->settle(l.sku, l.token); !settled)
-            warn(WarningKind::TokenNotSettled, l.sku,
-                 u"gate did not settle token %1 of %2 (the reconciler settles it): %3"_s.arg(l.token, l.sku,
-                                                                                              settled.error().message));
-    }
+    QList<OrderLine> toSettle;
+    for (const OrderLine &l : booked.lines)
+        if (!l.token.isEmpty())
+            toSettle << l;
+    return toSettle;
+}
+
+void Engine::settleBooked(const QList<OrderLine> &lines)
+{
+    if (lines.isEmpty())
+        return;
+    QList<GateTokenRef> tokens;
+    tokens.reserve(lines.size());
+    for (const OrderLine &l : lines)
+        tokens << GateTokenRef{l.sku, l.token};
+    const QList<Result<void>> settled = m_gate->settlePipeline(tokens);
+    for (qsizetype i = 0; i < settled.size(); ++i)
+        if (!settled[i])
+            warn(WarningKind::TokenNotSettled, lines[i].sku,
+                 u"gate did not settle token %1 of %2 (the reconciler settles it): %3"_s.arg(
+                     lines[i].token, lines[i].sku, settled[i].error().message));
 }
 
 Result<OrderChange> Engine::confirm(const QString &order, const QString &paymentRef)

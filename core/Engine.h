@@ -169,6 +169,16 @@ public:
     /// refusal or failure gives back the tokens the attempt created (never on OutcomeUnknown:
     /// the reconciler decides), a reserve settles them.
     void applyBook(ReserveAttempt &attempt, Result<ReserveResult> booked);
+    /// One attempt and the book's answer to it (applyBooks).
+    struct BookedAttempt {
+        ReserveAttempt *attempt; ///< not owned
+        Result<ReserveResult> booked;
+    };
+    /// Phase 4b for many attempts at once (a server's gate dispatcher with the book's answers
+    /// that came back together): each as applyBook(), in order, and the settles of every
+    /// reserved attempt's tokens in one pipelined round trip (Gate::settlePipeline). The caller
+    /// answers once it returns: by then every settle and give-back has been tried.
+    void applyBooks(const QList<BookedAttempt> &booked);
 
     /// Sends this engine's book work (the book's part of reserve, confirm and release) to
     /// `writers` (group commit with other engines' work; this engine's thread waits for the
@@ -257,8 +267,12 @@ private:
     /// The sale_closed answer if a line's sale is not open in the book (counted in the gate).
     std::optional<ReserveResult> closedInBook(const QString &order, const QList<OrderLine> &lines,
                                               const QHash<QString, Sale> &sales);
-    /// After the book reserved: gives back the tokens it did not store, settles the others.
-    void settleBooked(const ReserveResult &booked, const QList<OrderLine> &created);
+    /// After the book reserved: gives back the tokens this attempt created that the book did
+    /// not store; returns the lines whose tokens the book stored (to settle).
+    QList<OrderLine> releaseExtra(const ReserveResult &booked, const QList<OrderLine> &created);
+    /// Settles the tokens of `lines` (orders the book committed) in one pipelined round trip;
+    /// a token the gate did not settle is a TokenNotSettled warning (the reconciler settles it).
+    void settleBooked(const QList<OrderLine> &lines);
     /// Pushes `sale` to the gate (GateRestore::pushSale), with a GateRestored warning if its
     /// stock key was missing and refilled.
     Result<void> pushSaleToGate(const Sale &sale);

@@ -10,7 +10,7 @@ packages=(
   libqt6sql6-sqlite libqt6sql6-psql
   libhiredis-dev redis-server postgresql-15
   xvfb xauth imagemagick fonts-dejavu-core sqlite3
-  libmicrohttpd-dev prometheus-cpp-dev curl
+  libmicrohttpd-dev prometheus-cpp-dev libjemalloc-dev curl
   wrk apache2-utils redis-tools jq
   help2man librsvg2-bin dpkg-dev file
   spin

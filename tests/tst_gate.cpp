@@ -561,6 +561,32 @@ private slots:
                  ErrorCode::InvalidArgument);
     }
 
+    void settlePipelineAnswersEachToken()
+    {
+        FS_VERIFY_OK(m_gate->load(u"A"_s, 10, false));
+        FS_VERIFY_OK(m_gate->load(u"B"_s, 10, false));
+        const auto a = reserve(u"A"_s, u"p1"_s, 1);
+        const auto b = reserve(u"B"_s, u"p2"_s, 2);
+        const auto gone = reserve(u"A"_s, u"p3"_s, 1);
+        QCOMPARE(FS_OK(m_gate->release(u"A"_s, gone.token)), true);
+        FS_VERIFY_OK(m_redis->command({"SCRIPT", "FLUSH"})); // loaded again, the pipeline retried
+        const QList<Result<void>> settled = m_gate->settlePipeline(
+            {{u"A"_s, a.token}, {u"A"_s, QString()}, {u"B"_s, b.token}, {u"A"_s, gone.token}});
+        QCOMPARE(settled.size(), 4);
+        FS_VERIFY_OK(settled[0]);
+        QCOMPARE(settled[1].error().code, ErrorCode::InvalidArgument); // not sent
+        FS_VERIFY_OK(settled[2]);
+        QCOMPARE(settled[3].error().code, ErrorCode::Conflict); // released: cannot be settled
+        for (const QString &sku : {u"A"_s, u"B"_s}) {
+            const auto open = FS_OK(m_gate->openTokens(sku));
+            QCOMPARE(open.size(), 1);
+            QCOMPARE(open.first().state, TokenState::Settled);
+        }
+        QCOMPARE(available(u"A"_s), 9);
+        QCOMPARE(available(u"B"_s), 8);
+        QVERIFY(m_gate->settlePipeline({}).isEmpty());
+    }
+
     void loadIsNetOfTheTokensTheBookDidNotCount()
     {
         QCOMPARE(FS_OK(m_gate->load(u"A"_s, 100, false)), 100);

@@ -2,6 +2,7 @@
 
 #include "store/BookWriters.h"
 #include "EngineThread.h"
+#include "HttpServer.h"
 #include "ServerMetrics.h"
 
 #include <QElapsedTimer>
@@ -98,6 +99,7 @@ void GateDispatcher::handle(Engine &engine, std::deque<Waiting> batch)
         engine.passGate(attempts);
         m_metrics.gatePipeline(toGate, double(roundTrip.nsecsElapsed()) / 1e9);
     }
+    const PendingReply::WakeBatch wakes; // one wake per request thread for these answers
     for (auto &c : carried) {
         std::optional<ReserveOrder> order = engine.prepareBook(c->attempt);
         if (!order) {
@@ -124,10 +126,15 @@ void GateDispatcher::handle(Engine &engine, std::deque<Waiting> batch)
 
 void GateDispatcher::settle(Engine &engine, std::deque<Booked> booked)
 {
-    for (Booked &b : booked) {
-        engine.applyBook(b.carried->attempt, std::move(b.answer));
+    // Every settle of these winners goes in one pipeline; each answer after its settle.
+    QList<Engine::BookedAttempt> applied;
+    applied.reserve(qsizetype(booked.size()));
+    for (Booked &b : booked)
+        applied << Engine::BookedAttempt{&b.carried->attempt, std::move(b.answer)};
+    engine.applyBooks(applied);
+    const PendingReply::WakeBatch wakes; // one wake per request thread for these answers
+    for (Booked &b : booked)
         b.carried->done(*b.carried->attempt.answer);
-    }
 }
 
 } // namespace flashstock::server

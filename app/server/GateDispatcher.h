@@ -25,7 +25,8 @@ class ServerMetrics;
 /// once; for the others it completes what the gate left open (Engine::prepareBook) and hands
 /// them to the book writers, which take every waiting order into one transaction (group
 /// commit). The book's answers come back to this thread, which gives back or settles the
-/// tokens (Engine::applyBook) and answers.
+/// tokens of every answer that is back (Engine::applyBooks: the settles in one pipeline)
+/// and answers.
 ///
 /// Batches grow by themselves under load (whatever arrived during one round trip goes in
 /// the next, in the gate and in the book alike), and a lone reserve goes at once: nothing

@@ -63,6 +63,9 @@ QByteArray addressKey(const sockaddr *address)
     return {};
 }
 
+/// The outermost WakeBatch of this thread, if one lives.
+thread_local PendingReply::WakeBatch *t_wakeBatch = nullptr;
+
 } // namespace
 
 /// One request thread: its libmicrohttpd daemon, the epoll set it waits on (the daemon's own
@@ -126,6 +129,22 @@ PendingReply::PendingReply(HttpServer &server, int loop, MHD_Connection *connect
     , m_loop(loop)
     , m_connection(connection)
 {
+}
+
+PendingReply::WakeBatch::WakeBatch()
+    : m_outer(t_wakeBatch)
+{
+    if (!m_outer)
+        t_wakeBatch = this;
+}
+
+PendingReply::WakeBatch::~WakeBatch()
+{
+    if (m_outer)
+        return;
+    t_wakeBatch = nullptr;
+    for (const auto &[server, loop] : m_loops)
+        server->wake(loop);
 }
 
 bool PendingReply::answered() const
@@ -358,7 +377,19 @@ void HttpServer::setParked(const std::shared_ptr<PendingReply> &reply, bool on)
 void HttpServer::resume(int loop, MHD_Connection *connection)
 {
     MHD_resume_connection(connection);
-    m_loops[size_t(loop)]->wake(); // after: the loop's MHD_run sees the resume
+    // After the resume, so the loop's MHD_run sees it.
+    if (PendingReply::WakeBatch *batch = t_wakeBatch) {
+        const std::pair<HttpServer *, int> key{this, loop};
+        if (std::find(batch->m_loops.cbegin(), batch->m_loops.cend(), key) == batch->m_loops.cend())
+            batch->m_loops.push_back(key);
+        return;
+    }
+    wake(loop);
+}
+
+void HttpServer::wake(int loop)
+{
+    m_loops[size_t(loop)]->wake();
 }
 
 MHD_Result HttpServer::onAcceptThunk(void *cls, const sockaddr *address, socklen_t)

@@ -71,6 +71,24 @@ public:
     /// True once answered.
     bool answered() const;
 
+    /// While one lives on a thread, the answers sent from that thread resume their
+    /// connections at once and wake each request thread once, when the last WakeBatch of the
+    /// thread ends, instead of once per answer (a gate dispatcher answering one pipeline's
+    /// reserves: one eventfd write per request thread). Nests; stack only; the thread that
+    /// made it.
+    class WakeBatch {
+    public:
+        WakeBatch();
+        ~WakeBatch();
+        WakeBatch(const WakeBatch &) = delete;
+        WakeBatch &operator=(const WakeBatch &) = delete;
+
+    private:
+        friend class HttpServer;
+        WakeBatch *m_outer;
+        std::vector<std::pair<HttpServer *, int>> m_loops; ///< request threads to wake (outermost only)
+    };
+
 private:
     friend class HttpServer;
     /// The request thread: true if the answer is there already; else marks it parked and
@@ -167,6 +185,8 @@ private:
                  size_t *uploadSize, void **context);
     MHD_Result queue(Exchange &ex, const HttpReply &reply);
     void resume(int loop, MHD_Connection *connection);
+    /// Wakes request thread `loop` (now, or when the thread's WakeBatch ends).
+    void wake(int loop);
     void setParked(const std::shared_ptr<PendingReply> &reply, bool on);
     /// Answers `reply` once the rest of the body is in (dropped as it comes).
     void refuse(Exchange &ex, HttpReply reply, qint64 dropped);

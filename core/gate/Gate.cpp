@@ -153,7 +153,12 @@ struct Gate::Private {
     Result<qint64> runCode(ScriptId id, const QString &sku, const QString &subject,
                            const QList<QByteArray> &keys, const QList<QByteArray> &args)
     {
-        auto r = run(id, keys, args);
+        return codeOf(run(id, keys, args), id, sku, subject);
+    }
+
+    /// The reply of a script that answers one integer: negative codes become errors.
+    static Result<qint64> codeOf(const Result<RedisValue> &r, ScriptId id, const QString &sku, const QString &subject)
+    {
         if (!r)
             return std::unexpected(r.error());
         const QString name = scriptName(id);
@@ -252,12 +257,35 @@ Result<QList<GateReservation>> Gate::reserveBatch(const QString &sku,
 
 Result<void> Gate::settle(const QString &sku, const QString &token)
 {
-    if (auto v = checkSkuId(sku); !v) return v;
-    if (auto v = checkToken(token); !v) return v;
-    auto r = d->runCode(ScriptId::Settle, sku, token, reserveKeys(sku), {token.toUtf8()});
-    if (!r)
-        return std::unexpected(r.error());
-    return {};
+    return settlePipeline({GateTokenRef{sku, token}}).first();
+}
+
+QList<Result<void>> Gate::settlePipeline(const QList<GateTokenRef> &tokens)
+{
+    QList<Result<void>> out(tokens.size());
+    QList<GateCommand> commands;
+    QList<qsizetype> sent; // index into `tokens` of each command
+    for (qsizetype i = 0; i < tokens.size(); ++i) {
+        const GateTokenRef &t = tokens[i];
+        if (auto v = checkSkuId(t.sku); !v) {
+            out[i] = v;
+            continue;
+        }
+        if (auto v = checkToken(t.token); !v) {
+            out[i] = v;
+            continue;
+        }
+        commands.append(Private::scriptCommand(ScriptId::Settle, reserveKeys(t.sku), {t.token.toUtf8()}));
+        sent.append(i);
+    }
+    const QList<Result<RedisValue>> replies = commands.isEmpty() ? QList<Result<RedisValue>>{}
+                                                                 : d->router.execute(commands);
+    for (qsizetype k = 0; k < replies.size(); ++k) {
+        const GateTokenRef &t = tokens[sent[k]];
+        if (auto code = Private::codeOf(replies[k], ScriptId::Settle, t.sku, t.token); !code)
+            out[sent[k]] = std::unexpected(code.error());
+    }
+    return out;
 }
 
 Result<void> Gate::markSold(const QString &sku, const QString &token)
@@ -287,22 +315,16 @@ Result<bool> Gate::release(const QString &sku, const QString &token)
 Result<void> Gate::settleBatch(const QString &sku, const QList<QString> &tokens)
 {
     if (auto v = checkSkuId(sku); !v) return v;
-    QList<GateCommand> commands;
-    commands.reserve(tokens.size());
+    QList<GateTokenRef> refs;
+    refs.reserve(tokens.size());
     for (const QString &t : tokens) {
+        // A malformed token fails the whole batch before anything is sent.
         if (auto v = checkToken(t); !v) return v;
-        commands.append(Private::scriptCommand(ScriptId::Settle, reserveKeys(sku), {t.toUtf8()}));
+        refs.append(GateTokenRef{sku, t});
     }
-    const QList<Result<RedisValue>> replies = d->router.execute(commands);
-    for (qsizetype i = 0; i < replies.size(); ++i) {
-        if (!replies[i])
-            return std::unexpected(replies[i].error());
-        const RedisValue &r = *replies[i];
-        if (r.type != RedisValue::Type::Integer)
-            return unexpectedReply(r, u"settle of %1"_s.arg(tokens[i]));
-        if (r.integer < 0)
-            return scriptFailure(int(r.integer), scriptName(ScriptId::Settle), tokens[i]);
-    }
+    for (const Result<void> &one : settlePipeline(refs))
+        if (!one)
+            return one;
     return {};
 }
 

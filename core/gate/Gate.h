@@ -62,6 +62,12 @@ struct GateReserveLine {
     qint64 qty = 0; ///< units, 1..2147483647
 };
 
+/// One token of one SKU (`Gate::settlePipeline`).
+struct GateTokenRef {
+    QString sku;
+    QString token;
+};
+
 /// A token as the gate records it (for the reconciler and `sku show`).
 struct GateToken {
     QString token;
@@ -151,8 +157,14 @@ public:
     /// (and the user's quota). Idempotent: a released or sold token changes nothing.
     /// Returns true if units were given back by this call.
     [[nodiscard]] Result<bool> release(const QString &sku, const QString &token);
-    /// Settle many tokens in one pipelined round trip.
+    /// Settle many tokens of one SKU in one pipelined round trip; a malformed token fails the
+    /// whole batch before sending, and any token's error is the batch's error.
     [[nodiscard]] Result<void> settleBatch(const QString &sku, const QList<QString> &tokens);
+    /// Settles tokens of any SKUs in one round trip per Redis node (the server's gate
+    /// dispatcher, the winners of one book batch): one Result per token, in order, each as
+    /// settle() answers it (a malformed one is InvalidArgument and is not sent; a node that
+    /// cannot be reached fails only its tokens).
+    [[nodiscard]] QList<Result<void>> settlePipeline(const QList<GateTokenRef> &tokens);
 
     /// Sets gate available to `bookAvailable` minus the units of the tokens the book did not
     /// count, only if the stock key is absent (`force` false) or unconditionally (`force`

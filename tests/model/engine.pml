@@ -152,7 +152,7 @@ book:
   }
 
 giveback:
-  /* step: reserve.giveback  code: core/Engine.cpp Engine::applyBook -> core/Engine.cpp Engine::releaseTokens -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
+  /* step: reserve.giveback  code: core/Engine.cpp Engine::applyBooks -> core/Engine.cpp Engine::releaseTokens -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
   atomic {
     CRASHPOINT;
     script_call(gf);
@@ -166,7 +166,7 @@ giveback:
 
 extra:
   /* A repeat whose gate mapping was lost: the token this call created is extra. */
-  /* step: reserve.release-extra  code: core/Engine.cpp Engine::settleBooked -> core/Engine.cpp Engine::releaseTokens -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
+  /* step: reserve.release-extra  code: core/Engine.cpp Engine::releaseExtra -> core/Engine.cpp Engine::releaseTokens -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
   atomic {
     CRASHPOINT;
     script_call(gf);
@@ -176,7 +176,7 @@ extra:
   }
 
 settle:
-  /* step: reserve.settle  code: core/Engine.cpp Engine::settleBooked -> core/gate/Gate.cpp Gate::settle -> lua/settle-2.lua */
+  /* step: reserve.settle  code: core/Engine.cpp Engine::settleBooked -> core/gate/Gate.cpp Gate::settlePipeline -> lua/settle-2.lua */
   atomic {
     CRASHPOINT;
 #ifndef MUTANT_SETTLE_BEFORE_COMMIT

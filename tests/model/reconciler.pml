@@ -93,7 +93,7 @@ pass:
   /* step: reconcile.order-of  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/store/BookReconcile.cpp Book::orderOnSku */
   /* step: reconcile.fence  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/store/BookReconcile.cpp Book::fenceOrder */
   /* step: reconcile.giveback  code: core/reconcile/Reconciler.cpp Reconciler::giveBack -> core/store/DiscrepancyStore.cpp DiscrepancyStore::insert -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
-  /* step: reconcile.settle  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::settle -> lua/settle-2.lua */
+  /* step: reconcile.settle  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::settle -> core/gate/Gate.cpp Gate::settlePipeline -> lua/settle-2.lua */
   /* step: reconcile.mark-sold  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::markSold -> lua/mark-sold-3.lua */
   atomic {
     CRASHPOINT;
