@@ -140,6 +140,10 @@ QString insertReserveLedgerOf(Dialect dialect, const QString &now)
                               {u"sa", u"BIGINT"}});
 }
 
+QString walAutoCheckpointOff() { return u"PRAGMA wal_autocheckpoint=0"_s; }
+
+QString walCheckpointPassive() { return u"PRAGMA wal_checkpoint(PASSIVE)"_s; }
+
 QString savepoint() { return u"SAVEPOINT fs_order"_s; }
 
 QString rollbackToSavepoint() { return u"ROLLBACK TO SAVEPOINT fs_order"_s; }
