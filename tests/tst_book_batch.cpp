@@ -10,6 +10,7 @@
 #include "support/TestChecks.h"
 
 #include <QElapsedTimer>
+#include <QFile>
 #include <QScopeGuard>
 #include <QSqlDatabase>
 #include <QSqlError>
@@ -174,6 +175,7 @@ private slots:
     void commitLost();
     void writersGroupCommit_data() { test::addBackendRows(); }
     void writersGroupCommit();
+    void writersCheckpointTheWal();
 };
 
 void TestBookBatch::mixedBatch()
@@ -632,6 +634,50 @@ void TestBookBatch::writersGroupCommit()
     // Stopped writers answer at once, never hang.
     auto late = writers.reserveAndWait(ReserveOrder{u"late"_s, {}, {{u"HOT"_s, 1, {}}}, 300, {}});
     QVERIFY(!late && late.error().code == ErrorCode::Unavailable);
+}
+
+void TestBookBatch::writersCheckpointTheWal()
+{
+    // SQLite: the writers' commits reach the database file itself (not only the WAL) by the
+    // time they stop: their checkpointer copies the WAL there while they write, and once more
+    // at the end. The file alone, without its WAL, holds every order.
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    FS_VERIFY_OK(engine->addSku(u"W"_s, 100000));
+    BookWriters writers(fresh.url(), Actor{u"tester"_s, u"test"_s}, 4);
+    FS_VERIFY_OK(writers.start());
+    const int clients = 8, each = 50;
+    std::atomic<int> reserved{0};
+    std::vector<std::thread> threads;
+    for (int c = 0; c < clients; ++c)
+        threads.emplace_back([&, c] {
+            for (int i = 0; i < each; ++i) {
+                auto r = writers.reserveAndWait(
+                    ReserveOrder{u"w-%1-%2"_s.arg(c).arg(i), {}, {{u"W"_s, 1, {}}}, 300, {}});
+                reserved += r && r->outcome == Outcome::Reserved;
+            }
+        });
+    for (auto &t : threads)
+        t.join();
+    writers.stop();
+    QCOMPARE(reserved.load(), clients * each);
+
+    const QString alone = fresh.url().path + u".alone"_s;
+    QFile::remove(alone);
+    QVERIFY(QFile::copy(fresh.url().path, alone));
+    int inFile = -1;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(u"QSQLITE"_s, u"checkpointed-file"_s);
+        db.setDatabaseName(alone);
+        QVERIFY(db.open());
+        QSqlQuery q(db);
+        QVERIFY2(q.exec(u"SELECT count(*) FROM orders WHERE order_id LIKE 'w-%'"_s), qPrintable(q.lastError().text()));
+        QVERIFY(q.next());
+        inFile = q.value(0).toInt();
+    }
+    QSqlDatabase::removeDatabase(u"checkpointed-file"_s);
+    QCOMPARE(inFile, clients * each);
 }
 
 QTEST_GUILESS_MAIN(TestBookBatch)
