@@ -96,10 +96,14 @@ void BookWriters::submit(const QString &lane, bool exclusive, Job job)
             Lane &l = m_lanes[lane];
             l.exclusive = exclusive;
             l.jobs.push_back(std::move(job));
-            if (l.jobs.size() == 1 && !(l.exclusive && l.writing))
+            // Only a lane that just became ready needs a writer woken: one being written goes
+            // on with its writer (finished()), one already ready has had its wake.
+            const bool nowReady = l.jobs.size() == 1 && !(l.exclusive && l.writing);
+            if (nowReady)
                 m_ready.push_back(lane);
             lock.unlock();
-            m_wake.notify_one();
+            if (nowReady)
+                m_wake.notify_one();
             return;
         }
     }
@@ -191,6 +195,11 @@ bool BookWriters::take(Batch &out)
     const QString lane = m_ready.front();
     m_ready.pop_front();
     fill(lane, out);
+    // What fill() left ready (the rest of a shared lane, other lanes) for another free writer.
+    const bool more = !m_ready.empty() && m_idle > 0;
+    lock.unlock();
+    if (more)
+        m_wake.notify_one();
     return true;
 }
 
