@@ -134,11 +134,12 @@ private:
     std::thread m_killer;
 };
 
-/// Runs an ALTER SYSTEM statement (it cannot be prepared) and reloads the server's
-/// configuration; empty on success, else the error.
-QString alterSystem(const DbUrl &url, const QString &statement)
+/// Runs `statements` unprepared, in turn, on a connection of its own to the PostgreSQL book
+/// at `url` (for what QtSql cannot prepare: ALTER SYSTEM, EXPLAIN). Empty on success, else
+/// the error; `rows` gets the first column of the last statement's rows.
+QString execUnprepared(const DbUrl &url, const QStringList &statements, QStringList *rows = nullptr)
 {
-    const QString name = u"fs-test-alter-system"_s;
+    const QString name = u"fs-test-unprepared"_s;
     QString error;
     {
         QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, name);
@@ -151,13 +152,26 @@ QString alterSystem(const DbUrl &url, const QString &statement)
             error = db.lastError().text();
         } else {
             QSqlQuery q(db);
-            if (!q.exec(statement) || !q.exec(u"SELECT pg_reload_conf()"_s))
-                error = q.lastError().text();
+            for (const QString &statement : statements) {
+                if (!q.exec(statement)) {
+                    error = q.lastError().text();
+                    break;
+                }
+            }
+            while (error.isEmpty() && rows && q.next())
+                *rows << q.value(0).toString();
         }
         db.close();
     }
     QSqlDatabase::removeDatabase(name);
     return error;
+}
+
+/// Runs an ALTER SYSTEM statement (it cannot be prepared) and reloads the server's
+/// configuration; empty on success, else the error.
+QString alterSystem(const DbUrl &url, const QString &statement)
+{
+    return execUnprepared(url, {statement, u"SELECT pg_reload_conf()"_s});
 }
 
 } // namespace
@@ -703,30 +717,10 @@ void TestBookBatch::existingOrdersUseTheIndex()
     // EXPLAIN cannot be prepared through QtSql: PREPARE and EXPLAIN EXECUTE by hand.
     QString statement = sql::existingOrdersOf(Dialect::Postgres);
     statement.replace(u"?"_s, u"$1"_s);
-    const DbUrl &url = fresh.url();
-    const QString name = u"fs-test-explain"_s;
     QStringList plan;
-    QString error;
-    {
-        QSqlDatabase raw = QSqlDatabase::addDatabase(u"QPSQL"_s, name);
-        raw.setHostName(url.host);
-        raw.setPort(url.port);
-        raw.setUserName(url.user);
-        raw.setPassword(url.password);
-        raw.setDatabaseName(url.database);
-        if (!raw.open()) {
-            error = raw.lastError().text();
-        } else {
-            QSqlQuery q(raw);
-            if (!q.exec(u"PREPARE fs_existing(text) AS "_s + statement)
-                || !q.exec(u"EXPLAIN EXECUTE fs_existing('%1')"_s.arg(json)))
-                error = q.lastError().text();
-            while (q.next())
-                plan << q.value(0).toString();
-        }
-        raw.close();
-    }
-    QSqlDatabase::removeDatabase(name);
+    const QString error = execUnprepared(
+        fresh.url(), {u"PREPARE fs_existing(text) AS "_s + statement, u"EXPLAIN EXECUTE fs_existing('%1')"_s.arg(json)},
+        &plan);
     QVERIFY2(error.isEmpty(), qPrintable(error));
     QVERIFY2(!plan.isEmpty() && !plan.join(u'\n').contains(u"Seq Scan on orders"_s), qPrintable(plan.join(u'\n')));
 }
