@@ -99,8 +99,13 @@ QString reserveOneLine(const QString &now)
 
 QString existingOrdersOf(Dialect dialect)
 {
-    return u"SELECT order_id FROM orders WHERE order_id IN (SELECT w.order_id FROM %1)"_s.arg(
-        jsonTable(dialect, {{u"order_id", u"TEXT"}}));
+    const QString ids = u"SELECT w.order_id FROM "_s + jsonTable(dialect, {{u"order_id", u"TEXT"}});
+    // PostgreSQL: an array looked up in the primary key. Given `IN (SELECT ...)` its planner
+    // guesses 100 rows for the JSON and hashes them against a scan of every order (10 ms a
+    // batch at 30 000 orders, growing with the book).
+    if (dialect == Dialect::Postgres)
+        return u"SELECT order_id FROM orders WHERE order_id = ANY (ARRAY(%1))"_s.arg(ids);
+    return u"SELECT order_id FROM orders WHERE order_id IN (%1)"_s.arg(ids);
 }
 
 // The guard of reserveBucket(), per bucket.
@@ -139,6 +144,10 @@ QString insertReserveLedgerOf(Dialect dialect, const QString &now)
                               {u"lb", u"BIGINT"}, {u"sb", u"BIGINT"}, {u"aa", u"BIGINT"}, {u"la", u"BIGINT"},
                               {u"sa", u"BIGINT"}});
 }
+
+QString walAutoCheckpointOff() { return u"PRAGMA wal_autocheckpoint=0"_s; }
+
+QString walCheckpointPassive() { return u"PRAGMA wal_checkpoint(PASSIVE)"_s; }
 
 QString savepoint() { return u"SAVEPOINT fs_order"_s; }
 

@@ -63,6 +63,13 @@ QString insertReserveLedgerOf(Dialect dialect, const QString &now);
 /// A bucket's available units, read without a lock (NaiveReserve's read-check-write, the
 /// counterexample). Binds: sku, bucket.
 QString bucketAvailable();
+/// SQLite: a connection that leaves the WAL's checkpoints to another (`PRAGMA
+/// wal_autocheckpoint=0`; durability is unchanged, only who copies the WAL into the file).
+QString walAutoCheckpointOff();
+/// SQLite: copies the WAL's committed frames into the database file and syncs it, without
+/// waiting for readers or writers (`PRAGMA wal_checkpoint(PASSIVE)`). One row: busy flag,
+/// frames in the WAL, frames checkpointed.
+QString walCheckpointPassive();
 /// One order of a batch: its savepoint, the way back to it, and keeping what it did.
 QString savepoint();
 QString rollbackToSavepoint();

@@ -47,6 +47,14 @@ Result<void> BookWriters::start()
         opened.push_back(p.get_future());
         m_threads.emplace_back(&BookWriters::runWriter, this, i, std::move(p));
     }
+    if (m_url.dialect == Dialect::Sqlite) {
+        m_checkpointerStopping = false;
+        m_checkpointDue = false;
+        m_walFrames = 0;
+        std::promise<Result<void>> p;
+        opened.push_back(p.get_future());
+        m_checkpointer = std::thread(&BookWriters::runCheckpointer, this, std::move(p));
+    }
     Result<void> first;
     for (auto &f : opened) {
         Result<void> r = f.get();
@@ -68,6 +76,14 @@ void BookWriters::stop()
     for (std::thread &t : m_threads)
         t.join();
     m_threads.clear();
+    if (m_checkpointer.joinable()) {
+        {
+            std::lock_guard lock(m_checkpointMutex);
+            m_checkpointerStopping = true;
+        }
+        m_checkpointChanged.notify_all();
+        m_checkpointer.join();
+    }
     std::lock_guard lock(m_mutex);
     m_started = false;
 }
@@ -80,10 +96,14 @@ void BookWriters::submit(const QString &lane, bool exclusive, Job job)
             Lane &l = m_lanes[lane];
             l.exclusive = exclusive;
             l.jobs.push_back(std::move(job));
-            if (l.jobs.size() == 1 && !(l.exclusive && l.writing))
+            // Only a lane that just became ready needs a writer woken: one being written goes
+            // on with its writer (finished()), one already ready has had its wake.
+            const bool nowReady = l.jobs.size() == 1 && !(l.exclusive && l.writing);
+            if (nowReady)
                 m_ready.push_back(lane);
             lock.unlock();
-            m_wake.notify_one();
+            if (nowReady)
+                m_wake.notify_one();
             return;
         }
     }
@@ -175,6 +195,11 @@ bool BookWriters::take(Batch &out)
     const QString lane = m_ready.front();
     m_ready.pop_front();
     fill(lane, out);
+    // What fill() left ready (the rest of a shared lane, other lanes) for another free writer.
+    const bool more = !m_ready.empty() && m_idle > 0;
+    lock.unlock();
+    if (more)
+        m_wake.notify_one();
     return true;
 }
 
@@ -255,14 +280,78 @@ void BookWriters::runWriter(int index, std::promise<Result<void>> opened)
         opened.set_value(std::unexpected(db.error()));
         return;
     }
+    if (auto r = (*db)->leaveCheckpointsToOthers(); !r) {
+        opened.set_value(std::unexpected(r.error()));
+        return;
+    }
     (*db)->setWriteFaults(m_faults);
     Book book(**db, m_actor);
     opened.set_value({});
     Batch batch;
     while (take(batch)) {
-        do
+        do {
             answer(book, batch);
-        while (finished(batch));
+            committed(**db);
+        } while (finished(batch));
+    }
+}
+
+void BookWriters::committed(Database &db)
+{
+    if (m_url.dialect != Dialect::Sqlite)
+        return;
+    std::unique_lock lock(m_checkpointMutex);
+    if (m_walFrames < kWalFramesBeforeCatchUp) {
+        if (m_checkpointDue)
+            return; // the checkpointer has not started on the last one: it takes this one too
+        m_checkpointDue = true;
+        lock.unlock();
+        m_checkpointChanged.notify_all();
+        return;
+    }
+    // Past the bound: after the checkpoint under way, this writer checkpoints the rest with
+    // nobody committing, so the WAL starts afresh at its next transaction.
+    m_checkpointChanged.wait(lock, [&] { return !m_checkpointRunning; });
+    if (m_walFrames < kWalFramesBeforeCatchUp)
+        return; // that one caught up
+    m_checkpointRunning = true;
+    lock.unlock();
+    auto done = db.checkpointWal();
+    lock.lock();
+    m_checkpointRunning = false;
+    if (done)
+        m_walFrames = done->complete() ? 0 : done->frames;
+    lock.unlock();
+    m_checkpointChanged.notify_all();
+}
+
+void BookWriters::runCheckpointer(std::promise<Result<void>> opened)
+{
+    auto db = Database::open(m_url);
+    if (!db) {
+        opened.set_value(std::unexpected(db.error()));
+        return;
+    }
+    opened.set_value({});
+    std::unique_lock lock(m_checkpointMutex);
+    for (;;) {
+        m_checkpointChanged.wait(lock, [&] {
+            return (m_checkpointDue && !m_checkpointRunning) || (m_checkpointerStopping && !m_checkpointRunning);
+        });
+        m_checkpointDue = false;
+        m_checkpointRunning = true;
+        const bool stopping = m_checkpointerStopping;
+        lock.unlock();
+        // A checkpoint that fails loses nothing: its frames stay in the WAL for the next one
+        // (or for the next connection that checkpoints), and no order waits on it.
+        auto done = (*db)->checkpointWal();
+        lock.lock();
+        m_checkpointRunning = false;
+        if (done)
+            m_walFrames = done->frames; // it starts afresh only at a write that finds it all checkpointed
+        m_checkpointChanged.notify_all();
+        if (stopping)
+            return;
     }
 }
 

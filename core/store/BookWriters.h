@@ -19,6 +19,7 @@
 
 namespace flashstock {
 
+class Database;
 class WriteFaults;
 
 /// The book writers (group commit): a bounded pool of threads, each with its own book
@@ -35,6 +36,14 @@ class WriteFaults;
 /// no free writer for them. Confirms and releases form batches of their own, taken by any
 /// free writer. A batch holds one kind of operation.
 ///
+/// SQLite: the writers do not checkpoint the WAL after their commits (a checkpoint syncs
+/// the file, and a writer waiting on the disk holds up every order queued behind it); one
+/// more thread with its own connection checkpoints while they go on writing, and once
+/// more when they stop. A WAL that grows past kWalFramesBeforeCatchUp meanwhile (the
+/// writers commit during every checkpoint, so it never starts afresh) is caught up by the
+/// writer that commits next, as SQLite's own checkpoint would. Durability is the same
+/// either way: commits go to the WAL as before.
+///
 /// Thread safety: reserve(), confirm() and release() are thread-safe and never wait; the
 /// `done` callbacks run on a writer's thread, once per order, after its batch (a callback
 /// must not block for long: the writer takes its next batch after the callbacks). The
@@ -45,6 +54,9 @@ class BookWriters {
 public:
     /// Orders one transaction takes at most.
     static constexpr int kMaxBatch = 256;
+    /// SQLite: WAL frames (pages, 4 KiB each) past which the next writer to commit checkpoints
+    /// the WAL itself, so it starts afresh (SQLite's own bound is 1 000).
+    static constexpr qint64 kWalFramesBeforeCatchUp = 10'000;
 
     using ReserveDone = std::function<void(Result<ReserveResult>)>;
     using ChangeDone = std::function<void(Result<OrderChange>)>;
@@ -109,6 +121,11 @@ private:
     /// of a writer).
     bool finished(Batch &batch);
     void runWriter(int index, std::promise<Result<void>> opened);
+    /// SQLite: checkpoints the WAL whenever writers committed since the last checkpoint.
+    void runCheckpointer(std::promise<Result<void>> opened);
+    /// A writer committed (or tried to) on `db`: the checkpointer has work, or the WAL is
+    /// past its bound and this writer catches it up.
+    void committed(Database &db);
     static void answer(Book &book, Batch &batch);
 
     DbUrl m_url;
@@ -125,6 +142,14 @@ private:
     bool m_stopping = false;
     bool m_started = false;
     Stats m_stats;
+
+    std::thread m_checkpointer; ///< SQLite only
+    std::mutex m_checkpointMutex;
+    std::condition_variable m_checkpointChanged; ///< any of the four below
+    bool m_checkpointDue = false;
+    bool m_checkpointRunning = false;
+    bool m_checkpointerStopping = false;
+    qint64 m_walFrames = 0; ///< in the WAL after the last checkpoint; 0 once it starts afresh
 };
 
 } // namespace flashstock

@@ -139,8 +139,10 @@ Result<void> Database::connectNow()
         // (switching to WAL rewrites the file header).
         if (auto r = checkOwnedBeforeWriting(); !r)
             return r;
-        for (const QString &pragma : {u"PRAGMA journal_mode=WAL"_s, u"PRAGMA synchronous=NORMAL"_s,
-                                      u"PRAGMA foreign_keys=ON"_s}) {
+        QStringList pragmas = sql::sessionSetup(Dialect::Sqlite);
+        if (!m_autoCheckpoint)
+            pragmas << sql::walAutoCheckpointOff();
+        for (const QString &pragma : std::as_const(pragmas)) {
             QSqlQuery q(db);
             if (!q.exec(pragma))
                 return fail(ErrorCode::Unavailable, u"%1 failed: %2"_s.arg(pragma, q.lastError().text()));
@@ -350,6 +352,26 @@ void Database::dropConnection()
     qDeleteAll(m_statements);
     m_statements.clear();
     QSqlDatabase::database(m_connectionName, false).close();
+}
+
+Result<void> Database::leaveCheckpointsToOthers()
+{
+    if (m_url.dialect != Dialect::Sqlite)
+        return {};
+    m_autoCheckpoint = false;
+    return directExec(sql::walAutoCheckpointOff());
+}
+
+Result<Database::WalCheckpoint> Database::checkpointWal()
+{
+    if (m_url.dialect != Dialect::Sqlite)
+        return WalCheckpoint{};
+    auto r = exec(sql::walCheckpointPassive());
+    if (!r)
+        return std::unexpected(r.error());
+    if (r->isEmpty())
+        return WalCheckpoint{};
+    return WalCheckpoint{r->first().at(1).toLongLong(), r->first().at(2).toLongLong()};
 }
 
 Result<void> Database::savepoint() { return directExec(sql::savepoint()); }

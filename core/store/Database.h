@@ -119,6 +119,26 @@ public:
     /// Keeps everything since savepoint() as part of the transaction.
     [[nodiscard]] Result<void> releaseSavepoint();
 
+    /// SQLite: stop this connection from checkpointing the WAL itself after its commits
+    /// (SQLite does that at 1000 pages, on the committing thread, syncing the file there),
+    /// so a writer that must not wait on the disk leaves it to checkpointWal() on another
+    /// connection. Kept across reconnects; nothing on PostgreSQL. Durability is unchanged:
+    /// commits go to the WAL as before. Errors as exec().
+    [[nodiscard]] Result<void> leaveCheckpointsToOthers();
+    /// What a WAL checkpoint found, in WAL frames (pages).
+    struct WalCheckpoint {
+        qint64 frames = 0;       ///< in the WAL
+        qint64 checkpointed = 0; ///< of those, now in the database file
+        /// Everything is in the file: the next write transaction starts the WAL afresh
+        /// (unless a reader still reads from it).
+        bool complete() const { return checkpointed >= frames; }
+    };
+    /// SQLite: copies what is committed in the WAL into the database file and syncs it,
+    /// waiting for no reader or writer (a passive checkpoint: frames a reader still needs,
+    /// or that another connection commits meanwhile, stay for the next one). PostgreSQL:
+    /// nothing (an empty WalCheckpoint). Errors as exec().
+    [[nodiscard]] Result<WalCheckpoint> checkpointWal();
+
     /// The test seam set by setWriteFaults(), or nullptr.
     WriteFaults *writeFaults() const { return m_writeFaults; }
 
@@ -166,6 +186,7 @@ private:
     bool m_lastUnique = false;
     qint64 m_statementsRun = 0;
     WriteFaults *m_writeFaults = nullptr; ///< setWriteFaults()
+    bool m_autoCheckpoint = true;         ///< leaveCheckpointsToOthers()
 };
 
 } // namespace flashstock
