@@ -44,6 +44,15 @@ Result<qint64> wholeNumber(const QJsonValue &v, const QString &field, const QStr
     return qint64(d);
 }
 
+/// Runs `check` (given a field name, it names that field in its error) with the name made
+/// by `field` only if it fails: a valid request's field names cost no allocation.
+template <typename Check, typename Field>
+auto named(const Check &check, const Field &field) -> decltype(check(QString()))
+{
+    auto r = check(QString());
+    return r ? r : check(field());
+}
+
 } // namespace
 
 Result<QJsonObject> parseObject(const QByteArray &body)
@@ -78,29 +87,35 @@ Result<ReserveRequest> reservationFrom(const QJsonValue &value, const QString &p
     if (!value.isObject())
         return bad(prefix.isEmpty() ? u"body"_s : prefix.chopped(1), u"must be a JSON object"_s);
     const QJsonObject o = value.toObject();
-    if (auto r = onlyFields(o, {u"order"_s, u"user"_s, u"lines"_s, u"hold_seconds"_s}, prefix); !r)
+    static const QStringList fields{u"order"_s, u"user"_s, u"lines"_s, u"hold_seconds"_s};
+    static const QStringList lineFields{u"sku"_s, u"qty"_s};
+    const auto at = [&](const QString &name) { return [&prefix, &name] { return prefix + name; }; };
+    if (auto r = named([&](const QString &p) { return onlyFields(o, fields, p); }, [&] { return prefix; }); !r)
         return std::unexpected(r.error());
-    auto order = requiredString(o, u"order"_s, prefix);
+    const QString orderName = u"order"_s;
+    auto order = named([&](const QString &p) { return requiredString(o, orderName, p); }, [&] { return prefix; });
     if (!order)
         return std::unexpected(order.error());
-    if (auto r = checkOrderId(*order, prefix + u"order"_s); !r)
+    if (auto r = named([&](const QString &f) { return checkOrderId(*order, f); }, at(orderName)); !r)
         return std::unexpected(r.error());
     QString user;
-    if (o.contains(u"user"_s)) {
-        auto u = requiredString(o, u"user"_s, prefix);
+    const QString userName = u"user"_s;
+    if (o.contains(userName)) {
+        auto u = named([&](const QString &p) { return requiredString(o, userName, p); }, [&] { return prefix; });
         if (!u)
             return std::unexpected(u.error());
-        if (auto r = checkName(*u, prefix + u"user"_s); !r)
+        if (auto r = named([&](const QString &f) { return checkName(*u, f); }, at(userName)); !r)
             return std::unexpected(r.error());
         user = *u;
     }
     std::optional<qint64> hold;
-    if (o.contains(u"hold_seconds"_s)) {
-        const QString field = prefix + u"hold_seconds"_s;
-        auto h = wholeNumber(o.value(u"hold_seconds"_s), field, u"a whole number of seconds"_s);
+    const QString holdName = u"hold_seconds"_s;
+    if (o.contains(holdName)) {
+        const QJsonValue v = o.value(holdName);
+        auto h = named([&](const QString &f) { return wholeNumber(v, f, u"a whole number of seconds"_s); }, at(holdName));
         if (!h)
             return std::unexpected(h.error());
-        if (auto r = checkHoldSeconds(*h, field); !r)
+        if (auto r = named([&](const QString &f) { return checkHoldSeconds(*h, f); }, at(holdName)); !r)
             return std::unexpected(r.error());
         hold = *h;
     }
@@ -109,22 +124,26 @@ Result<ReserveRequest> reservationFrom(const QJsonValue &value, const QString &p
         return bad(prefix + u"lines"_s, u"must be an array of {\"sku\", \"qty\"}, got %1"_s.arg(typeName(linesValue)));
     const QJsonArray array = linesValue.toArray();
     QList<OrderLine> lines;
+    lines.reserve(array.size());
     for (qsizetype i = 0; i < array.size(); ++i) {
-        const QString at = u"%1lines[%2]."_s.arg(prefix).arg(i);
+        const auto lineAt = [&] { return u"%1lines[%2]."_s.arg(prefix).arg(i); };
+        const auto lineField = [&](QStringView name) { return [&lineAt, name] { return lineAt().append(name); }; };
         if (!array[i].isObject())
-            return bad(at.chopped(1), u"must be an object {\"sku\", \"qty\"}, got %1"_s.arg(typeName(array[i])));
+            return bad(lineAt().chopped(1), u"must be an object {\"sku\", \"qty\"}, got %1"_s.arg(typeName(array[i])));
         const QJsonObject line = array[i].toObject();
-        if (auto r = onlyFields(line, {u"sku"_s, u"qty"_s}, at); !r)
+        if (auto r = named([&](const QString &p) { return onlyFields(line, lineFields, p); }, lineAt); !r)
             return std::unexpected(r.error());
-        auto sku = requiredString(line, u"sku"_s, at);
+        auto sku = named([&](const QString &p) { return requiredString(line, lineFields[0], p); }, lineAt);
         if (!sku)
             return std::unexpected(sku.error());
-        if (auto r = checkSkuId(*sku, at + u"sku"_s); !r)
+        if (auto r = named([&](const QString &f) { return checkSkuId(*sku, f); }, lineField(u"sku")); !r)
             return std::unexpected(r.error());
-        auto qty = wholeNumber(line.value(u"qty"_s), at + u"qty"_s, u"a whole number of units"_s);
+        const QJsonValue qtyValue = line.value(lineFields[1]);
+        auto qty = named([&](const QString &f) { return wholeNumber(qtyValue, f, u"a whole number of units"_s); },
+                         lineField(u"qty"));
         if (!qty)
             return std::unexpected(qty.error());
-        if (auto r = checkQuantity(*qty, at + u"qty"_s); !r)
+        if (auto r = named([&](const QString &f) { return checkQuantity(*qty, f); }, lineField(u"qty")); !r)
             return std::unexpected(r.error());
         lines << OrderLine{*sku, *qty, {}};
     }

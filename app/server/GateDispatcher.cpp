@@ -82,16 +82,18 @@ void GateDispatcher::run(Engine &engine)
 
 void GateDispatcher::handle(Engine &engine, std::deque<Waiting> batch)
 {
-    std::vector<std::shared_ptr<Carried>> carried;
+    // Held here (reserved once: the attempts' addresses stay); only those going on to the
+    // book move to the heap, shared with the book writers' callback.
+    std::vector<Carried> carried;
     carried.reserve(batch.size());
     QList<ReserveAttempt *> attempts;
+    attempts.reserve(qsizetype(batch.size()));
     qsizetype toGate = 0;
     for (Waiting &w : batch) {
-        auto c = std::make_shared<Carried>(Carried{engine.planReserve(std::move(w.request)), std::move(w.done)});
-        if (!c->attempt.answer && !c->attempt.bookOnly)
+        Carried &c = carried.emplace_back(Carried{engine.planReserve(std::move(w.request)), std::move(w.done)});
+        if (!c.attempt.answer && !c.attempt.bookOnly)
             ++toGate;
-        attempts << &c->attempt;
-        carried.push_back(std::move(c));
+        attempts << &c.attempt;
     }
     if (toGate > 0) {
         QElapsedTimer roundTrip;
@@ -100,12 +102,13 @@ void GateDispatcher::handle(Engine &engine, std::deque<Waiting> batch)
         m_metrics.gatePipeline(toGate, double(roundTrip.nsecsElapsed()) / 1e9);
     }
     const PendingReply::WakeBatch wakes; // one wake per request thread for these answers
-    for (auto &c : carried) {
-        std::optional<ReserveOrder> order = engine.prepareBook(c->attempt);
+    for (Carried &here : carried) {
+        std::optional<ReserveOrder> order = engine.prepareBook(here.attempt);
         if (!order) {
-            c->done(*c->attempt.answer);
+            here.done(*here.attempt.answer);
             continue;
         }
+        auto c = std::make_shared<Carried>(std::move(here));
         {
             std::lock_guard lock(m_mutex);
             ++m_inBook;

@@ -80,6 +80,8 @@ struct HttpServer::Loop {
     std::atomic<bool> stopping{false};
     std::atomic<bool> quiesceAsked{false};
     std::promise<void> quiesced; ///< set by the thread once its daemon has let go of the listening socket
+    std::mutex parkedMutex;
+    PendingReply *parked = nullptr; ///< this thread's requests suspended now (linked through PendingReply)
 
     ~Loop()
     {
@@ -131,6 +133,12 @@ PendingReply::PendingReply(HttpServer &server, int loop, MHD_Connection *connect
 {
 }
 
+PendingReply::~PendingReply()
+{
+    if (m_parked) // nobody else holds it now: no lock needed to read
+        m_server.setParked(*this, false);
+}
+
 PendingReply::WakeBatch::WakeBatch()
     : m_outer(t_wakeBatch)
 {
@@ -176,7 +184,7 @@ void PendingReply::answer(std::optional<HttpReply> reply, std::function<HttpRepl
         wasParked = std::exchange(m_parked, false);
     }
     if (wasParked) {
-        m_server.setParked(shared_from_this(), false);
+        m_server.setParked(*this, false);
         m_server.resume(m_loop, m_connection);
     }
 }
@@ -195,7 +203,7 @@ bool PendingReply::takeOrPark(std::optional<HttpReply> &out)
         return true;
     }
     m_parked = true;
-    m_server.setParked(shared_from_this(), true);
+    m_server.setParked(*this, true);
     MHD_suspend_connection(m_connection);
     return false;
 }
@@ -333,10 +341,12 @@ void HttpServer::quiesce()
 
 void HttpServer::answerParked(const HttpReply &reply)
 {
-    std::set<std::shared_ptr<PendingReply>> parked;
-    {
-        std::lock_guard lock(m_parkedMutex);
-        parked = m_parked;
+    std::vector<std::shared_ptr<PendingReply>> parked;
+    for (auto &loop : m_loops) {
+        std::lock_guard lock(loop->parkedMutex);
+        for (PendingReply *p = loop->parked; p; p = p->m_nextParked)
+            if (auto alive = p->weak_from_this().lock()) // not one being destroyed
+                parked.push_back(std::move(alive));
     }
     for (const auto &p : parked)
         p->send(reply);
@@ -365,13 +375,21 @@ void HttpServer::stop()
             MHD_stop_daemon(std::exchange(loop->daemon, nullptr));
 }
 
-void HttpServer::setParked(const std::shared_ptr<PendingReply> &reply, bool on)
+void HttpServer::setParked(PendingReply &reply, bool on)
 {
-    std::lock_guard lock(m_parkedMutex);
-    if (on)
-        m_parked.insert(reply);
-    else
-        m_parked.erase(reply);
+    Loop &loop = *m_loops[size_t(reply.m_loop)];
+    std::lock_guard lock(loop.parkedMutex);
+    if (on) {
+        reply.m_prevParked = nullptr;
+        reply.m_nextParked = std::exchange(loop.parked, &reply);
+        if (reply.m_nextParked)
+            reply.m_nextParked->m_prevParked = &reply;
+        return;
+    }
+    (reply.m_prevParked ? reply.m_prevParked->m_nextParked : loop.parked) = reply.m_nextParked;
+    if (reply.m_nextParked)
+        reply.m_nextParked->m_prevParked = reply.m_prevParked;
+    reply.m_prevParked = reply.m_nextParked = nullptr;
 }
 
 void HttpServer::resume(int loop, MHD_Connection *connection)

@@ -14,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include <microhttpd.h>
@@ -62,6 +61,10 @@ class PendingReply : public std::enable_shared_from_this<PendingReply> {
 public:
     /// `loop`: the request thread that owns `connection` (it is woken to resume it).
     PendingReply(HttpServer &server, int loop, MHD_Connection *connection);
+    /// Leaves its request thread's parked list if it is still on it (never answered).
+    ~PendingReply();
+    PendingReply(const PendingReply &) = delete;
+    PendingReply &operator=(const PendingReply &) = delete;
     /// Answers the request (resuming its connection if it was parked). Any thread.
     void send(HttpReply reply);
     /// Answers with what `make` returns, called on the request thread that writes the answer
@@ -105,6 +108,10 @@ private:
     std::function<HttpReply()> m_make; ///< the answer to make, if sendMade() gave it
     bool m_answered = false;
     bool m_parked = false;
+    /// While m_parked: on its request thread's parked list (HttpServer::Loop::parked, under
+    /// its lock), linked in place, so parking allocates nothing.
+    PendingReply *m_prevParked = nullptr;
+    PendingReply *m_nextParked = nullptr;
 };
 
 /// What the server does with requests (Api).
@@ -187,7 +194,8 @@ private:
     void resume(int loop, MHD_Connection *connection);
     /// Wakes request thread `loop` (now, or when the thread's WakeBatch ends).
     void wake(int loop);
-    void setParked(const std::shared_ptr<PendingReply> &reply, bool on);
+    /// Puts `reply` on its request thread's parked list (`on`) or takes it off. Any thread.
+    void setParked(PendingReply &reply, bool on);
     /// Answers `reply` once the rest of the body is in (dropped as it comes).
     void refuse(Exchange &ex, HttpReply reply, qint64 dropped);
     /// Gives the body's bytes back to the body budget.
@@ -202,8 +210,6 @@ private:
     std::map<QByteArray, int> m_perIp; ///< open connections by client address (its bytes)
     std::atomic<qint64> m_inFlight{0};
     std::atomic<qint64> m_bodyBytes{0};
-    std::mutex m_parkedMutex;
-    std::set<std::shared_ptr<PendingReply>> m_parked; ///< requests suspended now
 };
 
 } // namespace flashstock::server
