@@ -3,7 +3,6 @@
 // book writers. On SQLite and PostgreSQL.
 
 #include "Engine.h"
-#include "store/BookSql.h"
 #include "store/BookWriters.h"
 #include "store/Database.h"
 #include "support/BookFixture.h"
@@ -12,8 +11,6 @@
 
 #include <QElapsedTimer>
 #include <QFile>
-#include <QJsonDocument>
-#include <QJsonArray>
 #include <QScopeGuard>
 #include <QSqlDatabase>
 #include <QSqlError>
@@ -193,7 +190,6 @@ private slots:
     void writersGroupCommit_data() { test::addBackendRows(); }
     void writersGroupCommit();
     void writersCheckpointTheWal();
-    void existingOrdersUseTheIndex();
 };
 
 void TestBookBatch::mixedBatch()
@@ -696,33 +692,6 @@ void TestBookBatch::writersCheckpointTheWal()
     }
     QSqlDatabase::removeDatabase(u"checkpointed-file"_s);
     QCOMPARE(inFile, clients * each);
-}
-
-void TestBookBatch::existingOrdersUseTheIndex()
-{
-    // PostgreSQL: a batch's look-up of its orders that exist reads the primary key, not every
-    // order of the book (it scanned them all: 10 ms a batch at 30 000 orders). The plan is the
-    // one of a prepared statement, as Database runs it.
-    FS_FRESH_BOOK(fresh, u"postgresql"_s);
-    auto db = Database::open(fresh.url());
-    QVERIFY(db);
-    FS_VERIFY_OK((*db)->exec(u"INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at) "
-                             u"SELECT 'o-' || g, NULL, 'PENDING', 1, 0, 0 FROM generate_series(1, 30000) AS g"_s));
-    QJsonArray ids;
-    for (int i = 0; i < 30; ++i)
-        ids.append(QJsonArray{u"o-%1"_s.arg(1 + i * 997)});
-    const QString json = QString::fromUtf8(QJsonDocument(ids).toJson(QJsonDocument::Compact));
-    QCOMPARE(FS_OK((*db)->exec(sql::existingOrdersOf(Dialect::Postgres), {json})).rows.size(), 30);
-
-    // EXPLAIN cannot be prepared through QtSql: PREPARE and EXPLAIN EXECUTE by hand.
-    QString statement = sql::existingOrdersOf(Dialect::Postgres);
-    statement.replace(u"?"_s, u"$1"_s);
-    QStringList plan;
-    const QString error = execUnprepared(
-        fresh.url(), {u"PREPARE fs_existing(text) AS "_s + statement, u"EXPLAIN EXECUTE fs_existing('%1')"_s.arg(json)},
-        &plan);
-    QVERIFY2(error.isEmpty(), qPrintable(error));
-    QVERIFY2(!plan.isEmpty() && !plan.join(u'\n').contains(u"Seq Scan on orders"_s), qPrintable(plan.join(u'\n')));
 }
 
 QTEST_GUILESS_MAIN(TestBookBatch)

@@ -99,13 +99,8 @@ QString reserveOneLine(const QString &now)
 
 QString existingOrdersOf(Dialect dialect)
 {
-    const QString ids = u"SELECT w.order_id FROM "_s + jsonTable(dialect, {{u"order_id", u"TEXT"}});
-    // PostgreSQL: an array looked up in the primary key. Given `IN (SELECT ...)` its planner
-    // guesses 100 rows for the JSON and hashes them against a scan of every order (10 ms a
-    // batch at 30 000 orders, growing with the book).
-    if (dialect == Dialect::Postgres)
-        return u"SELECT order_id FROM orders WHERE order_id = ANY (ARRAY(%1))"_s.arg(ids);
-    return u"SELECT order_id FROM orders WHERE order_id IN (%1)"_s.arg(ids);
+    return u"SELECT order_id FROM orders WHERE order_id IN (SELECT w.order_id FROM %1)"_s.arg(
+        jsonTable(dialect, {{u"order_id", u"TEXT"}}));
 }
 
 // The guard of reserveBucket(), per bucket.
