@@ -1,8 +1,8 @@
 // flashstock-server under concurrent clients: a real server process on a random port, a
 // real redis-server and both book backends, several curl processes sending at once. The
 // crowd on one SKU, one order sent many times at once, payments racing timeouts, a drain
-// on SIGTERM with requests in flight, a kill -9 under load, and a request thread's
-// connections all sending at once.
+// on SIGTERM with requests in flight (and one stuck in the book past the drain's limit), a
+// kill -9 under load, and a request thread's connections all sending at once.
 
 #include "Engine.h"
 #include "reconcile/Reconciler.h"
@@ -17,6 +17,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QTcpSocket>
 #include <QTest>
 
@@ -124,6 +127,7 @@ private slots:
     void paymentRacesTimeout();
     void drainAnswersWhatIsInFlight_data() { test::addBackendRows(); }
     void drainAnswersWhatIsInFlight();
+    void drainPastItsLimitAnswersUnknown();
     void killUnderLoadLosesNoAnswer_data() { test::addBackendRows(); }
     void killUnderLoadLosesNoAnswer();
     void connectionsSendingTogetherAreAnswered_data() { test::addBackendRows(); }
@@ -327,6 +331,50 @@ void TestServerRaces::drainAnswersWhatIsInFlight()
     const SkuLevels book = FS_OK(engine->book().levels(u"DRAIN"_s));
     QCOMPARE(book.locked, whole * kPerBatch);
     QCOMPARE(engine->gateLevels(u"DRAIN"_s).available, book.available);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestServerRaces::drainPastItsLimitAnswersUnknown()
+{
+    // PostgreSQL: another session holds the SKU's bucket row, so a reserve the gate let
+    // through waits in the book (SQLite would give up on its busy timeout first). SIGTERM:
+    // at the drain's 10 s the server answers it 503 outcome_unknown, not a refusal, since the
+    // book might still take it; the process exits 0. The book took nothing, a reconcile pass
+    // gives the gate its units back, and the buyer's retry reserves.
+    FS_SERVED(u"postgresql"_s);
+    FS_VERIFY_OK(engine->addSku(u"STUCK"_s, 10));
+    QSqlDatabase holder = QSqlDatabase::addDatabase(u"QPSQL"_s, u"holder"_s);
+    holder.setHostName(fresh.url().host);
+    holder.setPort(fresh.url().port);
+    holder.setUserName(fresh.url().user);
+    holder.setPassword(fresh.url().password);
+    holder.setDatabaseName(fresh.url().database);
+    QVERIFY2(holder.open(), qPrintable(holder.lastError().text()));
+    QVERIFY(holder.transaction());
+    {
+        QSqlQuery lock(holder);
+        QVERIFY(lock.exec(u"SELECT available FROM buckets WHERE sku = 'STUCK' FOR UPDATE"_s));
+    }
+    test::HttpCrowd buyer(server.baseUrl(), token, {reserveRequest(u"stuck-1"_s, u"alice"_s, u"STUCK"_s, 3)}, 1);
+    QVERIFY2(buyer.start(), qPrintable(buyer.errorString()));
+    QTRY_COMPARE_WITH_TIMEOUT(engine->gateLevels(u"STUCK"_s).available, 7, 10000); // past the gate
+    server.terminate();
+    QCOMPARE(server.waitForExit(20000), 0);
+    QVERIFY(buyer.waitForFinished(5000));
+    const QJsonObject error = buyer.answers().value(0).value(u"error"_s).toObject();
+    QCOMPARE(error.value(u"code"_s).toString(), u"outcome_unknown"_s);
+    QVERIFY2(server.log().contains(u"1 requests still in flight after 10 s"_s), qPrintable(server.log()));
+
+    QVERIFY(holder.rollback());
+    holder.close();
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"stuck-1"_s)), std::nullopt);
+    Reconciler reconciler(*engine);
+    FS_VERIFY_OK(reconciler.runPass(0));
+    QCOMPARE(engine->gateLevels(u"STUCK"_s).available, 10);
+    QCOMPARE(FS_OK(engine->book().levels(u"STUCK"_s)).available, 10);
+    auto retry = engine->reserve(u"stuck-1"_s, u"alice"_s, {{u"STUCK"_s, 3, {}}});
+    FS_VERIFY_OK(retry);
+    QCOMPARE(retry->outcome, Outcome::Reserved);
     QVERIFY(test::bookHolds(*engine));
 }
 

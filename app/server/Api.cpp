@@ -103,6 +103,12 @@ void retryLater(HttpReply &r)
     r.headers << std::pair{QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1")};
 }
 
+/// The connection closes after this answer (a draining server keeps none open).
+void closeAfter(HttpReply &r)
+{
+    r.headers << std::pair{QByteArrayLiteral("Connection"), QByteArrayLiteral("close")};
+}
+
 HttpReply errorReply(const Error &error, int status = 0)
 {
     HttpReply r = jsonReply(status ? status : statusFor(error.code), errorJson(error), errorCodeName(error.code));
@@ -183,7 +189,16 @@ HttpReply Api::drainingReply()
     HttpReply r = errorReply(MHD_HTTP_SERVICE_UNAVAILABLE, ErrorCode::Unavailable,
                              u"draining: the server is shutting down; retry later or on another server"_s);
     r.result = u"draining"_s;
-    r.headers << std::pair{QByteArrayLiteral("Connection"), QByteArrayLiteral("close")};
+    closeAfter(r);
+    return r;
+}
+
+HttpReply Api::unfinishedReply()
+{
+    HttpReply r = errorReply(MHD_HTTP_SERVICE_UNAVAILABLE, ErrorCode::OutcomeUnknown,
+                             u"the server stopped before the book and the gate answered this request: it may or may "
+                             u"not have happened; send the same request again"_s);
+    closeAfter(r);
     return r;
 }
 

@@ -39,8 +39,11 @@ public:
 
     /// From now on new requests get 503 (with `Connection: close`); /healthz still answers.
     void startDraining() { m_draining = true; }
-    /// The answer a drain gives a request still parked at its deadline.
+    /// The answer a drain gives a new request: 503 `unavailable`, `Connection: close`.
     static HttpReply drainingReply();
+    /// The answer a drain gives a request still parked at its deadline: 503 `outcome_unknown`
+    /// (the engine has it, so it may yet happen or not; the same request again tells).
+    static HttpReply unfinishedReply();
 
     HeadDecision onHead(const HttpHead &head) override;
     void onRequest(const HttpHead &head, const HeadDecision &decision, QByteArray body,

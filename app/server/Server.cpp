@@ -174,8 +174,9 @@ int Server::run()
         QThread::msleep(10);
     const qint64 left = http.inFlight();
     if (left > 0) {
-        ServerLog::warning(u"drain: %1 requests still in flight after %2 s: answered 503"_s.arg(left).arg(kDrainMs / 1000));
-        http.answerParked(Api::drainingReply());
+        ServerLog::warning(u"drain: %1 requests still in flight after %2 s: answered 503 outcome_unknown"_s
+                               .arg(left).arg(kDrainMs / 1000));
+        http.answerParked(Api::unfinishedReply());
         QThread::msleep(200);
     }
     http.stop();
