@@ -11,6 +11,7 @@
 #include "store/ApproverStore.h"
 #include "store/BookSql.h"
 #include "store/Database.h"
+#include "store/DiscrepancyStore.h"
 #include "store/Invariants.h"
 #include "store/LedgerWindow.h"
 #include "support/BookFixture.h"
@@ -26,6 +27,10 @@
 #include <QSysInfo>
 #include <QTest>
 #include <QThread>
+
+#include <barrier>
+#include <thread>
+#include <vector>
 
 #include <pwd.h>
 #include <unistd.h>
@@ -139,6 +144,8 @@ private slots:
     void approverPolicyIsTheBooks();
     void largeCorrectionNeedsTwoApprovers_data() { test::addBackendRows(); }
     void largeCorrectionNeedsTwoApprovers();
+    void approversRacingApplyOnce_data();
+    void approversRacingApplyOnce();
     void bookOnlyReservePaused();
     void releaseTheGateMissedFreesTheBuyer();
     void stalePauseIsLifted();
@@ -553,6 +560,77 @@ void TestReconcile::largeCorrectionNeedsTwoApprovers()
     QVERIFY(next && next->pendingApproval == 1);
     QCOMPARE(FS_OK(rec.approve(next->discrepancies.first().id, u"alice"_s, u"counted"_s, kApprovers)).status,
              DiscrepancyStatus::Approved);
+}
+
+void TestReconcile::approversRacingApplyOnce_data()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<qint64>("fourEyesUnits");
+    for (const QString &b : test::bookBackends()) {
+        QTest::newRow(qPrintable(b + u"/one approval"_s)) << b << qint64(200);
+        QTest::newRow(qPrintable(b + u"/four eyes"_s)) << b << qint64(100);
+    }
+}
+
+void TestReconcile::approversRacingApplyOnce()
+{
+    // alice and bob approve the same held correction at the same moment, each through its
+    // own engine (its own book connection, its own thread), ten times over. With one
+    // approval enough, one of them applies it and the other finds it decided; with four
+    // eyes, one records the first approval and the other applies it. Either way the
+    // correction moves the stock once: one ledger row, one applied decision.
+    QFETCH(QString, backend);
+    QFETCH(qint64, fourEyesUnits);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 1000));
+    ApproverStore approvers(engine->database());
+    FS_VERIFY_OK(approvers.policy(kApprovers));
+    FS_VERIFY_OK(approvers.add(u"bob"_s, u"alice"_s));
+    FS_VERIFY_OK(approvers.setFourEyesUnits(fourEyesUnits, u"alice"_s));
+    Reconciler rec(*engine);
+    const QStringList who{u"alice"_s, u"bob"_s};
+    for (int round = 0; round < 10; ++round) {
+        QVERIFY(engine->database().exec(u"UPDATE buckets SET available = 850, total = 850 WHERE sku = 'A'"_s));
+        auto report = rec.runPass(0);
+        QVERIFY(report && report->pendingApproval == 1);
+        const qint64 id = report->discrepancies.first().id;
+        QCOMPARE(correctionUnits(report->discrepancies.first()), 150);
+        const qint64 ledgerBefore = FS_OK(engine->book().ledgerCount());
+
+        std::barrier together(2);
+        QList<std::optional<Error>> errors(2);
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 2; ++t) {
+            threads.emplace_back([&, t] {
+                auto own = test::openEngine(fresh.url());
+                if (!own) {
+                    errors[t] = Error{ErrorCode::Unavailable, u"no engine"_s, {}};
+                    together.arrive_and_drop();
+                    return;
+                }
+                Reconciler mine(*own);
+                together.arrive_and_wait();
+                if (auto r = mine.approve(id, who[t], u"counted"_s, kApprovers); !r)
+                    errors[t] = r.error();
+            });
+        }
+        for (auto &t : threads)
+            t.join();
+        for (const auto &e : errors)
+            QVERIFY2(!e, e ? qPrintable(e->message) : "");
+        const QList<Discrepancy> now = FS_OK(rec.list());
+        const auto decided = std::find_if(now.cbegin(), now.cend(), [&](const Discrepancy &d) { return d.id == id; });
+        QVERIFY(decided != now.cend());
+        QCOMPARE(decided->status, DiscrepancyStatus::Approved);
+        const QList<DecisionRecord> records = FS_OK(DiscrepancyStore(engine->database()).decisions(id));
+        QCOMPARE(std::count_if(records.cbegin(), records.cend(), [](const DecisionRecord &r) { return r.applied; }), 1);
+        QCOMPARE(records.size(), fourEyesUnits < 150 ? 2 : 1);
+        QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 1000);
+        QCOMPARE(FS_OK(engine->book().ledgerCount()), ledgerBefore + 1);
+    }
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestReconcile::bookOnlyReservePaused()
