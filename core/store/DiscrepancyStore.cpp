@@ -461,6 +461,17 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
     const bool approve = decision == Decision::Approve;
     const QString &approver = by.operatorName;
     bool claimed = false;
+    // The answer is read in the decision's own transaction, under the row lock it took (or
+    // of a row already decided, which changes no more): read after the commit, its row and
+    // its decisions could straddle a concurrent decision.
+    auto current = [&]() -> Result<std::optional<Discrepancy>> {
+        auto row = get(id);
+        if (!row)
+            return std::unexpected(row.error());
+        if (!*row)
+            return std::optional<Discrepancy>{};
+        return std::optional<Discrepancy>{(*row)->d};
+    };
     auto resolved = m_db.write<std::optional<Discrepancy>>(
         [&](Transaction &tx) -> Result<std::optional<Discrepancy>> {
             claimed = false;
@@ -474,7 +485,7 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
                 return std::unexpected(lock.error());
             if (lock->affected != 1) {
                 tx.rollbackOnly();
-                return std::optional<Discrepancy>{};
+                return current();
             }
             auto row = get(id);
             if (!row)
@@ -506,7 +517,7 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
                              id});
                         if (!note)
                             return std::unexpected(note.error());
-                        return std::optional<Discrepancy>{};
+                        return current();
                     }
                     if (now.decisions.constLast().operatorName == approver) {
                         tx.rollbackOnly();
@@ -540,16 +551,13 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
                                   {pending.detail + u"; "_s + done, id});
             if (!note)
                 return std::unexpected(note.error());
-            return std::optional<Discrepancy>{};
+            return current();
         });
     if (!resolved)
         return std::unexpected(resolved.error());
-    auto row = get(id);
-    if (!row)
-        return std::unexpected(row.error());
-    if (!*row)
+    if (!*resolved)
         return fail(ErrorCode::InvalidArgument, u"id: no discrepancy %1"_s.arg(id), u"id"_s);
-    const Discrepancy &d = (*row)->d;
+    const Discrepancy &d = **resolved;
     const DiscrepancyStatus wanted = approve ? DiscrepancyStatus::Approved : DiscrepancyStatus::Rejected;
     // Decided before this call: the same decision again is answered as it stands (applied
     // once); the other decision, or a discrepancy that never waited, changes nothing and says so.
