@@ -11,16 +11,21 @@
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
 #include "support/ServerProcess.h"
+#include "support/TestChecks.h"
 
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 
 #include <csignal>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace Qt::StringLiterals;
 using namespace flashstock;
@@ -78,13 +83,17 @@ QString tokenFile(const QTemporaryDir &dir, const QString &token)
     return path;
 }
 
+/// The process id in `pidFile`; 0 if none.
+qint64 readPid(const QString &pidFile)
+{
+    QFile f(pidFile);
+    return f.open(QIODevice::ReadOnly) ? f.readAll().trimmed().toLongLong() : 0;
+}
+
 /// Stops the server the drill started again (its pid in `pidFile`), if it is not `original`.
 void stopRestarted(const QString &pidFile, qint64 original)
 {
-    QFile f(pidFile);
-    if (!f.open(QIODevice::ReadOnly))
-        return;
-    const qint64 pid = f.readAll().trimmed().toLongLong();
+    const qint64 pid = readPid(pidFile);
     if (pid <= 1 || pid == original)
         return;
     ::kill(pid_t(pid), SIGTERM);
@@ -182,6 +191,12 @@ void TestDrillVia::serverKillBeforeTheLastBuyerHeals()
     FS_SERVED(u"sqlite"_s, u"--pid-file"_s, pidFile);
     const QString command = shellQuoted(QStringList{test::ServerProcess::binary()} + server.arguments())
         + u" 2>>"_s + work.filePath(u"restarted.log"_s);
+    // A descriptor the drill inherits (as from a `flock` around it): the server it starts
+    // again outlives it and must not hold it.
+    const QString lock = work.filePath(u"held.lock"_s);
+    const int fd = ::open(QFile::encodeName(lock).constData(), O_CREAT | O_RDWR, 0600); // not O_CLOEXEC
+    QVERIFY(fd >= 0);
+    auto closeFd = qScopeGuard([fd] { ::close(fd); });
     const CliRun run = runCli(server, work.filePath(u"cli"_s),
                               {u"drill"_s, u"--stock"_s, QString::number(o.stock), u"--buyers"_s,
                                QString::number(kBuyers), u"--faults"_s, u"server-kill=0.05"_s, u"--seed"_s,
@@ -189,12 +204,16 @@ void TestDrillVia::serverKillBeforeTheLastBuyerHeals()
                                tokenFile(work, token), u"--server-pid-file"_s, pidFile, u"--server-command"_s,
                                command},
                               120000);
+    const qint64 restarted = readPid(pidFile);
+    const QStringList held = test::descriptorsOn(restarted, lock);
     stopRestarted(pidFile, server.pid());
     const QString report = run.out + run.err;
     const QJsonObject kill = run.json.value(u"faults"_s).toObject().value(u"server-kill"_s).toObject();
     QVERIFY2(kill.value(u"injected"_s).toInteger() == 1, qPrintable(report));
     QVERIFY2(kill.value(u"healed"_s).toInteger() == 1, qPrintable(report));
     QVERIFY2(run.exitCode == 0, qPrintable(report));
+    QVERIFY(restarted > 0 && restarted != server.pid());
+    QVERIFY2(held.isEmpty(), qPrintable(u"the restarted server holds %1 as fd %2"_s.arg(lock, held.join(u','))));
 }
 
 void TestDrillVia::brokenSetupFails()

@@ -3,16 +3,23 @@
 #include "gate/EmbeddedRedis.h"
 #include "gate/Gate.h"
 #include "support/RedisFixture.h"
+#include "support/TestChecks.h"
 
+#include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QSet>
 #include <QTest>
 #include <QTemporaryDir>
 #include <QThread>
 
 #include <csignal>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace Qt::StringLiterals;
 using namespace flashstock;
@@ -264,6 +271,24 @@ private slots:
         QVERIFY(!embedded.status().processAlive);
     }
 
+    void embeddedRedisInheritsNoDescriptors()
+    {
+        // The daemonized redis-server outlives whoever started it: it must not keep a
+        // descriptor of theirs open (a lock a parent's `flock` handed down, a socket).
+        QTemporaryDir tmp;
+        const QString lock = tmp.filePath(u"held.lock"_s);
+        const int fd = ::open(QFile::encodeName(lock).constData(), O_CREAT | O_RDWR, 0600); // not O_CLOEXEC
+        QVERIFY(fd >= 0);
+        auto closeFd = qScopeGuard([fd] { ::close(fd); });
+        EmbeddedRedis embedded(tmp.filePath(u"d"_s));
+        FS_VERIFY_OK(embedded.start());
+        auto stop = qScopeGuard([&] { (void)embedded.stop(); });
+        const qint64 pid = embedded.status().pid;
+        QVERIFY(pid > 0);
+        const QStringList held = test::descriptorsOn(pid, lock);
+        QVERIFY2(held.isEmpty(), qPrintable(u"redis-server holds %1 as fd %2"_s.arg(lock, held.join(u','))));
+    }
+
     void embeddedRedisStartsReusesStops()
     {
         QTemporaryDir tmp(QDir::tempPath() + u"/fsemb-XXXXXX"_s);
@@ -325,4 +350,3 @@ private slots:
 
 QTEST_GUILESS_MAIN(TestGateConnection)
 #include "tst_gate_connection.moc"
-#include "support/TestChecks.h"

@@ -1,5 +1,6 @@
 #include "gate/EmbeddedRedis.h"
 
+#include "ChildProcess.h"
 #include "ContractJson.h"
 #include "gate/RedisConnection.h"
 
@@ -179,6 +180,7 @@ Result<RedisUrl> EmbeddedRedis::start(Hold hold)
     };
     QProcess proc;
     proc.setProcessChannelMode(QProcess::MergedChannels);
+    closeDescriptorsOnExec(); // it daemonizes and outlives this process
     proc.start(*exe, args);
     if (!proc.waitForFinished(10000) || proc.exitStatus() != QProcess::NormalExit
         || proc.exitCode() != 0)

@@ -16,6 +16,10 @@ namespace flashstock::test {
 /// benchmark runner.
 bool missingServerFails();
 
+/// The descriptors (numbers, as text) by which process `pid` holds file `path` open, read
+/// from /proc/PID/fd: empty if none (or the process is gone).
+QStringList descriptorsOn(qint64 pid, const QString &path);
+
 /// The text a failed check of `result` prints: the expression and the error's code, field
 /// and message.
 template <typename R>

@@ -1,5 +1,6 @@
 #include "DrillVia.h"
 
+#include "ChildProcess.h"
 #include "Identifiers.h"
 
 #include <QDeadlineTimer>
@@ -252,6 +253,7 @@ Result<QString> killAndRestart(const DrillViaSettings &s, const std::function<vo
         QProcess starter;
         starter.setProgram(u"/bin/sh"_s);
         starter.setArguments({u"-c"_s, u"exec "_s + s.serverCommand});
+        closeDescriptorsOnExec(); // the new server outlives the drill
         if (!starter.startDetached())
             return fail(ErrorCode::Unavailable, u"server-command: cannot start /bin/sh -c %1"_s.arg(s.serverCommand),
                         u"server-command"_s);
