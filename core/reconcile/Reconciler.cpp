@@ -258,11 +258,13 @@ bool Reconciler::record(const DiscrepancyRow &row, ReconcileReport &report)
 Result<ReconcileReport> Reconciler::runPass(qint64 graceMs)
 {
     ReconcileReport report;
-    if (auto r = checkBook(report); !r)
-        return std::unexpected(r.error());
+    auto checkedThrough = checkBook(report);
+    if (!checkedThrough)
+        return std::unexpected(checkedThrough.error());
     if (auto r = checkGates(graceMs, report); !r)
         return std::unexpected(r.error());
-    if (auto wm = m_watermark->advance(m_lagMs); !wm)
+    // Only as far as the book check read: rows written while this pass ran are the next's.
+    if (auto wm = m_watermark->advance(m_lagMs, *checkedThrough); !wm)
         return std::unexpected(wm.error());
     auto pending = m_store->pendingCount();
     if (!pending)
@@ -271,7 +273,7 @@ Result<ReconcileReport> Reconciler::runPass(qint64 graceMs)
     return report;
 }
 
-Result<void> Reconciler::checkBook(ReconcileReport &report)
+Result<qint64> Reconciler::checkBook(ReconcileReport &report)
 {
     auto window = m_watermark->window();
     if (!window)
@@ -287,7 +289,7 @@ Result<void> Reconciler::checkBook(ReconcileReport &report)
             report.warnings << u"gate of %1 not paused (the next pass pauses it): %2"_s.arg(row.d.sku,
                                                                                           r.error().message);
     }
-    return {};
+    return check->checkedThrough;
 }
 
 Result<void> Reconciler::checkGates(qint64 graceMs, ReconcileReport &report)

@@ -70,7 +70,8 @@ public:
                                              const QStringList &seedApprovers);
 
     /// Ledger rows younger than this (ms, database clock) stay in the window of the next pass
-    /// too, so a slow transaction that got a lower id is never skipped. Default 5000.
+    /// too, so a slow transaction that got a lower id is never skipped; so do rows written
+    /// after the pass's book check began, however long the pass takes. Default 5000.
     void setWatermarkLagMs(qint64 lagMs) { m_lagMs = lagMs; }
     /// Order lines the book check reads per statement (kLinesPerCheckBatch unless a test sets
     /// a small one to cross batch boundaries; see checkInvariants).
@@ -78,8 +79,9 @@ public:
 
 private:
     /// The book's invariants over the window since the watermark; a new finding is recorded
-    /// pending approval and pauses its SKU.
-    Result<void> checkBook(ReconcileReport &report);
+    /// pending approval and pauses its SKU. Returns the last ledger id the check covered
+    /// (BookCheck::checkedThrough).
+    Result<qint64> checkBook(ReconcileReport &report);
     /// Every SKU's gate: pauses, sales, tokens and levels against the book (gate unreachable:
     /// a warning, the gate is left for the next pass).
     Result<void> checkGates(qint64 graceMs, ReconcileReport &report);

@@ -169,19 +169,20 @@ Result<void> checkLineKeys(Database &db, const QString &filter, int linesPerBatc
 /// ledger: every line, in batches (checkLineKeys). A window: taken in ranges of
 /// `linesPerBatch` ledger ids up to its last row when the pass began, each range's orders
 /// (those first seen in it) in batches, so the pass costs the window once, however long it
-/// is. Orders first seen after that last row are the next pass's, as long as the pass takes
-/// less than the watermark's lag (LedgerWatermark::advance passes only rows older than that).
+/// is. Orders first seen after that last row (`out.checkedThrough`) are the next pass's: the
+/// watermark never passes it, however long the pass took.
 Result<void> checkLines(Database &db, const LedgerWindow &window, int linesPerBatch, BookCheck &out,
                         LineDrift &drift)
 {
+    auto top = db.exec(u"SELECT MAX(id) FROM ledger"_s);
+    if (!top)
+        return std::unexpected(top.error());
+    const qint64 last = top->isEmpty() ? 0 : i64(top->first().at(0));
+    out.checkedThrough = last;
     if (window.isWhole()) {
         if (auto r = checkLineKeys(db, {}, linesPerBatch, out, drift); !r)
             return r;
     } else {
-        auto top = db.exec(u"SELECT MAX(id) FROM ledger"_s);
-        if (!top)
-            return std::unexpected(top.error());
-        const qint64 last = top->isEmpty() ? 0 : i64(top->first().at(0));
         for (qint64 from = window.after; from < last; from += linesPerBatch) {
             const QString filter = ordersFirstInRange(window, from, std::min(from + linesPerBatch, last), db.dialect());
             if (auto r = checkLineKeys(db, filter, linesPerBatch, out, drift); !r)
@@ -311,7 +312,7 @@ BookCheck BookCheck::ofSku(const QString &sku) const
         std::copy_if(list.cbegin(), list.cend(), std::back_inserter(out), [&](const auto &f) { return f.sku == sku; });
         return out;
     };
-    return {only(buckets), only(lines), only(strayRows), only(payments), scan};
+    return {only(buckets), only(lines), only(strayRows), only(payments), scan, checkedThrough};
 }
 
 bool BookCheck::ok() const

@@ -75,6 +75,9 @@ struct BookCheck {
     QList<StrayLedgerRow> strayRows;   ///< I3
     QList<PaymentFinding> payments;    ///< I6
     LineScan scan;                     ///< how the order lines were read (not a finding)
+    /// The last ledger id when the check began: every order first seen up to it was
+    /// checked, so a watermark may pass up to it and no further (LedgerWatermark::advance).
+    qint64 checkedThrough = 0;
 
     /// True unless a finding breaks `invariant` (I5, the gate's, always holds here).
     bool holds(Invariant invariant) const;

@@ -32,15 +32,16 @@ Result<LedgerWindow> LedgerWatermark::window()
     return LedgerWindow{r->first().at(0).toLongLong()};
 }
 
-Result<qint64> LedgerWatermark::advance(qint64 lagMs)
+Result<qint64> LedgerWatermark::advance(qint64 lagMs, qint64 upTo)
 {
     return m_db.write<qint64>([&](Transaction &) -> Result<qint64> {
         auto current = window();
         if (!current)
             return std::unexpected(current.error());
         const qint64 wm = current->after;
-        auto top = m_db.exec(u"SELECT MAX(id) FROM ledger WHERE id > ? AND at < %1 - ?"_s.arg(m_db.nowMsExpr()),
-                             {wm, lagMs});
+        auto top = m_db.exec(
+            u"SELECT MAX(id) FROM ledger WHERE id > ? AND id <= ? AND at < %1 - ?"_s.arg(m_db.nowMsExpr()),
+            {wm, upTo, lagMs});
         if (!top)
             return std::unexpected(top.error());
         if (top->isEmpty() || top->first().at(0).isNull())

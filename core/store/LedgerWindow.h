@@ -40,9 +40,10 @@ public:
     /// first pass moved it).
     [[nodiscard]] Result<LedgerWindow> window();
     /// Moves the watermark to the last ledger row older than `lagMs` (database clock, so rows
-    /// of slower transactions with lower ids are not skipped), folding the rows passed into
+    /// of slower transactions with lower ids are not skipped) and no later than `upTo` (the
+    /// last row the pass checked, BookCheck::checkedThrough), folding the rows passed into
     /// the checkpoints. One transaction. Returns the new watermark.
-    [[nodiscard]] Result<qint64> advance(qint64 lagMs);
+    [[nodiscard]] Result<qint64> advance(qint64 lagMs, qint64 upTo);
     /// What the ledger explains for one bucket now: its checkpoint plus the rows after the
     /// watermark, read inside the caller's transaction if there is one.
     [[nodiscard]] Result<Levels3> replay(const QString &sku, int bucket);
