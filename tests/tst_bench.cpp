@@ -134,6 +134,7 @@ class TestBench : public QObject {
 private slots:
     void quickOnSqlite();
     void quickOnPostgres();
+    void twoRunsOnOneRedis();
     void badOptions_data();
     void badOptions();
 };
@@ -165,6 +166,29 @@ void TestBench::quickOnPostgres()
     const QString problem = checkReport(run.json(), {u"sqlite"_s, u"postgresql"_s});
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
     QCOMPARE(scratchDatabases(*url), before); // the scratch database was dropped
+}
+
+void TestBench::twoRunsOnOneRedis()
+{
+    // Each run has a fresh scratch book but the gate's redis-server keeps what earlier runs
+    // left (their settled tokens by order id): a second run must not meet them.
+    const QString redis = qEnvironmentVariable("FLASHSTOCK_TEST_REDIS_URL");
+    FS_REQUIRE(!redis.isEmpty(), "FLASHSTOCK_TEST_REDIS_URL is not set: run the tests through scripts/with-test-servers.sh");
+    QTemporaryDir dir;
+    for (int run = 0; run < 2; ++run) {
+        const Run r = cli({u"--data-dir"_s, dir.path(), u"--redis"_s, redis, u"bench"_s, u"--json"_s, u"--backends"_s,
+                           u"sqlite"_s, u"--cases"_s, u"gate_book"_s, u"--clients"_s, u"2"_s, u"--seconds"_s, u"0.2"_s,
+                           u"--crowd"_s, u"200"_s, u"--crowd-paths"_s, u"gate_book"_s});
+        QVERIFY2(r.exitCode == 0, qPrintable(u"run %1: "_s.arg(run + 1) + r.out + r.err));
+        const QJsonObject json = r.json();
+        const QJsonObject gateBook = json.value(u"cases"_s).toArray().first().toObject();
+        QCOMPARE(gateBook.value(u"name"_s).toString(), u"gate_book"_s);
+        QCOMPARE(gateBook.value(u"errors"_s).toInt(), 0);
+        QVERIFY(gateBook.value(u"reserved"_s).toInt() > 0);
+        const QJsonObject crowd = json.value(u"crowd"_s).toArray().first().toObject();
+        QCOMPARE(crowd.value(u"errors"_s).toInt(), 0);
+        QCOMPARE(crowd.value(u"oversold"_s).toInt(), 0);
+    }
 }
 
 void TestBench::badOptions_data()

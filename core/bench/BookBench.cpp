@@ -8,6 +8,7 @@
 #include "store/Database.h"
 
 #include <QAtomicInteger>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -463,6 +464,7 @@ Result<BenchReport> BookBench::run()
         return m_options.backends.isEmpty() || m_options.backends.contains(backend);
     };
 
+    m_runTag = QString::number(QDateTime::currentMSecsSinceEpoch(), 36);
     BenchReport report;
     report.clients = m_options.clients;
     report.secondsPerCase = m_options.secondsPerCase;
@@ -518,12 +520,17 @@ Result<BenchReport> BookBench::run()
     return report;
 }
 
+QString BookBench::benchSku(const QString &rest) const
+{
+    return u"bench.%1.%2"_s.arg(m_runTag, rest);
+}
+
 Result<void> BookBench::runPgBenchCase(Engine &engine, const DbUrl &url, const QString &backend, int clients,
                                        BenchReport &report)
 {
     // PostgreSQL's own tool with the single-order transaction, on the same server and in the
     // same run: the baseline batched_row is measured against.
-    const QString sku = u"bench.%1.pgbench.c%2"_s.arg(backend).arg(clients);
+    const QString sku = benchSku(u"%1.pgbench.c%2"_s.arg(backend).arg(clients));
     if (auto r = engine.addSku(sku, kStock, 1); !r)
         return std::unexpected(r.error());
     const int seconds = std::max(1, int(std::lround(m_options.secondsPerCase)));
@@ -583,7 +590,7 @@ Result<void> BookBench::runBackend(const DbUrl &url, const QString &backend, Ben
                 spec.redis = m_options.redis;
             // The backend in the SKU: the gate's keys (one redis-server for the whole run)
             // must not meet the other backend's orders.
-            spec.sku = u"bench.%1.%2.c%3"_s.arg(backend, def.name).arg(clients);
+            spec.sku = benchSku(u"%1.%2.c%3"_s.arg(backend, def.name).arg(clients));
             spec.orderPrefix = u"%1-c%2-"_s.arg(def.name).arg(clients);
             spec.now = engine.database().nowMsExpr();
             if (auto r = engine.addSku(spec.sku, kStock, def.buckets); !r)
@@ -636,7 +643,7 @@ Result<void> BookBench::runBackend(const DbUrl &url, const QString &backend, Ben
         if (m_options.redis && wanted(u"gate_book"_s))
             paths << m_options.redis;
         for (const auto &gate : paths) {
-            const QString sku = u"bench.%1.crowd.%2"_s.arg(backend, gate ? u"gate"_s : u"row"_s);
+            const QString sku = benchSku(u"%1.crowd.%2"_s.arg(backend, gate ? u"gate"_s : u"row"_s));
             auto crowd = runCrowd(url, gate, sku, m_options.crowdBuyers, m_options.crowdUnits, m_options.crowdClients);
             if (!crowd)
                 return fail(crowd.error().code, u"%1: %2"_s.arg(backend, crowd.error().message));

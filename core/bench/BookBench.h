@@ -130,8 +130,13 @@ private:
     Result<void> runPgBenchCase(Engine &engine, const DbUrl &url, const QString &backend, int clients,
                                 BenchReport &report);
     void say(const QString &line) const;
+    /// A SKU id of this run: `bench.RUN.rest`. The run's own tag keeps the gate's keys of an
+    /// earlier run on the same redis-server (its settled tokens, its orders' ids) from
+    /// meeting this run's orders, which a fresh scratch book does not know.
+    QString benchSku(const QString &rest) const;
 
     BenchOptions m_options;
+    QString m_runTag; ///< made by run(): the start time in base 36
 };
 
 } // namespace flashstock

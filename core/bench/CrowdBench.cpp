@@ -10,6 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <latch>
+#include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -65,7 +67,13 @@ Result<CrowdResult> runCrowd(const DbUrl &db, const std::optional<RedisUrl> &red
     if (auto r = (*setup)->addSku(warmSku, 2 * clients); !r)
         return std::unexpected(r.error());
     std::atomic<qint64> sold{0}, errors{0};
-    std::atomic<bool> openFailed{false};
+    std::mutex failureMutex;
+    std::optional<Error> clientFailure; // the first client that could not start, and why
+    auto clientFailed = [&](const QString &what, const Error &e) {
+        std::lock_guard lock(failureMutex);
+        if (!clientFailure)
+            clientFailure = Error{e.code, what + e.message, e.field};
+    };
     auto phase = [&](int phaseBuyers, const QString &tag) -> qint64 {
         std::atomic<int> next{0};
         std::latch connected(clients), go(1);
@@ -74,9 +82,13 @@ Result<CrowdResult> runCrowd(const DbUrl &db, const std::optional<RedisUrl> &red
         for (int t = 0; t < clients; ++t)
             pool.emplace_back([&, t] {
                 auto engine = Engine::open(options);
-                if (!engine
-                    || !(*engine)->reserve(u"%1-%2%3"_s.arg(warmSku, tag).arg(t), u"warmup"_s, {OrderLine{warmSku, 1, {}}}))
-                    openFailed = true;
+                if (!engine) {
+                    clientFailed(u"a client could not open the engine: "_s, engine.error());
+                } else if (auto warm = (*engine)->reserve(u"%1-%2%3"_s.arg(warmSku, tag).arg(t), u"warmup"_s,
+                                                          {OrderLine{warmSku, 1, {}}});
+                           !warm) {
+                    clientFailed(u"a client's warm-up reserve failed: "_s, warm.error());
+                }
                 connected.count_down();
                 go.wait();
                 for (int i = next++; engine && i < phaseBuyers; i = next++) {
@@ -100,8 +112,8 @@ Result<CrowdResult> runCrowd(const DbUrl &db, const std::optional<RedisUrl> &red
     };
     const qint64 baseline = phase(0, u"b"_s);
     const qint64 crowd = phase(buyers, u"c"_s);
-    if (openFailed)
-        return fail(ErrorCode::Unavailable, u"crowd %1: a client could not open the engine"_s.arg(out.path));
+    if (clientFailure)
+        return fail(clientFailure->code, u"crowd %1: %2"_s.arg(out.path, clientFailure->message), clientFailure->field);
     out.sold = sold;
     out.errors = errors;
     if (baseline >= 0 && crowd >= 0)
