@@ -111,6 +111,7 @@ struct CaseRun {
     QString firstError;
     std::vector<qint64> latencyNs;
     double seconds = 0;
+    qint64 writerBatches = 0, writerOrders = 0;
 
     void merge(const Tally &t)
     {
@@ -135,6 +136,8 @@ struct CaseRun {
         r.opsPerSecond = seconds > 0 ? double(reserved) / seconds : 0;
         r.p50Ms = percentileMs(latencyNs, 50);
         r.p99Ms = percentileMs(latencyNs, 99);
+        r.writerBatches = writerBatches;
+        r.writerOrders = writerOrders;
     }
 };
 
@@ -185,6 +188,7 @@ Result<void> runClients(const CaseDef &def, const BenchClientSpec &base, int cli
         });
     }
     ready.wait();
+    const BookWriters::Stats warm = writers ? writers->stats() : BookWriters::Stats{};
     QString openError;
     for (const Tally &t : tallies) {
         if (!t.openError.isEmpty() && openError.isEmpty())
@@ -199,6 +203,11 @@ Result<void> runClients(const CaseDef &def, const BenchClientSpec &base, int cli
     stop = true;
     for (std::thread &th : pool)
         th.join();
+    if (writers) {
+        const BookWriters::Stats timed = writers->stats();
+        run.writerBatches += timed.batches - warm.batches;
+        run.writerOrders += timed.orders - warm.orders;
+    }
     if (!openError.isEmpty())
         return fail(ErrorCode::Internal, u"%1: a client could not start: %2"_s.arg(def.name, openError));
 
@@ -339,6 +348,8 @@ QJsonObject BenchReport::toJson() const
                                      {u"errors"_s, c.errors},
                                      {u"first_error"_s, c.firstError.isEmpty() ? QJsonValue() : QJsonValue(c.firstError)},
                                      {u"unaccounted"_s, c.unaccounted},
+                                     {u"writer_batches"_s, c.writerBatches},
+                                     {u"mean_batch"_s, c.writerBatches > 0 ? QJsonValue(rounded(double(c.writerOrders) / double(c.writerBatches), 10)) : QJsonValue()},
                                      {u"seconds"_s, rounded(c.seconds, 1000)}});
     }
     QJsonObject guardedVsBare, batchedVsGuarded, batchedVsPgbench, buckets16VsRow, crowdTime, crowdTxn;
@@ -623,6 +634,9 @@ Result<void> BookBench::runBackend(const DbUrl &url, const QString &backend, Ben
             QString line = u"%1 %2 %3 clients: %4 reserves/s, p50 %5 ms, p99 %6 ms, oversold %7"_s.arg(
                 backend, r.name).arg(clients).arg(r.opsPerSecond, 0, 'f', 0).arg(r.p50Ms, 0, 'f', 3)
                 .arg(r.p99Ms, 0, 'f', 3).arg(r.oversold);
+            if (r.writerBatches > 0)
+                line += u", %1 book transactions (%2 orders each on average)"_s.arg(r.writerBatches).arg(
+                    double(r.writerOrders) / double(r.writerBatches), 0, 'f', 1);
             if (r.errors > 0)
                 line += u", %1 errors (first: %2)"_s.arg(r.errors).arg(r.firstError);
             say(line);

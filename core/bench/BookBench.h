@@ -63,6 +63,9 @@ struct BenchCaseResult {
     /// twice. 0 for a correct path; the naive read-check-write oversells under concurrency.
     qint64 oversold = 0;
     qint64 unaccounted = 0;  ///< units the row lost that no client was told it reserved (0 expected)
+    /// Book writers' transactions in the timed part and the orders they answered (group
+    /// commit: their ratio is the mean batch); 0 for a case without writers.
+    qint64 writerBatches = 0, writerOrders = 0;
 };
 
 /// Whether a backend ran, and what people need to read its figures.
