@@ -327,8 +327,8 @@ void Api::reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply)
         return;
     }
     // The dispatcher hands the result over; its JSON is made on the request thread.
-    m_p.dispatcher.submit(std::move(*request), [reply](const Result<ReserveResult> &r) {
-        reply->sendMade([r] { return reserveReply(r); });
+    m_p.dispatcher.submit(std::move(*request), [reply](Result<ReserveResult> r) {
+        reply->sendMade([r = std::move(r)] { return reserveReply(r); });
     });
 }
 
@@ -347,7 +347,7 @@ void Api::reserveBatch(const QByteArray &body, std::shared_ptr<PendingReply> rep
             answers->set(i, errorJson(request.error()));
             continue;
         }
-        m_p.dispatcher.submit(std::move(*request), [answers, i](const Result<ReserveResult> &r) {
+        m_p.dispatcher.submit(std::move(*request), [answers, i](Result<ReserveResult> r) {
             answers->set(i, r ? reserveJson(*r) : errorJson(r.error()));
         });
     }
