@@ -42,14 +42,26 @@ const RouteSpec kRoutes[] = {
     {RouteMetrics, "GET", u"metrics"_s, AccessScope::Read, 0},
 };
 
-/// The route of `path`, with its path argument (an order or SKU id) in `argument`.
-const RouteSpec *match(const QByteArray &path, QString &argument)
+/// The route of `path`, with its path argument (an order or SKU id) in `argument`. The
+/// path's segments are views of it (no allocation per request).
+const RouteSpec *match(QByteArrayView path, QString &argument)
 {
-    const QList<QByteArray> p = path.split('/');
+    // Split at '/' as QByteArray::split would; no route has more than 5 segments.
+    QByteArrayView p[6];
+    qsizetype n = 0;
+    for (qsizetype from = 0;;) {
+        if (n == qsizetype(std::size(p)))
+            return nullptr;
+        const qsizetype slash = path.indexOf('/', from);
+        p[n++] = path.sliced(from, (slash < 0 ? path.size() : slash) - from);
+        if (slash < 0)
+            break;
+        from = slash + 1;
+    }
     auto spec = [](Route r) { return &kRoutes[r]; };
-    if (p.size() < 2 || !p[0].isEmpty())
+    if (n < 2 || !p[0].isEmpty())
         return nullptr;
-    if (p.size() == 2) {
+    if (n == 2) {
         if (p[1] == "healthz") return spec(RouteHealthz);
         if (p[1] == "readyz") return spec(RouteReadyz);
         if (p[1] == "metrics") return spec(RouteMetrics);
@@ -58,17 +70,17 @@ const RouteSpec *match(const QByteArray &path, QString &argument)
     if (p[1] != "v1")
         return nullptr;
     if (p[2] == "reservations") {
-        if (p.size() == 3) return spec(RouteReserve);
-        if (p.size() == 4 && p[3] == "batch") return spec(RouteReserveBatch);
+        if (n == 3) return spec(RouteReserve);
+        if (n == 4 && p[3] == "batch") return spec(RouteReserveBatch);
         return nullptr;
     }
-    if ((p[2] == "orders" || p[2] == "skus") && p.size() >= 4) {
+    if ((p[2] == "orders" || p[2] == "skus") && n >= 4) {
         argument = QString::fromUtf8(p[3]);
         if (p[2] == "skus")
-            return p.size() == 4 ? spec(RouteSku) : nullptr;
-        if (p.size() == 4) return spec(RouteOrder);
-        if (p.size() == 5 && p[4] == "confirm") return spec(RouteConfirm);
-        if (p.size() == 5 && p[4] == "release") return spec(RouteRelease);
+            return n == 4 ? spec(RouteSku) : nullptr;
+        if (n == 4) return spec(RouteOrder);
+        if (n == 5 && p[4] == "confirm") return spec(RouteConfirm);
+        if (n == 5 && p[4] == "release") return spec(RouteRelease);
     }
     return nullptr;
 }
@@ -135,15 +147,22 @@ HttpReply reserveReply(const Result<ReserveResult> &result)
     return r;
 }
 
-/// `application/json`, optionally with `charset=utf-8`.
-bool isJson(const QByteArray &contentType)
+/// `application/json`, optionally with `charset=utf-8` (case-insensitive; views of the
+/// header, no allocation).
+bool isJson(QByteArrayView contentType)
 {
-    const QList<QByteArray> parts = contentType.split(';');
-    if (parts.first().trimmed().toLower() != "application/json")
+    qsizetype semicolon = contentType.indexOf(';');
+    if (contentType.first(semicolon < 0 ? contentType.size() : semicolon).trimmed().compare("application/json",
+                                                                                             Qt::CaseInsensitive) != 0)
         return false;
-    for (qsizetype i = 1; i < parts.size(); ++i) {
-        const QByteArray param = parts[i].trimmed().toLower();
-        if (param.startsWith("charset=") && param != "charset=utf-8" && param != "charset=\"utf-8\"")
+    while (semicolon >= 0) {
+        const qsizetype from = semicolon + 1;
+        semicolon = contentType.indexOf(';', from);
+        const QByteArrayView param
+            = contentType.sliced(from, (semicolon < 0 ? contentType.size() : semicolon) - from).trimmed();
+        if (param.size() >= 8 && param.first(8).compare("charset=", Qt::CaseInsensitive) == 0
+            && param.compare("charset=utf-8", Qt::CaseInsensitive) != 0
+            && param.compare("charset=\"utf-8\"", Qt::CaseInsensitive) != 0)
             return false;
     }
     return true;
@@ -230,10 +249,10 @@ HeadDecision Api::onHead(const HttpHead &head)
         return d;
     }
     if (spec->scopes && !m_p.noAuth) {
-        const QByteArray authorization = head.header(MHD_HTTP_HEADER_AUTHORIZATION);
-        const bool bearer = authorization.size() > 7 && authorization.left(7).toLower() == "bearer ";
+        const QByteArrayView authorization = head.header(MHD_HTTP_HEADER_AUTHORIZATION);
+        const bool bearer = authorization.size() > 7 && authorization.first(7).compare("bearer ", Qt::CaseInsensitive) == 0;
         auto tokens = m_p.tokens.current();
-        const AccessToken *token = bearer && tokens ? tokens->find(authorization.mid(7).trimmed()) : nullptr;
+        const AccessToken *token = bearer && tokens ? tokens->find(authorization.sliced(7).trimmed()) : nullptr;
         if (!token) {
             HttpReply r = errorReply(MHD_HTTP_UNAUTHORIZED, ErrorCode::NotPermitted,
                                      bearer ? u"authorization: the bearer token is unknown or revoked"_s
@@ -323,8 +342,8 @@ void Api::reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply)
         return;
     }
     // The dispatcher hands the result over; its JSON is made on the request thread.
-    m_p.dispatcher.submit(std::move(*request), [reply](const Result<ReserveResult> &r) {
-        reply->sendMade([r] { return reserveReply(r); });
+    m_p.dispatcher.submit(std::move(*request), [reply](Result<ReserveResult> r) {
+        reply->sendMade([r = std::move(r)] { return reserveReply(r); });
     });
 }
 
@@ -343,7 +362,7 @@ void Api::reserveBatch(const QByteArray &body, std::shared_ptr<PendingReply> rep
             answers->set(i, errorJson(request.error()));
             continue;
         }
-        m_p.dispatcher.submit(std::move(*request), [answers, i](const Result<ReserveResult> &r) {
+        m_p.dispatcher.submit(std::move(*request), [answers, i](Result<ReserveResult> r) {
             answers->set(i, r ? reserveJson(*r) : errorJson(r.error()));
         });
     }

@@ -33,24 +33,68 @@ QString typeName(const QJsonValue &v)
     return u"missing"_s;
 }
 
-/// A JSON number that is a whole number (1.0 is, 1.5 and 1e300 are not), as qint64.
-Result<qint64> wholeNumber(const QJsonValue &v, const QString &field, const QString &what)
+/// Where a reservation's fields sit in the body: after `prefix` ("" at the top), and for a
+/// line's fields after `lines[i].` too. A field's full name is made only for an error.
+struct Where {
+    const QString &prefix;
+    qsizetype line = -1; ///< the line's index; -1: a field of the reservation itself
+
+    /// True when a field's bare name is its full name (no allocation to name it).
+    bool top() const { return prefix.isEmpty() && line < 0; }
+    /// The full name of field `name` here.
+    QString operator()(const QString &name) const
+    {
+        return line < 0 ? prefix + name : u"%1lines[%2].%3"_s.arg(prefix).arg(line).arg(name);
+    }
+    /// The name of the object itself: `lines[i]` for a line.
+    QString object() const { return u"%1lines[%2]"_s.arg(prefix).arg(line); }
+};
+
+/// A core check (Identifiers: `check(value, field)`) of field `name` at `where`. It runs with
+/// the bare name (a literal), and again with the full name only if it fails.
+template <typename Check, typename Value>
+Result<void> valid(const Check &check, const Value &value, const Where &where, const QString &name)
 {
-    if (!v.isDouble())
-        return bad(field, u"must be %1, got %2"_s.arg(what, typeName(v)));
-    const double d = v.toDouble();
-    if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e18)
-        return bad(field, u"must be %1, got %2"_s.arg(what).arg(d, 0, 'g', 17));
-    return qint64(d);
+    Result<void> r = check(value, name);
+    return r || where.top() ? r : check(value, where(name));
 }
 
-/// Runs `check` (given a field name, it names that field in its error) with the name made
-/// by `field` only if it fails: a valid request's field names cost no allocation.
-template <typename Check, typename Field>
-auto named(const Check &check, const Field &field) -> decltype(check(QString()))
+/// InvalidArgument naming the first field of `object` not in `allowed`.
+Result<void> knownFields(const QJsonObject &object, const QStringList &allowed, const Where &where)
 {
-    auto r = check(QString());
-    return r ? r : check(field());
+    // A JSON object's keys are unique: all are allowed when as many allowed names are in it
+    // as it has keys. Looked up without allocating; each key as a QString only for the error.
+    qsizetype known = 0;
+    for (const QString &name : allowed)
+        known += object.contains(name) ? 1 : 0;
+    if (known == object.size())
+        return {};
+    for (auto it = object.begin(); it != object.end(); ++it)
+        if (!allowed.contains(it.key()))
+            return bad(where(it.key()), u"unknown field (expected %1)"_s.arg(allowed.join(u", "_s)));
+    return {};
+}
+
+/// The string field `name` at `where`.
+Result<QString> stringField(const QJsonObject &object, const QString &name, const Where &where)
+{
+    const QJsonValue v = object.value(name);
+    if (!v.isString())
+        return bad(where(name), u"must be a string, got %1"_s.arg(typeName(v)));
+    return v.toString();
+}
+
+/// The field `name` at `where` as a JSON number that is a whole number (1.0 is, 1.5 and
+/// 1e300 are not), as qint64. `what` says what it counts, for the error.
+Result<qint64> wholeNumber(const QJsonObject &object, const QString &name, const Where &where, const QString &what)
+{
+    const QJsonValue v = object.value(name);
+    if (!v.isDouble())
+        return bad(where(name), u"must be %1, got %2"_s.arg(what, typeName(v)));
+    const double d = v.toDouble();
+    if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e18)
+        return bad(where(name), u"must be %1, got %2"_s.arg(what).arg(d, 0, 'g', 17));
+    return qint64(d);
 }
 
 } // namespace
@@ -68,18 +112,12 @@ Result<QJsonObject> parseObject(const QByteArray &body)
 
 Result<void> onlyFields(const QJsonObject &object, const QStringList &allowed, const QString &prefix)
 {
-    for (auto it = object.begin(); it != object.end(); ++it)
-        if (!allowed.contains(it.key()))
-            return bad(prefix + it.key(), u"unknown field (expected %1)"_s.arg(allowed.join(u", "_s)));
-    return {};
+    return knownFields(object, allowed, Where{prefix});
 }
 
 Result<QString> requiredString(const QJsonObject &object, const QString &name, const QString &prefix)
 {
-    const QJsonValue v = object.value(name);
-    if (!v.isString())
-        return bad(prefix + name, u"must be a string, got %1"_s.arg(typeName(v)));
-    return v.toString();
+    return stringField(object, name, Where{prefix});
 }
 
 Result<ReserveRequest> reservationFrom(const QJsonValue &value, const QString &prefix)
@@ -89,61 +127,57 @@ Result<ReserveRequest> reservationFrom(const QJsonValue &value, const QString &p
     const QJsonObject o = value.toObject();
     static const QStringList fields{u"order"_s, u"user"_s, u"lines"_s, u"hold_seconds"_s};
     static const QStringList lineFields{u"sku"_s, u"qty"_s};
-    const auto at = [&](const QString &name) { return [&prefix, &name] { return prefix + name; }; };
-    if (auto r = named([&](const QString &p) { return onlyFields(o, fields, p); }, [&] { return prefix; }); !r)
+    static const QString orderName = u"order"_s, userName = u"user"_s, holdName = u"hold_seconds"_s,
+                         linesName = u"lines"_s, skuName = u"sku"_s, qtyName = u"qty"_s;
+    const Where here{prefix};
+    if (auto r = knownFields(o, fields, here); !r)
         return std::unexpected(r.error());
-    const QString orderName = u"order"_s;
-    auto order = named([&](const QString &p) { return requiredString(o, orderName, p); }, [&] { return prefix; });
+    auto order = stringField(o, orderName, here);
     if (!order)
         return std::unexpected(order.error());
-    if (auto r = named([&](const QString &f) { return checkOrderId(*order, f); }, at(orderName)); !r)
+    if (auto r = valid(checkOrderId, *order, here, orderName); !r)
         return std::unexpected(r.error());
     QString user;
-    const QString userName = u"user"_s;
     if (o.contains(userName)) {
-        auto u = named([&](const QString &p) { return requiredString(o, userName, p); }, [&] { return prefix; });
+        auto u = stringField(o, userName, here);
         if (!u)
             return std::unexpected(u.error());
-        if (auto r = named([&](const QString &f) { return checkName(*u, f); }, at(userName)); !r)
+        const auto name = [](const QString &v, const QString &f) { return checkName(v, f); };
+        if (auto r = valid(name, *u, here, userName); !r)
             return std::unexpected(r.error());
         user = *u;
     }
     std::optional<qint64> hold;
-    const QString holdName = u"hold_seconds"_s;
     if (o.contains(holdName)) {
-        const QJsonValue v = o.value(holdName);
-        auto h = named([&](const QString &f) { return wholeNumber(v, f, u"a whole number of seconds"_s); }, at(holdName));
+        auto h = wholeNumber(o, holdName, here, u"a whole number of seconds"_s);
         if (!h)
             return std::unexpected(h.error());
-        if (auto r = named([&](const QString &f) { return checkHoldSeconds(*h, f); }, at(holdName)); !r)
+        if (auto r = valid(checkHoldSeconds, *h, here, holdName); !r)
             return std::unexpected(r.error());
         hold = *h;
     }
-    const QJsonValue linesValue = o.value(u"lines"_s);
+    const QJsonValue linesValue = o.value(linesName);
     if (!linesValue.isArray())
-        return bad(prefix + u"lines"_s, u"must be an array of {\"sku\", \"qty\"}, got %1"_s.arg(typeName(linesValue)));
+        return bad(here(linesName), u"must be an array of {\"sku\", \"qty\"}, got %1"_s.arg(typeName(linesValue)));
     const QJsonArray array = linesValue.toArray();
     QList<OrderLine> lines;
     lines.reserve(array.size());
     for (qsizetype i = 0; i < array.size(); ++i) {
-        const auto lineAt = [&] { return u"%1lines[%2]."_s.arg(prefix).arg(i); };
-        const auto lineField = [&](QStringView name) { return [&lineAt, name] { return lineAt().append(name); }; };
+        const Where at{prefix, i};
         if (!array[i].isObject())
-            return bad(lineAt().chopped(1), u"must be an object {\"sku\", \"qty\"}, got %1"_s.arg(typeName(array[i])));
+            return bad(at.object(), u"must be an object {\"sku\", \"qty\"}, got %1"_s.arg(typeName(array[i])));
         const QJsonObject line = array[i].toObject();
-        if (auto r = named([&](const QString &p) { return onlyFields(line, lineFields, p); }, lineAt); !r)
+        if (auto r = knownFields(line, lineFields, at); !r)
             return std::unexpected(r.error());
-        auto sku = named([&](const QString &p) { return requiredString(line, lineFields[0], p); }, lineAt);
+        auto sku = stringField(line, skuName, at);
         if (!sku)
             return std::unexpected(sku.error());
-        if (auto r = named([&](const QString &f) { return checkSkuId(*sku, f); }, lineField(u"sku")); !r)
+        if (auto r = valid(checkSkuId, *sku, at, skuName); !r)
             return std::unexpected(r.error());
-        const QJsonValue qtyValue = line.value(lineFields[1]);
-        auto qty = named([&](const QString &f) { return wholeNumber(qtyValue, f, u"a whole number of units"_s); },
-                         lineField(u"qty"));
+        auto qty = wholeNumber(line, qtyName, at, u"a whole number of units"_s);
         if (!qty)
             return std::unexpected(qty.error());
-        if (auto r = named([&](const QString &f) { return checkQuantity(*qty, f); }, lineField(u"qty")); !r)
+        if (auto r = valid(checkQuantity, *qty, at, qtyName); !r)
             return std::unexpected(r.error());
         lines << OrderLine{*sku, *qty, {}};
     }

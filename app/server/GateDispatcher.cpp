@@ -105,7 +105,7 @@ void GateDispatcher::handle(Engine &engine, std::deque<Waiting> batch)
     for (Carried &here : carried) {
         std::optional<ReserveOrder> order = engine.prepareBook(here.attempt);
         if (!order) {
-            here.done(*here.attempt.answer);
+            here.done(std::move(*here.attempt.answer));
             continue;
         }
         auto c = std::make_shared<Carried>(std::move(here));
@@ -137,7 +137,7 @@ void GateDispatcher::settle(Engine &engine, std::deque<Booked> booked)
     engine.applyBooks(applied);
     const PendingReply::WakeBatch wakes; // one wake per request thread for these answers
     for (Booked &b : booked)
-        b.carried->done(*b.carried->attempt.answer);
+        b.carried->done(std::move(*b.carried->attempt.answer));
 }
 
 } // namespace flashstock::server

@@ -33,8 +33,9 @@ class ServerMetrics;
 /// waits on a timer. Request threads only submit(); they never wait on Redis or SQL.
 class GateDispatcher {
 public:
-    /// Called once with the reserve's answer, on the dispatcher's thread.
-    using Done = std::function<void(const Result<ReserveResult> &)>;
+    /// Called once with the reserve's answer (handed over: moved, not copied), on the
+    /// dispatcher's thread.
+    using Done = std::function<void(Result<ReserveResult>)>;
     /// Most reserves in one pipeline; more wait for the next round trip.
     static constexpr qsizetype kMaxBatch = 4096;
 

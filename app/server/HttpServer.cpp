@@ -106,9 +106,9 @@ QString HttpHead::client() const
     return QHostAddress(info->client_addr).toString();
 }
 
-QByteArray HttpHead::header(const char *name) const
+QByteArrayView HttpHead::header(const char *name) const
 {
-    return QByteArray(MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name));
+    return QByteArrayView(MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name));
 }
 
 /// One request on one connection, from its headers to MHD's completion notice.

@@ -3,6 +3,7 @@
 #include "Result.h"
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QList>
 #include <QString>
 
@@ -38,8 +39,9 @@ struct HttpHead {
     /// The peer's IP address (formatted on each call: for the access log, not per request).
     QString client() const;
 
-    /// A request header (case-insensitive name); empty if absent.
-    QByteArray header(const char *name) const;
+    /// A request header (case-insensitive name); empty if absent. A view of libmicrohttpd's
+    /// copy, valid until the request completes (no allocation per look-up).
+    QByteArrayView header(const char *name) const;
 };
 
 /// What the handler decided when the headers arrived.

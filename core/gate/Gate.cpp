@@ -21,6 +21,11 @@ QByteArray num(qint64 v) { return QByteArray::number(v); }
 
 /// KEYS of reserve-2.lua and settle-2.lua, in their order.
 QList<QByteArray> reserveKeys(const QString &sku) { return GateKeys::keys(sku, {"gate", "open"}); }
+/// ARGV of reserve-2.lua for `line`.
+QList<QByteArray> reserveArgs(const GateReserveLine &line)
+{
+    return {line.order.toUtf8(), line.user.toUtf8(), num(line.qty), line.sku.toUtf8()};
+}
 /// KEYS of release-3.lua and mark-sold-3.lua.
 QList<QByteArray> finishKeys(const QString &sku) { return GateKeys::keys(sku, {"gate", "open", "done"}); }
 
@@ -144,6 +149,9 @@ struct Gate::Private {
                            id != ScriptId::OpenTokens, id};
     }
 
+    /// Gate::reservePipeline; `checked`: every line passed checkLine already (reserveBatch).
+    QList<Result<GateReservation>> reserves(const QList<GateReserveLine> &lines, bool checked);
+
     Result<RedisValue> run(ScriptId id, const QList<QByteArray> &keys, const QList<QByteArray> &args)
     {
         return router.execute(scriptCommand(id, keys, args));
@@ -206,26 +214,41 @@ Result<GateReservation> Gate::reserve(const QString &sku, const QString &order,
 
 GateScriptCall Gate::reserveCall(const GateReserveLine &line)
 {
-    return {ScriptRegistry::instance().script(ScriptId::Reserve).sha1, reserveKeys(line.sku),
-            {line.order.toUtf8(), line.user.toUtf8(), num(line.qty), line.sku.toUtf8()}};
+    return {ScriptRegistry::instance().script(ScriptId::Reserve).sha1, reserveKeys(line.sku), reserveArgs(line)};
 }
 
 QList<Result<GateReservation>> Gate::reservePipeline(const QList<GateReserveLine> &lines)
 {
+    return d->reserves(lines, false);
+}
+
+QList<Result<GateReservation>> Gate::Private::reserves(const QList<GateReserveLine> &lines, bool checked)
+{
     QList<Result<GateReservation>> out(lines.size(), fail(ErrorCode::Internal, u"not sent"_s));
     QList<GateCommand> commands;
+    commands.reserve(lines.size());
     QList<qsizetype> sent; // index into `lines` of each command
+    sent.reserve(lines.size());
+    // The lines of one SKU share its keys (a crowd's pipeline is one SKU): made once per run
+    // of lines of the same SKU, not once per line.
+    const QString *keysSku = nullptr;
+    QList<QByteArray> keys;
     for (qsizetype i = 0; i < lines.size(); ++i) {
         const GateReserveLine &l = lines[i];
-        if (auto valid = checkLine(l); !valid) {
-            out[i] = std::unexpected(valid.error());
-            continue;
+        if (!checked) {
+            if (auto valid = checkLine(l); !valid) {
+                out[i] = std::unexpected(valid.error());
+                continue;
+            }
         }
-        const GateScriptCall call = reserveCall(l);
-        commands.append(Private::scriptCommand(ScriptId::Reserve, call.keys, call.args));
+        if (!keysSku || *keysSku != l.sku) {
+            keysSku = &l.sku;
+            keys = reserveKeys(l.sku);
+        }
+        commands.append(scriptCommand(ScriptId::Reserve, keys, reserveArgs(l)));
         sent.append(i);
     }
-    const QList<Result<RedisValue>> replies = d->router.execute(commands);
+    const QList<Result<RedisValue>> replies = router.execute(commands);
     for (qsizetype k = 0; k < replies.size(); ++k) {
         const qsizetype i = sent[k];
         out[i] = replies[k] ? parseReservation(*replies[k], lines[i].sku) : std::unexpected(replies[k].error());
@@ -247,7 +270,7 @@ Result<QList<GateReservation>> Gate::reserveBatch(const QString &sku,
     }
     QList<GateReservation> out;
     out.reserve(lines.size());
-    for (const Result<GateReservation> &one : reservePipeline(lines)) {
+    for (const Result<GateReservation> &one : d->reserves(lines, true)) {
         if (!one)
             return std::unexpected(one.error());
         out.append(*one);
