@@ -826,18 +826,8 @@ void TestReconcile::crashWindowRealCli()
     FS_GATED_ENGINE(u"postgresql"_s);
     FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
     // A second session, by hand: a transaction left open on purpose.
-    QSqlDatabase holder = QSqlDatabase::addDatabase(u"QPSQL"_s, u"holder"_s);
-    holder.setHostName(fresh.url().host);
-    holder.setPort(fresh.url().port);
-    holder.setUserName(fresh.url().user);
-    holder.setPassword(fresh.url().password);
-    holder.setDatabaseName(fresh.url().database);
-    QVERIFY2(holder.open(), qPrintable(holder.lastError().text()));
-    QVERIFY(holder.transaction());
-    {
-        QSqlQuery lock(holder);
-        QVERIFY(lock.exec(u"SELECT available FROM buckets WHERE sku = 'A' FOR UPDATE"_s));
-    }
+    test::BucketRowsHeld rows(fresh.url(), u"A"_s);
+    QVERIFY2(rows.problem().isEmpty(), qPrintable(rows.problem()));
 
     QProcess cli;
     cli.start(QStringLiteral(FLASHSTOCK_CLI_PATH),
@@ -858,7 +848,7 @@ void TestReconcile::crashWindowRealCli()
     QCOMPARE(cli.state(), QProcess::Running); // blocked in the book
     cli.kill();
     QVERIFY(cli.waitForFinished(5000));
-    QVERIFY(holder.rollback());
+    QVERIFY(rows.release());
     QCOMPARE(engine->gateLevels(u"A"_s).available, 6);
 
     Reconciler rec(*engine);
@@ -876,7 +866,6 @@ void TestReconcile::crashWindowRealCli()
     QVERIFY(retry->lines.first().token != report.discrepancies.first().token);
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 6);
     QCOMPARE(engine->gateLevels(u"A"_s).available, 6);
-    holder.close();
 }
 
 void TestReconcile::checkAndPassFindTheSame_data()

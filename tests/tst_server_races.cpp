@@ -17,9 +17,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
-#include <QSqlDatabase>
-#include <QSqlError>
-#include <QSqlQuery>
 #include <QTcpSocket>
 #include <QTest>
 
@@ -343,18 +340,8 @@ void TestServerRaces::drainPastItsLimitAnswersUnknown()
     // gives the gate its units back, and the buyer's retry reserves.
     FS_SERVED(u"postgresql"_s);
     FS_VERIFY_OK(engine->addSku(u"STUCK"_s, 10));
-    QSqlDatabase holder = QSqlDatabase::addDatabase(u"QPSQL"_s, u"holder"_s);
-    holder.setHostName(fresh.url().host);
-    holder.setPort(fresh.url().port);
-    holder.setUserName(fresh.url().user);
-    holder.setPassword(fresh.url().password);
-    holder.setDatabaseName(fresh.url().database);
-    QVERIFY2(holder.open(), qPrintable(holder.lastError().text()));
-    QVERIFY(holder.transaction());
-    {
-        QSqlQuery lock(holder);
-        QVERIFY(lock.exec(u"SELECT available FROM buckets WHERE sku = 'STUCK' FOR UPDATE"_s));
-    }
+    test::BucketRowsHeld held(fresh.url(), u"STUCK"_s);
+    QVERIFY2(held.problem().isEmpty(), qPrintable(held.problem()));
     test::HttpCrowd buyer(server.baseUrl(), token, {reserveRequest(u"stuck-1"_s, u"alice"_s, u"STUCK"_s, 3)}, 1);
     QVERIFY2(buyer.start(), qPrintable(buyer.errorString()));
     QTRY_COMPARE_WITH_TIMEOUT(engine->gateLevels(u"STUCK"_s).available, 7, 10000); // past the gate
@@ -365,8 +352,7 @@ void TestServerRaces::drainPastItsLimitAnswersUnknown()
     QCOMPARE(error.value(u"code"_s).toString(), u"outcome_unknown"_s);
     QVERIFY2(server.log().contains(u"1 requests still in flight after 10 s"_s), qPrintable(server.log()));
 
-    QVERIFY(holder.rollback());
-    holder.close();
+    QVERIFY(held.release());
     QCOMPARE(FS_OK(engine->book().orderStatus(u"stuck-1"_s)), std::nullopt);
     Reconciler reconciler(*engine);
     FS_VERIFY_OK(reconciler.runPass(0));

@@ -93,4 +93,40 @@ FreshBook::~FreshBook()
         adminExec(m_pgAdmin, u"DROP DATABASE IF EXISTS %1 WITH (FORCE)"_s.arg(m_pgDatabase));
 }
 
+BucketRowsHeld::BucketRowsHeld(const DbUrl &url, const QString &sku)
+    : m_name(u"bucket-rows-held-"_s + QUuid::createUuid().toString(QUuid::WithoutBraces))
+{
+    QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, m_name);
+    db.setHostName(url.host);
+    db.setPort(url.port);
+    db.setUserName(url.user);
+    db.setPassword(url.password);
+    db.setDatabaseName(url.database);
+    if (!db.open() || !db.transaction()) {
+        m_problem = u"holder session: "_s + db.lastError().text();
+        return;
+    }
+    QSqlQuery lock(db);
+    lock.prepare(u"SELECT available FROM buckets WHERE sku = ? FOR UPDATE"_s);
+    lock.addBindValue(sku);
+    if (!lock.exec())
+        m_problem = u"holder session: "_s + lock.lastError().text();
+}
+
+BucketRowsHeld::~BucketRowsHeld()
+{
+    {
+        QSqlDatabase db = QSqlDatabase::database(m_name, false);
+        if (db.isOpen())
+            db.rollback();
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(m_name);
+}
+
+bool BucketRowsHeld::release()
+{
+    return QSqlDatabase::database(m_name, false).rollback();
+}
+
 } // namespace flashstock::test

@@ -45,6 +45,27 @@ private:
     std::unique_ptr<QTemporaryDir> m_dir;
 };
 
+/// A second PostgreSQL session on book `url` holding the bucket rows of `sku` locked (SELECT
+/// ... FOR UPDATE in a transaction left open on purpose), so a writer of that SKU waits in
+/// the book. Thread affinity: the creating thread. release() rolls back; so does the
+/// destructor, which also closes the session.
+class BucketRowsHeld {
+public:
+    BucketRowsHeld(const DbUrl &url, const QString &sku);
+    ~BucketRowsHeld();
+    BucketRowsHeld(const BucketRowsHeld &) = delete;
+    BucketRowsHeld &operator=(const BucketRowsHeld &) = delete;
+
+    /// Empty when the rows are held; else why not.
+    QString problem() const { return m_problem; }
+    /// Rolls the holding transaction back (the rows are free); false if that failed.
+    bool release();
+
+private:
+    QString m_name;
+    QString m_problem;
+};
+
 } // namespace flashstock::test
 
 /// Opens a FreshBook named `var` for `backend`, or fails/skips the test.
