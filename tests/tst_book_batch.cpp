@@ -139,12 +139,7 @@ QString execUnprepared(const DbUrl &url, const QStringList &statements, QStringL
     const QString name = u"fs-test-unprepared"_s;
     QString error;
     {
-        QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, name);
-        db.setHostName(url.host);
-        db.setPort(url.port);
-        db.setUserName(url.user);
-        db.setPassword(url.password);
-        db.setDatabaseName(url.database);
+        QSqlDatabase db = addPostgresConnection(url, name);
         if (!db.open()) {
             error = db.lastError().text();
         } else {

@@ -228,13 +228,7 @@ QString adminExec(const DbUrl &url, const QString &statement)
     const QString name = u"flashstock-bench-admin-%1"_s.arg(g_connectionSerial.fetchAndAddRelaxed(1));
     QString error;
     {
-        QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, name);
-        db.setHostName(url.host);
-        db.setPort(url.port);
-        db.setUserName(url.user);
-        db.setPassword(url.password);
-        db.setDatabaseName(url.database);
-        db.setConnectOptions(u"connect_timeout=5;application_name=flashstock-bench"_s);
+        QSqlDatabase db = addPostgresConnection(url, name, u"flashstock-bench"_s);
         if (!db.open()) {
             error = u"cannot connect to %1: %2"_s.arg(url.display(), db.lastError().text().trimmed());
         } else {

@@ -20,6 +20,18 @@ using namespace Qt::StringLiterals;
 
 namespace flashstock {
 
+QSqlDatabase addPostgresConnection(const DbUrl &url, const QString &name, const QString &applicationName)
+{
+    QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, name);
+    db.setHostName(url.host);
+    db.setPort(url.port);
+    db.setUserName(url.user);
+    db.setPassword(url.password);
+    db.setDatabaseName(url.database);
+    db.setConnectOptions(u"connect_timeout=5;application_name=%1"_s.arg(applicationName));
+    return db;
+}
+
 namespace {
 
 QAtomicInteger<quint64> g_connectionSerial;
@@ -153,13 +165,7 @@ Result<void> Database::connectNow()
     if (!QSqlDatabase::isDriverAvailable(u"QPSQL"_s))
         return fail(ErrorCode::Unavailable,
                     u"the Qt PostgreSQL driver is not installed (Debian: libqt6sql6-psql)"_s);
-    QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, m_connectionName);
-    db.setHostName(m_url.host);
-    db.setPort(m_url.port);
-    db.setUserName(m_url.user);
-    db.setPassword(m_url.password);
-    db.setDatabaseName(m_url.database);
-    db.setConnectOptions(u"connect_timeout=5;application_name=flashstock"_s);
+    QSqlDatabase db = addPostgresConnection(m_url, m_connectionName);
     if (!db.open())
         return fail(ErrorCode::Unavailable,
                     u"cannot connect to %1: %2"_s.arg(m_url.display(), db.lastError().text().trimmed()),

@@ -53,6 +53,14 @@ public:
     virtual bool failOrder(const QString &order) { Q_UNUSED(order); return false; }
 };
 
+/// Adds a QtSql connection named `name` to the PostgreSQL database of `url` (host, port,
+/// user, password, database; a 5 s connect timeout and `applicationName` as libpq's
+/// application_name), not opened yet. The one place a PostgreSQL session is described;
+/// the caller opens it, uses it on its own thread and removes it
+/// (QSqlDatabase::removeDatabase).
+QSqlDatabase addPostgresConnection(const DbUrl &url, const QString &name,
+                                   const QString &applicationName = QStringLiteral("flashstock"));
+
 /// One connection to the book of record (SQLite or PostgreSQL), with its migrations.
 ///
 /// Thread affinity: a Database belongs to the thread that opened it; open one per thread

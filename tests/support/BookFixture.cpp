@@ -1,6 +1,8 @@
 #include "support/BookFixture.h"
 #include "support/TestChecks.h"
 
+#include "store/Database.h"
+
 #include <QAtomicInteger>
 #include <QCoreApplication>
 #include <QSqlDatabase>
@@ -22,12 +24,7 @@ QString adminExec(const DbUrl &admin, const QString &sql)
     const QString name = u"fs-test-admin-%1"_s.arg(serial.fetchAndAddRelaxed(1));
     QString error;
     {
-        QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, name);
-        db.setHostName(admin.host);
-        db.setPort(admin.port);
-        db.setUserName(admin.user);
-        db.setPassword(admin.password);
-        db.setDatabaseName(admin.database);
+        QSqlDatabase db = addPostgresConnection(admin, name);
         if (!db.open()) {
             error = db.lastError().text();
         } else {
@@ -96,12 +93,7 @@ FreshBook::~FreshBook()
 BucketRowsHeld::BucketRowsHeld(const DbUrl &url, const QString &sku)
     : m_name(u"bucket-rows-held-"_s + QUuid::createUuid().toString(QUuid::WithoutBraces))
 {
-    QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, m_name);
-    db.setHostName(url.host);
-    db.setPort(url.port);
-    db.setUserName(url.user);
-    db.setPassword(url.password);
-    db.setDatabaseName(url.database);
+    QSqlDatabase db = addPostgresConnection(url, m_name);
     if (!db.open() || !db.transaction()) {
         m_problem = u"holder session: "_s + db.lastError().text();
         return;
