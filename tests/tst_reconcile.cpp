@@ -12,7 +12,6 @@
 #include "store/ApproverStore.h"
 #include "store/BookSql.h"
 #include "store/Database.h"
-#include "store/DiscrepancyStore.h"
 #include "store/Invariants.h"
 #include "store/LedgerWindow.h"
 #include "support/BookFixture.h"
@@ -623,11 +622,9 @@ void TestReconcile::approversRacingApplyOnce()
             t.join();
         for (const auto &e : errors)
             QVERIFY2(!e, e ? qPrintable(e->message) : "");
-        const QList<Discrepancy> now = FS_OK(rec.list());
-        const auto decided = std::find_if(now.cbegin(), now.cend(), [&](const Discrepancy &d) { return d.id == id; });
-        QVERIFY(decided != now.cend());
-        QCOMPARE(decided->status, DiscrepancyStatus::Approved);
-        const QList<DecisionRecord> records = FS_OK(DiscrepancyStore(engine->database()).decisions(id));
+        const Discrepancy decided = FS_OK(rec.get(id));
+        QCOMPARE(decided.status, DiscrepancyStatus::Approved);
+        const QList<DecisionRecord> &records = decided.decisions;
         QCOMPARE(std::count_if(records.cbegin(), records.cend(), [](const DecisionRecord &r) { return r.applied; }), 1);
         QCOMPARE(records.size(), fourEyesUnits < 150 ? 2 : 1);
         QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 1000);
