@@ -1,8 +1,12 @@
 #include "ContractJson.h"
 
 #include "Engine.h"
+#include "Identifiers.h"
 
 #include <QDateTime>
+#include <QJsonDocument>
+
+#include <algorithm>
 
 using namespace Qt::StringLiterals;
 
@@ -87,6 +91,33 @@ QJsonObject reserveJson(const ReserveResult &result)
     if (!result.shortSku.isEmpty())
         out.insert(u"sku"_s, result.shortSku);
     return out;
+}
+
+QByteArray ReserveJsonWriter::write(const ReserveResult &result)
+{
+    const bool refusal = result.outcome != Outcome::Reserved
+        && std::none_of(result.lines.cbegin(), result.lines.cend(), [](const OrderLine &l) { return !l.token.isEmpty(); })
+        && checkOrderId(result.order, u"order"_s).has_value();
+    if (refusal && m_have && m_outcome == result.outcome && m_sku == result.shortSku) {
+        QByteArray text;
+        text.reserve(m_head.size() + result.order.size() + m_tail.size());
+        text.append(m_head).append(result.order.toLatin1()).append(m_tail);
+        return text;
+    }
+    QByteArray text = QJsonDocument(reserveJson(result)).toJson(QJsonDocument::Compact);
+    if (refusal) {
+        // `"order":"` once, at the top level: no other value can hold a quote.
+        const QByteArray key = QByteArrayLiteral("\"order\":\"");
+        const qsizetype at = text.indexOf(key + result.order.toLatin1() + '"');
+        m_have = at >= 0;
+        if (m_have) {
+            m_outcome = result.outcome;
+            m_sku = result.shortSku;
+            m_head = text.first(at + key.size());
+            m_tail = text.sliced(at + key.size() + result.order.size());
+        }
+    }
+    return text;
 }
 
 QJsonObject orderChangeJson(const OrderChange &change)

@@ -1,6 +1,7 @@
 // Engine rules that are not the gate's own: the launch rules (one place for the CLI and the
-// console) and warnings as bounded values.
+// console), warnings as bounded values, and the reserve answer's JSON text.
 
+#include "ContractJson.h"
 #include "Engine.h"
 #include "EngineWarning.h"
 #include "reconcile/Reconciler.h"
@@ -10,6 +11,7 @@
 #include "support/TestChecks.h"
 
 #include <QDateTime>
+#include <QJsonDocument>
 #include <QSet>
 #include <QTcpServer>
 #include <QTest>
@@ -39,6 +41,7 @@ private slots:
     void warningRingKeepsTheNewestAndCountsTheRest();
     void warningKindsHaveDistinctNames();
     void engineWarningsAreBoundedValues();
+    void reserveJsonWriterWritesWhatQtWrites();
 };
 
 void TestEngine::launchRulesBlockALiveSaleAndAPendingDiscrepancy()
@@ -146,6 +149,35 @@ void TestEngine::engineWarningsAreBoundedValues()
     QCOMPARE(many.dropped(), 20);
     QCOMPARE(test::countWarnings(many, WarningKind::GateNotRaised, u"A"_s), int(Engine::kMaxWarnings));
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10 + restocks);
+}
+
+void TestEngine::reserveJsonWriterWritesWhatQtWrites()
+{
+    // One writer through answers of every kind, in an order that makes it reuse a refusal's
+    // text, change it (another outcome, another SKU, none) and pass it by (tokens, expiry).
+    const auto refused = [](Outcome o, const QString &order, const QString &sku) {
+        return ReserveResult{o, order, {OrderLine{u"S-1"_s, 1, {}}}, sku, 0};
+    };
+    const QList<ReserveResult> answers{
+        refused(Outcome::OutOfStock, u"o-1"_s, u"S-1"_s),
+        refused(Outcome::OutOfStock, u"o-2"_s, u"S-1"_s),
+        refused(Outcome::OutOfStock, u"a.much_longer-order.id.than-the-first-0123456789"_s, u"S-1"_s),
+        ReserveResult{Outcome::Reserved, u"o-3"_s, {OrderLine{u"S-1"_s, 2, u"S-1.tok-3"_s}}, {}, 1'764'000'000'123},
+        refused(Outcome::OutOfStock, u"o-4"_s, u"S-1"_s),
+        ReserveResult{Outcome::Duplicate, u"o-3"_s, {OrderLine{u"S-1"_s, 2, u"S-1.tok-3"_s}}, {}, 0},
+        refused(Outcome::OutOfStock, u"o-5"_s, u"S-2"_s),
+        refused(Outcome::OutOfStock, u"o-6"_s, u"S-1"_s),
+        refused(Outcome::LimitExceeded, u"o-7"_s, {}),
+        refused(Outcome::LimitExceeded, u"o-8"_s, {}),
+        refused(Outcome::SaleClosed, u"o-9"_s, {}),
+        refused(Outcome::Paused, u"o-10"_s, u"S-1"_s),
+        refused(Outcome::GateUnavailable, u"o-11"_s, {}),
+        refused(Outcome::GateUnavailable, u"o-12"_s, {}),
+        refused(Outcome::OutOfStock, u"o-13"_s, u"S-1"_s),
+    };
+    ReserveJsonWriter writer;
+    for (const ReserveResult &r : answers)
+        QCOMPARE(writer.write(r), QJsonDocument(reserveJson(r)).toJson(QJsonDocument::Compact));
 }
 
 QTEST_GUILESS_MAIN(TestEngine)

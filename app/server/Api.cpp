@@ -134,12 +134,16 @@ HttpReply errorReply(int status, ErrorCode code, const QString &message, const Q
     return errorReply(Error{code, message, field}, status);
 }
 
-/// A reserve's answer: 200 with its word; gate_unavailable is 503 with Retry-After.
+/// A reserve's answer: 200 with its word; gate_unavailable is 503 with Retry-After. On the
+/// request thread that writes it out (its own ReserveJsonWriter).
 HttpReply reserveReply(const Result<ReserveResult> &result)
 {
     if (!result)
         return errorReply(result.error());
-    HttpReply r = jsonReply(MHD_HTTP_OK, reserveJson(*result), outcomeWord(result->outcome));
+    thread_local ReserveJsonWriter writer;
+    HttpReply r;
+    r.body = writer.write(*result);
+    r.result = outcomeWord(result->outcome);
     if (result->outcome == Outcome::GateUnavailable) {
         r.status = MHD_HTTP_SERVICE_UNAVAILABLE;
         retryLater(r);
