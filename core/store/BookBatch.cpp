@@ -268,10 +268,16 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
     const Dialect dialect = m_db.dialect();
     auto json = [](const QJsonArray &rows) { return QString::fromUtf8(QJsonDocument(rows).toJson(QJsonDocument::Compact)); };
     auto orNull = [](const QString &s) { return s.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(s); };
-    QJsonArray ids;
-    for (qsizetype i : candidates)
-        ids.append(QJsonArray{orders.at(i).order});
-    auto existing = m_db.exec(sql::existingOrdersOf(dialect), {json(ids)});
+    QStringList ids; // checked by checkReserve(): PostgreSQL's array literal needs no quoting
+    QJsonArray idRows;
+    for (qsizetype i : candidates) {
+        if (dialect == Dialect::Postgres)
+            ids << orders.at(i).order;
+        else
+            idRows.append(QJsonArray{orders.at(i).order});
+    }
+    auto existing = m_db.exec(sql::existingOrdersOf(dialect),
+                              {dialect == Dialect::Postgres ? arrayLiteral(ids) : json(idRows)});
     if (!existing)
         return std::unexpected(existing.error());
     QSet<QString> seen; // an id that exists, or comes twice: the second is reserveOne's

@@ -99,6 +99,8 @@ QString reserveOneLine(const QString &now)
 
 QString existingOrdersOf(Dialect dialect)
 {
+    if (dialect == Dialect::Postgres)
+        return u"SELECT order_id FROM orders WHERE order_id = ANY (CAST(? AS text[]))"_s;
     return u"SELECT order_id FROM orders WHERE order_id IN (SELECT w.order_id FROM %1)"_s.arg(
         jsonTable(dialect, {{u"order_id", u"TEXT"}}));
 }

@@ -45,6 +45,9 @@ QString reserveOneLine(const QString &now);
 /// one element (an array) per row, so the statement's text is the same for any batch size
 /// and a batch costs the same few round trips whatever its size. Only that row source
 /// differs between the dialects. The ids among elements `[order]` that exist.
+/// PostgreSQL binds a text array literal of the ids instead (`{a,b}`, ids that need no
+/// quoting): its planner knows an array's length, so it reads the primary key; given the
+/// JSON it guessed 100 rows and hashed them against a scan of every order of the book.
 QString existingOrdersOf(Dialect dialect);
 /// reserveBucket() for many buckets in one statement: each element `[sku, bucket, qty]`
 /// (distinct buckets), each bucket moved only if `available >= qty`. Returns (sku, bucket,
