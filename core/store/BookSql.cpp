@@ -194,8 +194,12 @@ QString rollbackWrite() { return u"ROLLBACK"_s; }
 
 QStringList sessionSetup(Dialect dialect)
 {
+    // temp_store=MEMORY: a statement journal (the pages a statement that writes many rows
+    // changes, kept to undo it alone) stays in memory; on disk it was a temporary file
+    // created, written page by page and deleted by each batch's INSERTs past 64 KiB.
     if (dialect == Dialect::Sqlite)
-        return {u"PRAGMA journal_mode=WAL"_s, u"PRAGMA synchronous=NORMAL"_s, u"PRAGMA foreign_keys=ON"_s};
+        return {u"PRAGMA journal_mode=WAL"_s, u"PRAGMA synchronous=NORMAL"_s, u"PRAGMA foreign_keys=ON"_s,
+                u"PRAGMA temp_store=MEMORY"_s};
     return {};
 }
 

@@ -106,7 +106,8 @@ QString commitWrite();
 /// `ROLLBACK`.
 QString rollbackWrite();
 /// Statements Database runs on every new connection before use (SQLite: WAL,
-/// synchronous=NORMAL, foreign keys on); none for PostgreSQL. A bare connection runs them
+/// synchronous=NORMAL, foreign keys on, temporary files and statement journals in memory);
+/// none for PostgreSQL. A bare connection runs them
 /// too, so it pays the same per-commit costs.
 QStringList sessionSetup(Dialect dialect);
 /// One row, one text column: how durable a commit is on this connection, for people
