@@ -269,15 +269,16 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
     auto json = [](const QJsonArray &rows) { return QString::fromUtf8(QJsonDocument(rows).toJson(QJsonDocument::Compact)); };
     auto orNull = [](const QString &s) { return s.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(s); };
     QStringList ids; // checked by checkReserve(): PostgreSQL's array literal needs no quoting
-    QJsonArray idRows;
-    for (qsizetype i : candidates) {
-        if (dialect == Dialect::Postgres)
-            ids << orders.at(i).order;
-        else
-            idRows.append(QJsonArray{orders.at(i).order});
-    }
+    for (qsizetype i : candidates)
+        ids << orders.at(i).order;
+    auto idRows = [&] {
+        QJsonArray rows;
+        for (const QString &id : std::as_const(ids))
+            rows.append(QJsonArray{id});
+        return json(rows);
+    };
     auto existing = m_db.exec(sql::existingOrdersOf(dialect),
-                              {dialect == Dialect::Postgres ? arrayLiteral(ids) : json(idRows)});
+                              {dialect == Dialect::Postgres ? arrayLiteral(ids) : idRows()});
     if (!existing)
         return std::unexpected(existing.error());
     QSet<QString> seen; // an id that exists, or comes twice: the second is reserveOne's

@@ -56,9 +56,9 @@ public:
 /// Adds a QtSql connection named `name` to the PostgreSQL database of `url` (host, port,
 /// user, password, database; a 5 s connect timeout, `applicationName` as libpq's
 /// application_name, and plan_cache_mode=force_custom_plan: prepared statements are planned
-/// afresh on each run, never by a generic plan cached while the book was young), not opened yet. The one place a PostgreSQL session is described;
-/// the caller opens it, uses it on its own thread and removes it
-/// (QSqlDatabase::removeDatabase).
+/// afresh on each run, never by a generic plan cached while the book was young), not opened
+/// yet. The one place a PostgreSQL session is described; the caller opens it, uses it on its
+/// own thread and removes it (QSqlDatabase::removeDatabase).
 QSqlDatabase addPostgresConnection(const DbUrl &url, const QString &name,
                                    const QString &applicationName = QStringLiteral("flashstock"));
 
