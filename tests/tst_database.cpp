@@ -34,6 +34,8 @@ private slots:
     void migrationTypesCorrections();
     void openDoesNotWaitForTheWriteLock_data() { test::addBackendRows(); }
     void openDoesNotWaitForTheWriteLock();
+    void nowIsOneInstantPerStatement_data() { test::addBackendRows(); }
+    void nowIsOneInstantPerStatement();
 };
 
 void TestDatabase::deadlockIsRetried()
@@ -313,3 +315,23 @@ void TestDatabase::openDoesNotWaitForTheWriteLock()
 QTEST_GUILESS_MAIN(TestDatabase)
 #include "tst_database.moc"
 #include "support/TestChecks.h"
+
+void TestDatabase::nowIsOneInstantPerStatement()
+{
+    // A statement that reads the clock, works a while and reads it again sees one instant
+    // (an order's expires_at - created_at is its hold to the ms); the next statement a later one.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    Database &db = engine->database();
+    const QString now = db.nowMsExpr();
+    const QString work = db.dialect() == Dialect::Postgres
+        ? u"(SELECT count(*) FROM (SELECT pg_sleep(0.02)) AS s)"_s
+        : u"(WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000) SELECT count(*) FROM n)"_s;
+    const auto rows = FS_OK(db.exec(u"SELECT %1, %2, %1"_s.arg(now, work)));
+    const qint64 first = rows.first().at(0).toLongLong(), last = rows.first().at(2).toLongLong();
+    QCOMPARE(last, first);
+    QTest::qWait(5);
+    QVERIFY(FS_OK(db.nowMs()) > first);
+}

@@ -204,7 +204,10 @@ QString Database::nowMsExpr() const
 {
     if (m_url.dialect == Dialect::Sqlite)
         return u"CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"_s;
-    return u"CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"_s;
+    // statement_timestamp(), not clock_timestamp(): one instant for the whole statement, as
+    // SQLite's 'now' is, so a row written with `now` twice (created_at, and expires_at as
+    // created_at + hold) holds exactly the hold between them.
+    return u"CAST(EXTRACT(EPOCH FROM statement_timestamp()) * 1000 AS BIGINT)"_s;
 }
 
 Result<qint64> Database::nowMs()

@@ -92,7 +92,8 @@ public:
     /// The database clock now, ms since the epoch.
     [[nodiscard]] Result<qint64> nowMs();
 
-    /// SQL expression for the database clock, in ms since the epoch (the one clock of the book).
+    /// SQL expression for the database clock, in ms since the epoch (the one clock of the book):
+    /// one value wherever it appears in one statement, a later one in a later statement.
     QString nowMsExpr() const;
 
     /// Runs one statement with positional `?` binds; reads every row. Prepared statements
