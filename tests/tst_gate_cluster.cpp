@@ -46,6 +46,11 @@ struct Tally {
 /// orders): `attempts` in all (a multiple of threads x SKUs gives every SKU the same
 /// number), or until stop() when `attempts` is 0. Every thread opens its own
 /// Engine (own book connection, own gate routing).
+///
+/// What the threads share is const: the non-const QList::operator[] detaches a list whose
+/// data is shared (here with the caller's `skus`), and threads detaching one list object at
+/// once both drop the old data, freeing the caller's list under it (migrationDuringARun read
+/// "127.0.0.1" from its `skus`, then crashed).
 class Crowd {
 public:
     Crowd(DbUrl db, RedisUrl gate, QStringList skus, int threads, int attempts, QString tag)
@@ -120,12 +125,12 @@ private:
         m_slowestMs = std::max(m_slowestMs, slowest);
     }
 
-    DbUrl m_db;
-    RedisUrl m_gate;
-    QStringList m_skus;
-    int m_threads;
-    qint64 m_attempts;
-    QString m_tag;
+    const DbUrl m_db;
+    const RedisUrl m_gate;
+    const QStringList m_skus;
+    const int m_threads;
+    const qint64 m_attempts;
+    const QString m_tag;
     QElapsedTimer m_clock;
     std::atomic<bool> m_stop{false};
     std::vector<std::thread> m_pool;
