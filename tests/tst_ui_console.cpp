@@ -515,6 +515,9 @@ void TestUiConsole::reconciliationFollowsMouseAndKeyboard()
     QTableView *table = view->table();
     QTRY_COMPARE_WITH_TIMEOUT(table->model()->rowCount(), 2, 10000);
     QCOMPARE(view->statusFilter(), u"pending_approval"_s);
+    // Whether alice may approve comes in its own answer, which may follow the list: until
+    // then Approve stays disabled.
+    QTRY_VERIFY_WITH_TIMEOUT(view->approversLabel()->text().contains(u"You (alice) may approve"_s), 10000);
 
     // A mouse click on a row selects it: its detail and trace show, Approve is enabled.
     table->clearSelection();
