@@ -40,6 +40,7 @@ struct Tally {
     int unavailable = 0;
     QList<qint64> reservedAtMs;    ///< since the crowd started
     QList<qint64> unavailableAtMs; ///< since the crowd started
+    QStringList unavailableOrders; ///< the orders answered gate_unavailable
 };
 
 /// Engine threads reserving 1 unit each of `skus` (each thread walks all SKUs, distinct
@@ -92,7 +93,8 @@ private:
             const QString sku = m_skus[(i / m_threads + t) % m_skus.size()];
             QElapsedTimer one;
             one.start();
-            auto r = engine->reserve(u"%1-%2"_s.arg(m_tag).arg(i), {}, {{sku, 1, {}}});
+            const QString order = u"%1-%2"_s.arg(m_tag).arg(i);
+            auto r = engine->reserve(order, {}, {{sku, 1, {}}});
             slowest = std::max(slowest, one.elapsed());
             const qint64 at = m_clock.elapsed();
             Tally &tally = mine[sku];
@@ -106,6 +108,7 @@ private:
             else if (r->outcome == Outcome::GateUnavailable) {
                 ++tally.unavailable;
                 tally.unavailableAtMs << at;
+                tally.unavailableOrders << order;
             } else
                 failures << u"%1: unexpected outcome %2"_s.arg(sku, outcomeWord(r->outcome));
             (void)engine->takeWarnings();
@@ -120,6 +123,7 @@ private:
             all.unavailable += it->unavailable;
             all.reservedAtMs += it->reservedAtMs;
             all.unavailableAtMs += it->unavailableAtMs;
+            all.unavailableOrders += it->unavailableOrders;
         }
         m_failures += failures;
         m_slowestMs = std::max(m_slowestMs, slowest);
@@ -660,14 +664,23 @@ private slots:
             const Tally s = crowd.tallies().value(sku);
             QCOMPARE(FS_OK(engine->book().levels(sku)).locked, qint64(s.reserved) + (sku == moving ? 1 : 0));
         }
-        // The pass finds the two probes (gate only, no order in the book) and nothing else: no
-        // reserve was half done by a redirection, not even one answered gate_unavailable.
+        // The pass finds the two probes (gate only, no order in the book) and no reserve half
+        // done by a redirection. The one other orphan allowed is a reserve answered
+        // gate_unavailable whose script ran after all, its reply later than the command
+        // timeout (a loaded machine): the engine could not know, the reconciler gives it back.
         Reconciler rec(*engine);
         auto pass = rec.runPass(0);
         FS_VERIFY_OK(pass);
-        QCOMPARE(pass->discrepancies.size(), 2);
-        for (const Discrepancy &d : std::as_const(pass->discrepancies))
+        QStringList orphans;
+        for (const Discrepancy &d : std::as_const(pass->discrepancies)) {
             QCOMPARE(d.kind, DiscrepancyKind::OrphanPreDeduct);
+            orphans << d.order;
+        }
+        QVERIFY2(orphans.contains(u"probe-source"_s) && orphans.contains(u"probe-target"_s),
+                 qPrintable(orphans.join(u", "_s)));
+        for (const QString &order : std::as_const(orphans))
+            QVERIFY2(order.startsWith(u"probe-"_s) || t.unavailableOrders.contains(order),
+                     qPrintable(u"%1 is an orphan pre-deduct, yet was not answered gate_unavailable"_s.arg(order)));
         QVERIFY(gateEqualsBook(*engine, skus));
         QVERIFY(test::bookHolds(*engine));
     }
