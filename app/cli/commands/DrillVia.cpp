@@ -223,19 +223,6 @@ Result<qint64> serverPid(const QString &file)
     return pid;
 }
 
-/// Gone: no such process, or a zombie its parent has not reaped yet.
-bool processGone(qint64 pid)
-{
-    if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH)
-        return true;
-    QFile stat(u"/proc/%1/stat"_s.arg(pid));
-    if (!stat.open(QIODevice::ReadOnly))
-        return true;
-    const QByteArray line = stat.readAll();
-    const qsizetype close = line.lastIndexOf(')');
-    return close > 0 && line.mid(close + 2, 1) == "Z";
-}
-
 Result<QString> killAndRestart(const DrillViaSettings &s, const std::function<void()> &whileDown)
 {
     auto pid = serverPid(s.serverPidFile);
