@@ -118,16 +118,14 @@ public:
         return outcomeOf(call(u"/v1/reservations"_s, body), u"reserve %1"_s.arg(order));
     }
 
-    Result<Outcome> confirm(const QString &order, const QString &payment) override
+    Result<PaymentAnswer> confirm(const QString &order, const QString &payment) override
     {
         bool resent = false;
         auto c = outcomeOf(call(u"/v1/orders/%1/confirm"_s.arg(order), {{u"payment"_s, payment}}, &resent),
                            u"confirm %1"_s.arg(order));
-        // A delivery whose answer was lost (the server killed after its COMMIT) and that was
-        // sent again answers `duplicate`: that same payment paid the order, so it is `paid`.
-        if (c && *c == Outcome::Duplicate && resent)
-            return Outcome::Paid;
-        return c;
+        if (!c)
+            return std::unexpected(c.error());
+        return PaymentAnswer{*c, resent};
     }
 
 private:
