@@ -1,5 +1,7 @@
 #pragma once
 
+#include <QtGlobal>
+
 namespace flashstock {
 
 /// Marks every file descriptor of this process above stderr close-on-exec, so that no
@@ -12,5 +14,13 @@ namespace flashstock {
 /// process modifier, so it is done here, in the parent: close_range(2)'s CLOSE_RANGE_CLOEXEC
 /// (Linux 5.11), else each descriptor listed in /proc/self/fd. Any thread.
 void closeDescriptorsOnExec();
+
+/// True once every thread of process `pid` has exited, so that the kernel has closed its
+/// descriptors (a listening socket another process may now bind, locks): no such process,
+/// or a zombie its parent has not reaped yet whose only thread left is that zombie leader.
+/// A leader that is a zombie while other threads still run their exit (a process killed
+/// with SIGKILL, for a few milliseconds, longer on a busy machine) is not gone: its
+/// descriptors are still open. Linux (/proc/PID/status).
+bool processGone(qint64 pid);
 
 } // namespace flashstock

@@ -5,6 +5,7 @@
 #include "Cli.h"
 #include "Engine.h"
 #include "drill/Drill.h"
+#include "drill/DrillChannel.h"
 #include "gate/EmbeddedRedis.h"
 #include "gate/Gate.h"
 #include "store/Database.h"
@@ -16,6 +17,8 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <mutex>
 
 using namespace Qt::StringLiterals;
 using namespace flashstock;
@@ -43,6 +46,53 @@ struct EmbeddedGuard {
     ~EmbeddedGuard() { (void)EmbeddedRedis(dir).stop(); }
 };
 
+/// A drill --via channel on its own engine whose payment callbacks lose their answer, as
+/// across a server kill: the callback is applied, its answer lost, and it is sent again;
+/// the second send's answer comes back, marked resent. `loseFirst`: an order's first
+/// callback too, else only the ones after it (a duplicate callback's copies).
+class LosingChannel final : public DrillChannel {
+public:
+    struct Seen {
+        std::mutex mutex;
+        QSet<QString> orders;
+    };
+    LosingChannel(std::unique_ptr<Engine> engine, bool loseFirst, std::shared_ptr<Seen> seen)
+        : m_engine(std::move(engine))
+        , m_loseFirst(loseFirst)
+        , m_seen(std::move(seen))
+    {
+    }
+    Result<Outcome> reserve(const QString &order, const QString &user, const QString &sku, qint64 qty,
+                            qint64 holdSeconds) override
+    {
+        auto r = m_engine->reserve(order, user, {OrderLine{sku, qty, {}}}, holdSeconds);
+        if (!r)
+            return std::unexpected(r.error());
+        return r->outcome;
+    }
+    Result<PaymentAnswer> confirm(const QString &order, const QString &payment) override
+    {
+        bool later = false;
+        {
+            std::lock_guard lock(m_seen->mutex);
+            later = m_seen->orders.contains(order);
+            m_seen->orders.insert(order);
+        }
+        const bool lose = later || m_loseFirst;
+        if (lose)
+            (void)m_engine->confirm(order, payment); // applied; its answer never arrives
+        auto c = m_engine->confirm(order, payment);
+        if (!c)
+            return std::unexpected(c.error());
+        return PaymentAnswer{c->outcome, lose};
+    }
+
+private:
+    std::unique_ptr<Engine> m_engine;
+    bool m_loseFirst;
+    std::shared_ptr<Seen> m_seen;
+};
+
 } // namespace
 
 class TestDrill : public QObject {
@@ -55,6 +105,8 @@ private slots:
     void brokenEngineFails();
     void otherSkusDriftDoesNotFailTheDrill();
     void cancelWindsDownConsistently();
+    void lostPaymentAnswersAreResolved_data();
+    void lostPaymentAnswersAreResolved();
     void cliRejectsBadOptions_data();
     void cliRejectsBadOptions();
 };
@@ -88,6 +140,56 @@ void TestDrill::sameSeedSameSchedule()
     for (FaultKind k : {FaultKind::CrashAfterGate, FaultKind::RedisRestart, FaultKind::ScriptFlush,
                         FaultKind::NodeFailover})
         QCOMPARE(DrillSchedule::build(a).scheduled.value(k), 0);
+}
+
+void TestDrill::lostPaymentAnswersAreResolved_data()
+{
+    QTest::addColumn<bool>("loseFirst");
+    QTest::newRow("copies lose their answers") << false;
+    QTest::newRow("every callback loses its answer") << true;
+}
+
+void TestDrill::lostPaymentAnswersAreResolved()
+{
+    // A duplicate callback's copy sent again after its answer was lost (drill --via across a
+    // server kill) and answered `duplicate` is not a second `paid`: another copy was
+    // answered paid. (Taken as paid, as drill --via did, the fault stayed unhealed and
+    // paid_units counted it twice.) When no copy was answered paid, the lost answer was
+    // the paid one; a lone callback sent again and answered `duplicate` paid its order.
+    QFETCH(bool, loseFirst);
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_FRESH_BOOK(fresh, u"sqlite"_s);
+    QTemporaryDir dataDir;
+    QVERIFY(dataDir.isValid());
+    EmbeddedGuard guard{dataDir.path()};
+    auto url = EmbeddedRedis(dataDir.path()).start();
+    QVERIFY2(url, url ? "" : qPrintable(url.error().message));
+
+    DrillOptions o = shortDrill(17);
+    o.buyers = 100;
+    o.stock = 40;
+    o.faults = FS_OK(parseFaults(u"duplicate-callback=0.2"_s));
+    o.db = fresh.url();
+    o.redis = *url;
+    o.embeddedDataDir = dataDir.path();
+    o.via = DrillVia{};
+    o.via->url = u"losing"_s;
+    auto seen = std::make_shared<LosingChannel::Seen>();
+    o.via->channels = [&o, loseFirst, seen]() -> Result<std::unique_ptr<DrillChannel>> {
+        auto engine = Engine::open(EngineOptions{o.db, o.redis, Actor{o.operatorName, u"drill"_s}});
+        if (!engine)
+            return std::unexpected(engine.error());
+        return std::unique_ptr<DrillChannel>(std::make_unique<LosingChannel>(std::move(*engine), loseFirst, seen));
+    };
+    auto report = Drill(o).run();
+    QVERIFY2(report, report ? "" : qPrintable(report.error().message));
+    const QString text = report->toText();
+    const FaultTally t = report->faults.value(FaultKind::DuplicateCallback);
+    QVERIFY2(t.injected >= 1, qPrintable(text));
+    QVERIFY2(t.healed == t.injected, qPrintable(text));
+    QVERIFY2(report->paymentOutcomes.value(u"duplicate_resent"_s) >= 1, qPrintable(text));
+    QCOMPARE(report->paidUnits, report->sold); // each order paid once, counted once
+    QVERIFY2(report->passed(), qPrintable(text));
 }
 
 void TestDrill::allFaultsHoldEveryInvariant_data()

@@ -5,6 +5,7 @@
 // --server-command); then the wind-down and I1-I6 on the drill's own SKU. And a broken
 // setup (a server on another book, a refused token) is a failure, not a pass.
 
+#include "ChildProcess.h"
 #include "Engine.h"
 #include "drill/DrillSchedule.h"
 #include "support/BookFixture.h"
@@ -25,6 +26,9 @@
 #include <csignal>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace Qt::StringLiterals;
@@ -101,6 +105,17 @@ void stopRestarted(const QString &pidFile, qint64 original)
         QThread::msleep(50);
 }
 
+/// The state letter of process `pid`'s leader thread in /proc (R, S, Z...); 0 if none.
+char leaderState(qint64 pid)
+{
+    QFile stat(u"/proc/%1/stat"_s.arg(pid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return 0;
+    const QByteArray line = stat.readAll();
+    const qsizetype close = line.lastIndexOf(')');
+    return close > 0 && close + 2 < line.size() ? line.at(close + 2) : 0;
+}
+
 } // namespace
 
 class TestDrillVia : public QObject {
@@ -110,6 +125,7 @@ private slots:
     void viaServerPassesWithOutsideFaults_data() { test::addBackendRows(); }
     void viaServerPassesWithOutsideFaults();
     void serverKillBeforeTheLastBuyerHeals();
+    void processIsGoneOnlyOnceItsLastThreadIs();
     void brokenSetupFails();
 };
 
@@ -131,6 +147,11 @@ void TestDrillVia::viaServerPassesWithOutsideFaults()
                               180000);
     stopRestarted(pidFile, server.pid());
     const QString report = run.out + run.err;
+    // QTest cuts a failure's message at 1024 bytes: the whole report goes to the log.
+    const auto printReport = qScopeGuard([&report] {
+        if (QTest::currentTestFailed())
+            qWarning().noquote() << "the drill's report:\n" << report;
+    });
     QVERIFY2(run.exitCode == 0, qPrintable(report));
     QVERIFY(run.json.value(u"passed"_s).toBool());
     QCOMPARE(run.json.value(u"via"_s).toString(), server.baseUrl());
@@ -208,12 +229,52 @@ void TestDrillVia::serverKillBeforeTheLastBuyerHeals()
     const QStringList held = test::descriptorsOn(restarted, lock);
     stopRestarted(pidFile, server.pid());
     const QString report = run.out + run.err;
+    // QTest cuts a failure's message at 1024 bytes: the whole report goes to the log.
+    const auto printReport = qScopeGuard([&report] {
+        if (QTest::currentTestFailed())
+            qWarning().noquote() << "the drill's report:\n" << report;
+    });
     const QJsonObject kill = run.json.value(u"faults"_s).toObject().value(u"server-kill"_s).toObject();
     QVERIFY2(kill.value(u"injected"_s).toInteger() == 1, qPrintable(report));
     QVERIFY2(kill.value(u"healed"_s).toInteger() == 1, qPrintable(report));
     QVERIFY2(run.exitCode == 0, qPrintable(report));
     QVERIFY(restarted > 0 && restarted != server.pid());
     QVERIFY2(held.isEmpty(), qPrintable(u"the restarted server holds %1 as fd %2"_s.arg(lock, held.join(u','))));
+}
+
+void TestDrillVia::processIsGoneOnlyOnceItsLastThreadIs()
+{
+    // A server killed with SIGKILL is, for a moment, a zombie leader whose other threads
+    // still exit and still hold its descriptors (its listening socket): the server started
+    // again then failed to bind its port, and the drill waited 60 s for it. Here the
+    // leader exits alone (the exit system call, one thread) while a second thread waits on
+    // a pipe.
+    int release[2];
+    QVERIFY(::pipe(release) == 0);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::close(release[1]);
+        pthread_t waiter;
+        const auto waitThenExit = [](void *fd) -> void * {
+            char c;
+            [[maybe_unused]] const ssize_t n = ::read(int(intptr_t(fd)), &c, 1);
+            ::_exit(0);
+        };
+        if (::pthread_create(&waiter, nullptr, waitThenExit, reinterpret_cast<void *>(intptr_t(release[0]))) != 0)
+            ::_exit(1);
+        ::syscall(SYS_exit, 0); // this thread only, no unwinding through the test's frames
+    }
+    QVERIFY(child > 0);
+    ::close(release[0]);
+    auto reap = qScopeGuard([&] {
+        ::close(release[1]);
+        ::waitpid(child, nullptr, 0);
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(leaderState(child) == 'Z', 10000);
+    QVERIFY(!processGone(child));
+    QCOMPARE(::write(release[1], "x", 1), ssize_t(1));
+    QTRY_VERIFY_WITH_TIMEOUT(processGone(child), 10000); // a zombie, not reaped yet
+    QCOMPARE(leaderState(child), 'Z');
 }
 
 void TestDrillVia::brokenSetupFails()

@@ -326,7 +326,8 @@ void Rehearsal::deliverLatePayments()
         const QString payment = u"late-%1"_s.arg(r.buyer);
         Result<Outcome> c = fail(ErrorCode::Internal, u"not sent"_s);
         if (via) {
-            c = via->confirm(r.order, payment);
+            auto a = via->confirm(r.order, payment);
+            c = a ? Result<Outcome>(a->ofOnlyDelivery()) : Result<Outcome>(std::unexpected(a.error()));
         } else if (auto change = m_control->confirm(r.order, payment); change) {
             c = change->outcome;
         } else {
@@ -387,6 +388,9 @@ Result<void> Rehearsal::check()
             r.notes << u"open tokens unreadable: %1"_s.arg(tokens.error().message);
         }
     }
+    for (const FaultRecord &f : m_shared.records)
+        if (f.kind == FaultKind::DuplicateCallback)
+            m_shared.paidUnits += m_shared.paidAnswers(f.order);
     r.reserveOutcomes = m_shared.reserveOutcomes;
     r.paymentOutcomes = m_shared.paymentOutcomes;
     r.reservedUnits = m_shared.reservedUnits.load();
@@ -440,7 +444,7 @@ bool Rehearsal::healed(const FaultRecord &r)
             return l.operation == u"CONFIRM"_s;
         }) : -1;
         return statusOf(r.order) == OrderStatus::Paid && confirms == 1 && refunds && *refunds == 0
-            && m_shared.paidAnswersByOrder.value(r.order) == 1;
+            && m_shared.paidAnswers(r.order) == 1;
     }
     case FaultKind::LatePayment: {
         auto refunds = book.refundCount(r.order);

@@ -10,6 +10,19 @@
 
 namespace flashstock {
 
+/// A payment callback's answer. `resent`: an earlier send of this same callback got no
+/// answer (the server was killed) and it was sent again; then `duplicate` does not tell
+/// whether this callback's own first send paid the order (its answer lost) or another
+/// delivery of the same payment did: the drill resolves that from the other answers.
+struct PaymentAnswer {
+    Outcome outcome = Outcome::Duplicate;
+    bool resent = false;
+
+    /// The outcome when this was the payment's only delivery: a resend answered
+    /// `duplicate` found the order paid by its own first send, so `paid`.
+    Outcome ofOnlyDelivery() const { return resent && outcome == Outcome::Duplicate ? Outcome::Paid : outcome; }
+};
+
 /// Where a drill's buyers and payment callbacks go: each worker's own engine (the in-process
 /// rehearsal), or a running flashstock-server over HTTP (`drill --via`, app/cli). One
 /// channel per worker thread, used only from the thread that made it.
@@ -22,8 +35,8 @@ public:
     [[nodiscard]] virtual Result<Outcome> reserve(const QString &order, const QString &user, const QString &sku,
                                                   qint64 qty, qint64 holdSeconds) = 0;
     /// The payment callback of `order` with reference `payment`: paid, duplicate or
-    /// refund_required. Errors as reserve's.
-    [[nodiscard]] virtual Result<Outcome> confirm(const QString &order, const QString &payment) = 0;
+    /// refund_required, and whether it was sent again. Errors as reserve's.
+    [[nodiscard]] virtual Result<PaymentAnswer> confirm(const QString &order, const QString &payment) = 0;
     /// Engine warnings taken since the last call (gate trouble left for the reconciler); a
     /// server keeps its own, so 0 there.
     virtual qsizetype takeWarnings() { return 0; }

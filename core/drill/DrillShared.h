@@ -90,10 +90,18 @@ struct DrillShared {
     QMap<QString, qint64> reserveOutcomes;
     QMap<QString, qint64> paymentOutcomes;
     QMap<QString, qint64> paidAnswersByOrder; ///< duplicate-callback orders: `paid` answers
+    /// duplicate-callback orders: `duplicate` answers to a delivery sent again after its
+    /// answer was lost (PaymentAnswer::resent): each may have been the one that paid
+    QMap<QString, qint64> lostAnswersByOrder;
     std::vector<FaultRecord> records;
     std::vector<qint64> latenciesUs;
     QStringList errors;                       ///< first few unexpected errors
     QStringList reservedOrders;               ///< --via: orders the server answered `reserved`
+
+    /// The `paid` answers a duplicate-callback order's deliveries got, a lost answer
+    /// resolved: the `paid` ones, or if there is none and a delivery's answer was lost (sent
+    /// again, answered `duplicate`), that one (1). Call once its deliveries are all answered.
+    qint64 paidAnswers(const QString &order);
 
     void addRecord(FaultRecord r);
     void count(QMap<QString, qint64> DrillShared::*map, const QString &word);

@@ -35,12 +35,12 @@ public:
             return std::unexpected(r.error());
         return r->outcome;
     }
-    Result<Outcome> confirm(const QString &order, const QString &payment) override
+    Result<PaymentAnswer> confirm(const QString &order, const QString &payment) override
     {
         auto c = m_engine.confirm(order, payment);
         if (!c)
             return std::unexpected(c.error());
-        return c->outcome;
+        return PaymentAnswer{c->outcome, false};
     }
     qsizetype takeWarnings() override { return m_engine.takeWarnings().size(); }
 
@@ -247,11 +247,22 @@ void Worker::pay(const QString &order, const QString &payment, bool countForDupl
         m_s.noteError(u"confirm %1: %2"_s.arg(order, c.error().message));
         return;
     }
-    m_s.count(&DrillShared::paymentOutcomes, outcomeWord(*c));
-    if (*c == Outcome::Paid) {
-        m_s.paidUnits += 1; // every buyer wants 1 unit
+    if (countForDuplicate && c->resent && c->outcome == Outcome::Duplicate) {
+        // One of a duplicate callback's copies, sent again after its answer was lost: it
+        // paid the order or another copy did; DrillShared::paidAnswers resolves it once
+        // every copy is answered.
+        m_s.count(&DrillShared::paymentOutcomes, u"duplicate_resent"_s);
+        m_s.count(&DrillShared::lostAnswersByOrder, order);
+        drainWarnings();
+        return;
+    }
+    const Outcome outcome = c->ofOnlyDelivery();
+    m_s.count(&DrillShared::paymentOutcomes, outcomeWord(outcome));
+    if (outcome == Outcome::Paid) {
         if (countForDuplicate)
-            m_s.count(&DrillShared::paidAnswersByOrder, order);
+            m_s.count(&DrillShared::paidAnswersByOrder, order); // counted in paidUnits by paidAnswers()
+        else
+            m_s.paidUnits += 1; // every buyer wants 1 unit
     }
     drainWarnings();
 }
@@ -288,6 +299,15 @@ void DrillShared::noteError(const QString &message)
     std::lock_guard lock(mutex);
     if (errors.size() < 10)
         errors << message;
+}
+
+qint64 DrillShared::paidAnswers(const QString &order)
+{
+    std::lock_guard lock(mutex);
+    const qint64 paid = paidAnswersByOrder.value(order);
+    // Exactly one delivery committed the payment (the ledger's one CONFIRM says so): if none
+    // was answered `paid`, that answer was lost, and it was a resent one's.
+    return paid > 0 ? paid : (lostAnswersByOrder.value(order) > 0 ? 1 : 0);
 }
 
 QString drillOrderId(const QString &sku, qint64 buyer)

@@ -118,16 +118,14 @@ public:
         return outcomeOf(call(u"/v1/reservations"_s, body), u"reserve %1"_s.arg(order));
     }
 
-    Result<Outcome> confirm(const QString &order, const QString &payment) override
+    Result<PaymentAnswer> confirm(const QString &order, const QString &payment) override
     {
         bool resent = false;
         auto c = outcomeOf(call(u"/v1/orders/%1/confirm"_s.arg(order), {{u"payment"_s, payment}}, &resent),
                            u"confirm %1"_s.arg(order));
-        // A delivery whose answer was lost (the server killed after its COMMIT) and that was
-        // sent again answers `duplicate`: that same payment paid the order, so it is `paid`.
-        if (c && *c == Outcome::Duplicate && resent)
-            return Outcome::Paid;
-        return c;
+        if (!c)
+            return std::unexpected(c.error());
+        return PaymentAnswer{*c, resent};
     }
 
 private:
@@ -221,19 +219,6 @@ Result<qint64> serverPid(const QString &file)
                         file, exe.isEmpty() ? u"gone"_s : exe),
                     u"server-pid-file"_s);
     return pid;
-}
-
-/// Gone: no such process, or a zombie its parent has not reaped yet.
-bool processGone(qint64 pid)
-{
-    if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH)
-        return true;
-    QFile stat(u"/proc/%1/stat"_s.arg(pid));
-    if (!stat.open(QIODevice::ReadOnly))
-        return true;
-    const QByteArray line = stat.readAll();
-    const qsizetype close = line.lastIndexOf(')');
-    return close > 0 && line.mid(close + 2, 1) == "Z";
 }
 
 Result<QString> killAndRestart(const DrillViaSettings &s, const std::function<void()> &whileDown)
