@@ -674,6 +674,13 @@ void TestBookBatch::writersCheckpointTheWal()
         t.join();
     writers.stop();
     QCOMPARE(reserved.load(), clients * each);
+    // Checkpointed every kCommitsPerCheckpoint commits and once at the stop, not after
+    // every commit: a hot SKU's pages are copied once for many batches.
+    const BookWriters::Stats stats = writers.stats();
+    qInfo("%lld transactions, %lld checkpoints", stats.batches, stats.checkpoints);
+    QVERIFY(stats.checkpoints >= 1);
+    QVERIFY2(stats.checkpoints <= stats.batches / BookWriters::kCommitsPerCheckpoint + 1,
+             qPrintable(u"%1 checkpoints for %2 transactions"_s.arg(stats.checkpoints).arg(stats.batches)));
 
     const QString alone = fresh.url().path + u".alone"_s;
     QFile::remove(alone);

@@ -51,6 +51,7 @@ Result<void> BookWriters::start()
         m_checkpointerStopping = false;
         m_checkpointDue = false;
         m_walFrames = 0;
+        m_commitsSinceAsked = 0;
         std::promise<Result<void>> p;
         opened.push_back(p.get_future());
         m_checkpointer = std::thread(&BookWriters::runCheckpointer, this, std::move(p));
@@ -175,8 +176,14 @@ Result<OrderChange> BookWriters::releaseAndWait(FinishOrder order)
 
 BookWriters::Stats BookWriters::stats() const
 {
-    std::lock_guard lock(m_mutex);
-    return m_stats;
+    Stats s;
+    {
+        std::lock_guard lock(m_mutex);
+        s = m_stats;
+    }
+    std::lock_guard lock(m_checkpointMutex);
+    s.checkpoints = m_checkpoints;
+    return s;
 }
 
 bool BookWriters::take(Batch &out)
@@ -304,6 +311,9 @@ void BookWriters::committed(Database &db)
     if (m_walFrames < kWalFramesBeforeCatchUp) {
         if (m_checkpointDue)
             return; // the checkpointer has not started on the last one: it takes this one too
+        if (++m_commitsSinceAsked < kCommitsPerCheckpoint)
+            return;
+        m_commitsSinceAsked = 0;
         m_checkpointDue = true;
         lock.unlock();
         m_checkpointChanged.notify_all();
@@ -347,6 +357,7 @@ void BookWriters::runCheckpointer(std::promise<Result<void>> opened)
         auto done = (*db)->checkpointWal();
         lock.lock();
         m_checkpointRunning = false;
+        ++m_checkpoints;
         if (done)
             m_walFrames = done->frames; // it starts afresh only at a write that finds it all checkpointed
         m_checkpointChanged.notify_all();
