@@ -105,6 +105,16 @@ void stopRestarted(const QString &pidFile, qint64 original)
         QThread::msleep(50);
 }
 
+/// At scope exit, if the test failed, logs the drill's whole report: QTest cuts a failure's
+/// message at 1024 bytes.
+auto printReportIfFailed(const QString &report)
+{
+    return qScopeGuard([&report] {
+        if (QTest::currentTestFailed())
+            qWarning().noquote() << "the drill's report:\n" << report;
+    });
+}
+
 /// The state letter of process `pid`'s leader thread in /proc (R, S, Z...); 0 if none.
 char leaderState(qint64 pid)
 {
@@ -147,11 +157,7 @@ void TestDrillVia::viaServerPassesWithOutsideFaults()
                               180000);
     stopRestarted(pidFile, server.pid());
     const QString report = run.out + run.err;
-    // QTest cuts a failure's message at 1024 bytes: the whole report goes to the log.
-    const auto printReport = qScopeGuard([&report] {
-        if (QTest::currentTestFailed())
-            qWarning().noquote() << "the drill's report:\n" << report;
-    });
+    const auto printReport = printReportIfFailed(report);
     QVERIFY2(run.exitCode == 0, qPrintable(report));
     QVERIFY(run.json.value(u"passed"_s).toBool());
     QCOMPARE(run.json.value(u"via"_s).toString(), server.baseUrl());
@@ -229,11 +235,7 @@ void TestDrillVia::serverKillBeforeTheLastBuyerHeals()
     const QStringList held = test::descriptorsOn(restarted, lock);
     stopRestarted(pidFile, server.pid());
     const QString report = run.out + run.err;
-    // QTest cuts a failure's message at 1024 bytes: the whole report goes to the log.
-    const auto printReport = qScopeGuard([&report] {
-        if (QTest::currentTestFailed())
-            qWarning().noquote() << "the drill's report:\n" << report;
-    });
+    const auto printReport = printReportIfFailed(report);
     const QJsonObject kill = run.json.value(u"faults"_s).toObject().value(u"server-kill"_s).toObject();
     QVERIFY2(kill.value(u"injected"_s).toInteger() == 1, qPrintable(report));
     QVERIFY2(kill.value(u"healed"_s).toInteger() == 1, qPrintable(report));

@@ -39,9 +39,10 @@ class WriteFaults;
 /// SQLite: the writers do not checkpoint the WAL after their commits (a checkpoint syncs
 /// the file, and a writer waiting on the disk holds up every order queued behind it); one
 /// more thread with its own connection checkpoints while they go on writing (asked once
-/// every kCommitsPerCheckpoint commits), and once more when they stop. A WAL that grows past kWalFramesBeforeCatchUp meanwhile (the
-/// writers commit during every checkpoint, so it never starts afresh) is caught up by the
-/// writer that commits next, as SQLite's own checkpoint would. Durability is the same
+/// every kCommitsPerCheckpoint commits), and once more when they stop. A WAL that grows
+/// past kWalFramesBeforeCatchUp meanwhile (the writers commit during every checkpoint, so
+/// it never starts afresh) is caught up by the writer that commits next, as SQLite's own
+/// checkpoint would. Durability is the same
 /// either way: commits go to the WAL as before.
 ///
 /// Thread safety: reserve(), confirm() and release() are thread-safe and never wait; the
