@@ -6,6 +6,7 @@
 #include "Engine.h"
 #include "gate/Gate.h"
 #include "gate/GateKeys.h"
+#include "gate/GateNode.h"
 #include "gate/HashSlot.h"
 #include "gate/SlotMap.h"
 #include "reconcile/Reconciler.h"
@@ -142,6 +143,34 @@ private:
     QHash<QString, Tally> m_tallies;
     QStringList m_failures;
     qint64 m_slowestMs = 0;
+};
+
+/// While it lives, the replicas of `master` do not take over from it
+/// (cluster-replica-no-failover), so a master the test hangs (SIGSTOP) stays the owner of its
+/// slots; at its end the master runs again and they may take over again.
+class NoFailover {
+public:
+    NoFailover(const ClusterFixture &cluster, RedisFixture *master)
+        : m_master(master), m_replicas(cluster.replicasOf(master))
+    {
+        for (RedisFixture *r : std::as_const(m_replicas))
+            m_ok = m_ok && r->command({"CONFIG", "SET", "cluster-replica-no-failover", "yes"}).has_value();
+    }
+    ~NoFailover()
+    {
+        m_master->thaw();
+        for (RedisFixture *r : std::as_const(m_replicas))
+            (void)r->command({"CONFIG", "SET", "cluster-replica-no-failover", "no"});
+    }
+    NoFailover(const NoFailover &) = delete;
+    NoFailover &operator=(const NoFailover &) = delete;
+    /// True if the master has replicas and every one took the setting.
+    bool ok() const { return m_ok && !m_replicas.isEmpty(); }
+
+private:
+    RedisFixture *m_master;
+    QList<RedisFixture *> m_replicas;
+    bool m_ok = true;
 };
 
 /// The errors of `node` counted since its last CONFIG RESETSTAT (INFO errorstats), by prefix.
@@ -500,6 +529,65 @@ private slots:
         QCOMPARE(FS_OK(engine->book().levels(lost)).locked, 3);
         QVERIFY(victim->restart());
         QVERIFY(m_cluster->waitUntilStable());
+    }
+
+    void hungMasterIsSkippedAndAskedForTheSlotMapLast()
+    {
+        // A gate meets a master that hangs (SIGSTOP, not failed over): that call is answered
+        // Unavailable within the command timeout; the slot map, read again after that
+        // trouble, comes from a master that answers, even though the hung one is the first
+        // the map names; a call for it right after a failure is answered at once (skipped
+        // for GateNode::kRetryMs); once it runs again its SKUs sell.
+        RedisFixture *seed = m_cluster->nodes().front().get();
+        RedisConnection seedConnection(seed->url());
+        bool shardsUnknown = false;
+        const SlotMap map = FS_OK(SlotMap::read(seedConnection, {u"127.0.0.1"_s, seed->port()}, shardsUnknown));
+        RedisFixture *victim = m_cluster->byPort(map.masters().first().port);
+        QVERIFY(victim);
+        QString onVictim, elsewhere;
+        for (const QString &sku : std::as_const(m_skus))
+            (m_cluster->masterOf(HashSlot::ofSku(sku)) == victim ? onVictim : elsewhere) = sku;
+        QVERIFY(!onVictim.isEmpty() && !elsewhere.isEmpty());
+        const NoFailover held(*m_cluster, victim);
+        QVERIFY(held.ok());
+
+        const RedisUrl url = m_cluster->url(1000);
+        Gate gate(url); // its first slot map comes from the first seed, as `map` did
+        for (const QString &sku : {onVictim, elsewhere}) {
+            QCOMPARE(FS_OK(gate.load(sku, 10, false)), 10);
+            QCOMPARE(FS_OK(gate.reserve(sku, u"before-"_s + sku, {}, 1)).code, GateCode::Reserved);
+        }
+        victim->freeze();
+        const auto timed = [](auto call) {
+            QElapsedTimer t;
+            t.start();
+            auto r = call();
+            return std::pair{std::move(r), t.elapsed()};
+        };
+        const QString bounds = u"%1 ms (command timeout %2 ms)"_s;
+        auto [hung, hungMs] = timed([&] { return gate.reserve(onVictim, u"h1"_s, {}, 1); });
+        QVERIFY(!hung);
+        QCOMPARE(hung.error().code, ErrorCode::Unavailable);
+        QVERIFY2(hungMs >= url.timeoutMs - 50 && hungMs < url.timeoutMs + 800,
+                 qPrintable(bounds.arg(hungMs).arg(url.timeoutMs)));
+        QThread::msleep(GateNode::kRetryMs + 50); // the skip is over: a hung node asked now would cost a timeout
+        auto [other, otherMs] = timed([&] { return gate.reserve(elsewhere, u"h2"_s, {}, 1); });
+        QCOMPARE(FS_OK(other).code, GateCode::Reserved);
+        QVERIFY2(otherMs < url.timeoutMs / 2, qPrintable(bounds.arg(otherMs).arg(url.timeoutMs)));
+        auto [probe, probeMs] = timed([&] { return gate.reserve(onVictim, u"h3"_s, {}, 1); });
+        QCOMPARE(probe.error().code, ErrorCode::Unavailable);
+        auto [skipped, skippedMs] = timed([&] { return gate.reserve(onVictim, u"h4"_s, {}, 1); });
+        QCOMPARE(skipped.error().code, ErrorCode::Unavailable);
+        QVERIFY2(skippedMs < url.timeoutMs / 2, qPrintable(bounds.arg(skippedMs).arg(url.timeoutMs)));
+        qInfo("hung master %s: first call %lld ms, the other master's %lld ms, a probe %lld ms, then %lld ms",
+              qPrintable(victim->url().toDisplayString()), hungMs, otherMs, probeMs, skippedMs);
+
+        victim->thaw();
+        QVERIFY(m_cluster->waitUntilStable());
+        Result<GateReservation> back = fail(ErrorCode::Unavailable, u"not tried"_s);
+        for (QDeadlineTimer t(10000); !t.hasExpired() && !back; QThread::msleep(GateNode::kRetryMs))
+            back = gate.reserve(onVictim, u"h5"_s, {}, 1);
+        QCOMPARE(FS_OK(back).code, GateCode::Reserved);
     }
 
     void pipelineGoesToEveryNodeAtOnce()

@@ -35,10 +35,13 @@ struct GateCommand {
 /// In a cluster: MOVED updates the map and resends; ASK resends once to the named node
 /// after ASKING; TRYAGAIN, CLUSTERDOWN and READONLY (and a slot the map gives no master)
 /// are resent with backoff (2 ms doubling to 50 ms) until the URL's command timeout has
-/// passed since the call began, then answered as they are. The map is read again every kRefreshMs and, after trouble (a redirection,
-/// a node that did not answer), at most every kTroubleRefreshMs. A node that cannot be
-/// reached answers Unavailable for its commands only, unless the map read at once then
-/// names another node for them (a promoted replica): nothing was sent, so they go there. On every node a NOSCRIPT loads all
+/// passed since the call began, then answered as they are. The map is read again every
+/// kRefreshMs and, after trouble (a redirection, a node that did not answer), at most every
+/// kTroubleRefreshMs, asking the nodes that answered most recently first. A node that
+/// cannot be reached answers Unavailable for its commands only, unless the map read at once
+/// then names another node for them (a promoted replica): nothing was sent, so they go
+/// there. A node that did not answer within the command timeout is skipped for a while
+/// (GateNode::kRetryMs): its commands fail at once. On every node a NOSCRIPT loads all
 /// scripts and resends once, then as EVAL. Under `?wait=N` each node's pipeline of writes
 /// ends with WAIT; fewer confirmations than N make those writes Unavailable (their effect
 /// stands on the master; the reconciler heals it like any unknown outcome).
