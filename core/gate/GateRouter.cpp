@@ -132,8 +132,11 @@ Result<void> GateRouter::refreshMap()
             lastError = u"%1 knows no slot owner yet"_s.arg(address.toString());
             continue;
         }
+        const bool changed = !m_map || *m_map != *map;
         m_map = std::move(*map);
         m_refreshWanted = false;
+        if (changed && m_mapListener)
+            m_mapListener(*m_map);
         return {};
     }
     m_refreshWanted = true;

@@ -80,6 +80,9 @@ public:
     /// Stops at the first error `work` returns. Unavailable when no node gives a map or a
     /// master cannot be reached.
     [[nodiscard]] Result<void> forEachServingNode(const std::function<Result<void>(RedisConnection &)> &work);
+    /// Calls `listener` (on this router's thread) with every slot map read that differs from
+    /// the one before (the first one included). Cluster only; empty: none.
+    void setMapListener(std::function<void(const SlotMap &)> listener) { m_mapListener = std::move(listener); }
     /// The URL given.
     const RedisUrl &url() const { return m_url; }
     /// Successful connects so far, over all nodes.
@@ -107,6 +110,7 @@ private:
     bool m_refreshWanted = false;                         ///< trouble seen since
     QString m_mapError;                                   ///< why the last read failed
     bool m_shardsUnknown = false;                         ///< the server predates CLUSTER SHARDS
+    std::function<void(const SlotMap &)> m_mapListener;   ///< see setMapListener
 };
 
 } // namespace flashstock
