@@ -5,6 +5,7 @@
 #include "Engine.h"
 #include "gate/Gate.h"
 #include "reconcile/Reconciler.h"
+#include "server/StrictJson.h"
 #include "store/Database.h"
 #include "store/AccessTokenStore.h"
 #include "store/SaleStore.h"
@@ -77,6 +78,8 @@ private slots:
     void saleRulesOverHttp();
     void badInputChangesNothing_data();
     void badInputChangesNothing();
+    void oneMeaningOfABody_data();
+    void oneMeaningOfABody();
     void oversizedUrlAndHeaders();
     void authScopesAndRevoke();
     void gateUnavailableIs503();
@@ -352,6 +355,33 @@ void TestServer::badInputChangesNothing_data()
         {"batch not an array", "POST", u"/v1/reservations/batch"_s, R"({"reservations":5})", json, u"all"_s, 400,
          u"reservations"_s},
         {"batch of 1001", "POST", u"/v1/reservations/batch"_s, thousandAndOne, json, u"all"_s, 400, u"reservations"_s},
+        // one meaning per body: a repeated key, a count not written as an integer, a lone surrogate
+        {"user twice", "POST", r, R"({"order":"n-1","user":"ann","user":"bob","lines":[{"sku":"TEE","qty":1}]})", json,
+         u"all"_s, 400, u"user"_s},
+        {"user twice, once escaped", "POST", r,
+         R"({"order":"n-1","user":"ann","us\u0065r":"bob","lines":[{"sku":"TEE","qty":1}]})", json, u"all"_s, 400,
+         u"user"_s},
+        {"order twice", "POST", r, R"({"order":"n-1","order":"n-2","lines":[{"sku":"TEE","qty":1}]})", json, u"all"_s,
+         400, u"order"_s},
+        {"qty twice", "POST", r, R"({"order":"n-1","lines":[{"sku":"TEE","qty":1,"qty":2}]})", json, u"all"_s, 400,
+         u"lines[0].qty"_s},
+        {"payment twice", "POST", c, R"({"payment":"p-1","payment":"p-2"})", json, u"all"_s, 400, u"payment"_s},
+        {"batch item's user twice", "POST", u"/v1/reservations/batch"_s,
+         R"({"reservations":[{"order":"n-1","user":"ann","user":"bob","lines":[{"sku":"TEE","qty":1}]}]})", json,
+         u"all"_s, 400, u"reservations[0].user"_s},
+        {"qty 0.99999999999999999", "POST", r, line(R"("TEE")", "0.99999999999999999"), json, u"all"_s, 400,
+         u"lines[0].qty"_s},
+        {"qty 1.0", "POST", r, line(R"("TEE")", "1.0"), json, u"all"_s, 400, u"lines[0].qty"_s},
+        {"qty 1e0", "POST", r, line(R"("TEE")", "1e0"), json, u"all"_s, 400, u"lines[0].qty"_s},
+        {"hold 60.0", "POST", r, R"({"order":"n-1","lines":[{"sku":"TEE","qty":1}],"hold_seconds":60.0})", json,
+         u"all"_s, 400, u"hold_seconds"_s},
+        {"user with a lone surrogate", "POST", r, R"({"order":"n-1","user":"a\ud800b","lines":[{"sku":"TEE","qty":1}]})",
+         json, u"all"_s, 400, u"user"_s},
+        {"user with a lone low surrogate", "POST", r,
+         R"({"order":"n-1","user":"a\udc00b","lines":[{"sku":"TEE","qty":1}]})", json, u"all"_s, 400, u"user"_s},
+        {"payment with a lone surrogate", "POST", c, R"({"payment":"p\ud800"})", json, u"all"_s, 400, u"payment"_s},
+        {"order with a lone surrogate", "POST", r, R"({"order":"n\ud800","lines":[{"sku":"TEE","qty":1}]})", json,
+         u"all"_s, 400, u"order"_s},
     };
     for (const QString &backend : test::bookBackends())
         for (const Case &k : cases)
@@ -386,6 +416,39 @@ void TestServer::badInputChangesNothing()
         QVERIFY(!answer.headers.value("allow").isEmpty());
     QCOMPARE(test::snapshot(*s->engine, {u"TEE"_s}), before);
     QVERIFY(test::bookHolds(*s->engine));
+}
+
+void TestServer::oneMeaningOfABody_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("field"); // empty: the body has one meaning
+    QByteArray many = "{";
+    for (int i = 0; i < 40; ++i)
+        many += "\"k" + QByteArray::number(i) + "\":" + QByteArray::number(i) + ',';
+    many += "\"k0\":0}";
+    QTest::newRow("empty") << QByteArray("{}") << QString();
+    QTest::newRow("nested") << QByteArray(R"({"a":[1,-2,{"b":[]},[]],"c":{"d":"x\"y,}"},"e":[true,null,"1.5"]})")
+                            << QString();
+    QTest::newRow("one key in two objects") << QByteArray(R"({"a":1,"b":{"a":2}})") << QString();
+    QTest::newRow("a key twice") << QByteArray(R"({"a":1,"b":2,"a":1})") << u"a"_s;
+    QTest::newRow("escaped twice") << QByteArray(R"({"k\"ey":1,"k\"ey":2})") << u"k\"ey"_s;
+    QTest::newRow("escaped and plain") << QByteArray(R"({"\u00e9":1,"é":2})") << u"é"_s;
+    QTest::newRow("a key twice in forty") << many << u"k0"_s;
+    QTest::newRow("deep") << QByteArray(R"({"x":{"y":[{"z":1,"z":2}]}})") << u"x.y[0].z"_s;
+    QTest::newRow("exponent") << QByteArray(R"({"a":1E2})") << u"a"_s;
+    QTest::newRow("fraction in an array") << QByteArray(R"({"a":[1,2.5]})") << u"a[1]"_s;
+    QTest::newRow("negative exponent deep") << QByteArray(R"({"x":{"y":[{"z":1e-1}]}})") << u"x.y[0].z"_s;
+}
+
+void TestServer::oneMeaningOfABody()
+{
+    // The scanner behind every body of API v1 (the server's rows of badInputChangesNothing),
+    // on shapes those bodies do not take.
+    QFETCH(QByteArray, body);
+    QFETCH(QString, field);
+    QVERIFY(QJsonDocument::fromJson(body).isObject());
+    const Result<void> checked = server::checkOneMeaning(body);
+    QCOMPARE(checked ? QString() : checked.error().field, field);
 }
 
 void TestServer::badInputServer(const QString &backend, BadInputServer *&out)
