@@ -83,6 +83,7 @@ private slots:
     void oversizedUrlAndHeaders();
     void authScopesAndRevoke();
     void gateUnavailableIs503();
+    void accessLogCannotBeForged();
     void fencedOrderReservesAgain_data() { test::addBackendRows(); }
     void fencedOrderReservesAgain();
     void cliAndServerInterchangeable();
@@ -561,6 +562,41 @@ void TestServer::gateUnavailableIs503()
     auto back = http("POST", server.baseUrl() + u"/v1/reservations"_s, reservation(u"g-1"_s, u"TEE"_s, 1), token);
     QCOMPARE(back.json.value(u"result"_s).toString(), u"reserved"_s);
     QCOMPARE(engine->gateLevels(u"TEE"_s).available, 9);
+}
+
+void TestServer::accessLogCannotBeForged()
+{
+    // Control characters, escapes and placeholders of a path or method sent by a client stay
+    // inside their own field of their own line: every line has its eight fields, the status
+    // in the fifth.
+    QTemporaryDir logs;
+    const QString file = logs.filePath(u"access.log"_s);
+    FS_SERVED(u"sqlite"_s, u"--access-log"_s, file);
+    const QList<std::pair<QByteArray, int>> requests{
+        {"GET /v1/x%1B%5B2J%0D%0A2026-01-01T00:00:00.000Z%20127.0.0.1%20GET%20/healthz%20200%20alive%201.000ms%20- "
+         "HTTP/1.1", 404},
+        {"GET /%251%25%35%2599%25L1%0D HTTP/1.1", 404},
+        {"G%1T /healthz HTTP/1.1", 405},
+        {"GET%25 /healthz HTTP/1.1", 405},
+    };
+    for (const auto &[line, status] : requests) {
+        const QByteArray answer = rawExchange(server.port(), line + "\r\nHost: x\r\nConnection: close\r\n\r\n");
+        QVERIFY2(answer.startsWith("HTTP/1.1 " + QByteArray::number(status)), answer.constData());
+    }
+    server.terminate();
+    QCOMPARE(server.waitForExit(15000), 0);
+    QFile log(file);
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QByteArray text = log.readAll();
+    const QList<QByteArray> lines = text.trimmed().split('\n');
+    QCOMPARE(lines.size(), requests.size());
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        for (const char c : lines[i])
+            QVERIFY2(uchar(c) >= 0x20 && uchar(c) != 0x7f, lines[i].constData());
+        const QList<QByteArray> fields = lines[i].split(' ');
+        QCOMPARE(fields.size(), 8);
+        QCOMPARE(fields[4], QByteArray::number(requests[i].second));
+    }
 }
 
 void TestServer::fencedOrderReservesAgain()
