@@ -5,6 +5,7 @@
 #include "Engine.h"
 #include "gate/Gate.h"
 #include "reconcile/Reconciler.h"
+#include "server/ClientAddress.h"
 #include "server/StrictJson.h"
 #include "store/Database.h"
 #include "store/AccessTokenStore.h"
@@ -23,6 +24,9 @@
 #include <QTcpSocket>
 #include <QTest>
 #include <QThread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 using namespace Qt::StringLiterals;
 using namespace flashstock;
@@ -47,8 +51,8 @@ QStringList tokensOf(const QJsonObject &answer)
 }
 
 /// Writes raw bytes on a new connection and returns what came back until the server closed
-/// it (or `ms` passed).
-QByteArray rawExchange(int port, const QByteArray &request, int ms = 5000)
+/// it (or `ms` passed; then `closed`, if given, is false).
+QByteArray rawExchange(int port, const QByteArray &request, int ms = 5000, bool *closed = nullptr)
 {
     QTcpSocket socket;
     socket.connectToHost(u"127.0.0.1"_s, quint16(port));
@@ -63,7 +67,22 @@ QByteArray rawExchange(int port, const QByteArray &request, int ms = 5000)
         socket.waitForReadyRead(100);
         got += socket.readAll();
     }
+    if (closed)
+        *closed = socket.state() != QAbstractSocket::ConnectedState;
     return got + socket.readAll();
+}
+
+/// The bytes of a string literal, NUL bytes inside it included.
+template <qsizetype N>
+QByteArray bytes(const char (&text)[N])
+{
+    return QByteArray(text, N - 1);
+}
+
+/// The head of an HTTP answer (up to its blank line), lower-cased.
+QByteArray headOf(const QByteArray &answer)
+{
+    return answer.left(answer.indexOf("\r\n\r\n")).toLower();
 }
 
 } // namespace
@@ -83,7 +102,11 @@ private slots:
     void oversizedUrlAndHeaders();
     void authScopesAndRevoke();
     void gateUnavailableIs503();
+    void framingRefused_data();
+    void framingRefused();
+    void chunkedBodiesServed();
     void accessLogCannotBeForged();
+    void clientAddressKeys();
     void fencedOrderReservesAgain_data() { test::addBackendRows(); }
     void fencedOrderReservesAgain();
     void cliAndServerInterchangeable();
@@ -564,6 +587,94 @@ void TestServer::gateUnavailableIs503()
     QCOMPARE(engine->gateLevels(u"TEE"_s).available, 9);
 }
 
+void TestServer::framingRefused_data()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<QByteArray>("request"); // TOKEN stands for a token with every scope
+    QTest::addColumn<int>("status");
+    QTest::addColumn<bool>("byLibrary"); // libmicrohttpd answers it before the server sees it
+    // A release of o-1 that moves stock if it runs: what a mis-framed request smuggles in.
+    const QByteArray release = "POST /v1/orders/o-1/release HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer TOKEN\r\n"
+                               "Content-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"reason\":\"cancel\"}";
+    const QByteArray releaseHead = "POST /v1/orders/o-1/release HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer TOKEN\r\n"
+                                   "Content-Type: application/json\r\n";
+    const QByteArray cancel = "Content-Length: 19\r\n\r\n{\"reason\":\"cancel\"}";
+    const QByteArray chunkedCancel = "\r\n13\r\n{\"reason\":\"cancel\"}\r\n0\r\n\r\n";
+    const QByteArray length = QByteArray::number(release.size());
+    const QByteArray healthz = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+    struct Case {
+        const char *name;
+        QByteArray request;
+        int status;
+        bool byLibrary = false;
+    };
+    const QList<Case> cases{
+        {"two content-lengths", healthz + "Content-Length: 0\r\nContent-Length: " + length + "\r\n\r\n" + release, 400},
+        {"content-length and chunked",
+         healthz + "Transfer-Encoding: chunked\r\nContent-Length: " + length + "\r\n\r\n0\r\n\r\n" + release, 400},
+        {"transfer-encoding gzip", releaseHead + "Transfer-Encoding: gzip\r\n\r\n{\"reason\":\"cancel\"}", 501},
+        {"transfer-encoding gzip, chunked", releaseHead + "Transfer-Encoding: gzip, chunked\r\n" + chunkedCancel, 501},
+        {"transfer-encoding chunked twice",
+         releaseHead + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n" + chunkedCancel, 400},
+        {"negative content-length", healthz + "Content-Length: -1\r\n\r\n" + release, 400, true},
+        {"signed content-length", healthz + "Content-Length: +" + length + "\r\n\r\n" + release, 400, true},
+        {"space before a header's colon", healthz + "Content-Length : " + length + "\r\n\r\n" + release, 400},
+        {"escaped NUL in the path",
+         QByteArray(release).replace("/v1/orders/o-1/release", "/v1/orders/o-1/release%00.x"), 400},
+        {"NUL byte in the path",
+         QByteArray(release).replace("/v1/orders/o-1/release", bytes("/v1/orders/o-1/release\0.x")), 400},
+        {"NUL byte in a header", releaseHead + bytes("X-Note: a\0b\r\n") + cancel, 400},
+        {"CR alone in a header", releaseHead + "X-Note: a\rb\r\n" + cancel, 400},
+        {"header folded over lines", releaseHead + "X-Note: a\r\n b\r\n" + cancel, 400},
+    };
+    for (const QString &backend : test::bookBackends())
+        for (const Case &k : cases)
+            QTest::addRow("%s %s", qPrintable(backend), k.name) << backend << k.request << k.status << k.byLibrary;
+}
+
+void TestServer::framingRefused()
+{
+    // A request whose framing a proxy in front may read otherwise (where its body ends, which
+    // path or header it names) is refused whole: 400 (501 for a transfer coding the server
+    // does not implement) with Connection: close, and nothing after it on the connection runs.
+    QFETCH(QString, backend);
+    QFETCH(QByteArray, request);
+    QFETCH(int, status);
+    QFETCH(bool, byLibrary);
+    BadInputServer *s = nullptr;
+    badInputServer(backend, s);
+    if (!s)
+        return;
+    const test::StockSnapshot before = test::snapshot(*s->engine, {u"TEE"_s});
+    bool closed = false;
+    const QByteArray answer = rawExchange(s->server->port(), request.replace("TOKEN", s->tokens.value(u"all"_s).toLatin1()),
+                                          8000, &closed);
+    QVERIFY2(answer.startsWith("HTTP/1.1 " + QByteArray::number(status) + ' '), answer.constData());
+    QVERIFY2(headOf(answer).contains("\r\nconnection: close"), answer.constData());
+    QVERIFY2(closed, "the server kept the connection open");
+    QCOMPARE(FS_OK(s->engine->book().orderStatus(u"o-1"_s)), std::optional(OrderStatus::Pending));
+    QCOMPARE(test::snapshot(*s->engine, {u"TEE"_s}), before);
+    if (byLibrary)
+        QEXPECT_FAIL("", "libmicrohttpd 0.9.75 refuses a Content-Length that is not all digits itself, before the "
+                         "server sees the request, and writes its answer's head twice (fixed upstream after 0.9.77)",
+                     Continue);
+    QCOMPARE(answer.count("HTTP/1.1 "), 1);
+}
+
+void TestServer::chunkedBodiesServed()
+{
+    FS_SERVED(u"sqlite"_s);
+    FS_VERIFY_OK(engine->addSku(u"TEE"_s, 10));
+    const QByteArray body = reservation(u"k-1"_s, u"TEE"_s, 1);
+    const QByteArray request = "POST /v1/reservations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token.toLatin1()
+        + "\r\nContent-Type: application/json\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n"
+        + QByteArray::number(body.size(), 16) + "\r\n" + body + "\r\n0\r\n\r\n";
+    const QByteArray answer = rawExchange(server.port(), request);
+    QVERIFY2(answer.startsWith("HTTP/1.1 200 "), answer.constData());
+    QVERIFY2(answer.contains(R"("result":"reserved")"), answer.constData());
+    QCOMPARE(FS_OK(engine->book().levels(u"TEE"_s)).locked, 1);
+}
+
 void TestServer::accessLogCannotBeForged()
 {
     // Control characters, escapes and placeholders of a path or method sent by a client stay
@@ -597,6 +708,33 @@ void TestServer::accessLogCannotBeForged()
         QCOMPARE(fields.size(), 8);
         QCOMPARE(fields[4], QByteArray::number(requests[i].second));
     }
+}
+
+void TestServer::clientAddressKeys()
+{
+    // The per-address limit counts an IPv6 client by its /64 (a host is usually given a whole
+    // /64, so one client has many addresses) and an IPv4-mapped address as the IPv4 one. A
+    // function test: a test machine has no two addresses of one /64 to connect from.
+    auto v6 = [](const char *text) {
+        sockaddr_in6 a{};
+        a.sin6_family = AF_INET6;
+        inet_pton(AF_INET6, text, &a.sin6_addr);
+        return server::clientKey(reinterpret_cast<const sockaddr *>(&a));
+    };
+    auto v4 = [](const char *text) {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        inet_pton(AF_INET, text, &a.sin_addr);
+        return server::clientKey(reinterpret_cast<const sockaddr *>(&a));
+    };
+    QCOMPARE(v6("2001:db8::1"), v6("2001:db8::ffff:2"));
+    QVERIFY(v6("2001:db8::1") != v6("2001:db8:0:1::1"));
+    QCOMPARE(v6("::ffff:192.0.2.1"), v4("192.0.2.1"));
+    QVERIFY(v4("192.0.2.1") != v4("192.0.2.2"));
+    QVERIFY(v6("::ffff:192.0.2.1") != v6("::ffff:192.0.2.2"));
+    QCOMPARE(server::clientKeyText(v6("2001:db8::ffff:2")), u"2001:db8::/64"_s);
+    QCOMPARE(server::clientKeyText(v6("::ffff:192.0.2.1")), u"192.0.2.1"_s);
+    QVERIFY(server::clientKey(nullptr).isEmpty());
 }
 
 void TestServer::fencedOrderReservesAgain()

@@ -358,6 +358,11 @@ void Api::onDone(const HttpHead &head, const HeadDecision &d, const HttpReply &r
         m_p.accessLog.write(head.client(), head.method, head.path, reply.status, reply.result, seconds, d.principal);
 }
 
+void Api::onConnectionRefused(const QString &reason)
+{
+    m_p.metrics.connectionRefused(reason);
+}
+
 void Api::reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply)
 {
     auto object = parseObject(body);
