@@ -106,6 +106,7 @@ private slots:
     void framingRefused();
     void chunkedBodiesServed();
     void accessLogCannotBeForged();
+    void tokensRefusedWhileTheBookIsAway();
     void clientAddressKeys();
     void fencedOrderReservesAgain_data() { test::addBackendRows(); }
     void fencedOrderReservesAgain();
@@ -580,6 +581,9 @@ void TestServer::gateUnavailableIs503()
     } while (ready.status == 200 && t.elapsed() < 3000);
     QCOMPARE(ready.status, 503);
     QVERIFY(ready.json.value(u"down"_s).toArray().first().toString().startsWith(u"gate:"_s));
+    // what is down, not where it is: no address of the gate for a client without a token
+    QVERIFY2(!ready.body.contains(QByteArray::number(redis.url().port)), ready.body.constData());
+    QVERIFY2(!ready.body.contains(redis.url().host.toUtf8()), ready.body.constData());
     // Redis back (without its data): the stock is restored from the book and reserves go on
     QVERIFY(redis.restart());
     auto back = http("POST", server.baseUrl() + u"/v1/reservations"_s, reservation(u"g-1"_s, u"TEE"_s, 1), token);
@@ -708,6 +712,46 @@ void TestServer::accessLogCannotBeForged()
         QCOMPARE(fields.size(), 8);
         QCOMPARE(fields[4], QByteArray::number(requests[i].second));
     }
+}
+
+void TestServer::tokensRefusedWhileTheBookIsAway()
+{
+    // A server that cannot read its bearer tokens cannot know of a revoke: 5 s after its last
+    // read it takes no token at all (401 saying why, and its log says so too), /healthz and
+    // /readyz still answer, and /readyz says what is down without saying where. The book
+    // comes back: tokens are taken again.
+    FS_SERVED(u"postgresql"_s);
+    FS_VERIFY_OK(engine->addSku(u"TEE"_s, 10));
+    const QString base = server.baseUrl();
+    QCOMPARE(http("GET", base + u"/v1/skus/TEE"_s, {}, token, {}).status, 200);
+    QCOMPARE(fresh.setReachable(false), QString());
+    QElapsedTimer away;
+    away.start();
+    test::HttpAnswer refused = http("GET", base + u"/v1/skus/TEE"_s, {}, token, {});
+    while (refused.status != 401 && away.elapsed() < 15000) {
+        QThread::msleep(200);
+        refused = http("GET", base + u"/v1/skus/TEE"_s, {}, token, {});
+    }
+    QCOMPARE(refused.status, 401);
+    QCOMPARE(refused.json.value(u"error"_s).toObject().value(u"field"_s).toString(), u"authorization"_s);
+    QVERIFY2(refused.json.value(u"error"_s).toObject().value(u"message"_s).toString().contains(
+                 u"cannot read its bearer tokens from the book"_s),
+             refused.body.constData());
+    QCOMPARE(http("POST", base + u"/v1/reservations"_s, reservation(u"a-1"_s, u"TEE"_s, 1), token).status, 401);
+    QCOMPARE(http("GET", base + u"/healthz"_s, {}, {}, {}).status, 200);
+    const auto ready = http("GET", base + u"/readyz"_s, {}, {}, {});
+    QCOMPARE(ready.status, 503);
+    QVERIFY2(ready.json.value(u"down"_s).toArray().first().toString().startsWith(u"book:"_s), ready.body.constData());
+    for (const QString &where : {fresh.url().host, QString::number(fresh.url().port), fresh.url().database})
+        QVERIFY2(!ready.body.contains(where.toUtf8()), ready.body.constData());
+    QTRY_VERIFY_WITH_TIMEOUT(server.log().contains(u"refusing every bearer token"_s), 5000);
+
+    QCOMPARE(fresh.setReachable(true), QString());
+    QElapsedTimer back;
+    back.start();
+    while (http("GET", base + u"/v1/skus/TEE"_s, {}, token, {}).status != 200 && back.elapsed() < 15000)
+        QThread::msleep(200);
+    QCOMPARE(http("GET", base + u"/v1/skus/TEE"_s, {}, token, {}).status, 200);
 }
 
 void TestServer::clientAddressKeys()
