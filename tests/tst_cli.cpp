@@ -202,6 +202,14 @@ void TestCli::badInputChangesNothing_data()
                              u"jose\u0301"_s}, u"user"_s},
         {"payment with a screen clear", {u"confirm"_s, u"--order"_s, u"o1"_s, u"--payment"_s, u"p\x1b[2J"_s},
          u"payment"_s},
+        // a lone surrogate has no UTF-8: stored, it would become `?` and name another user
+        {"user with a lone surrogate", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s,
+                                        u"--user"_s, u"a"_s + QChar(0xD800) + u"b"_s}, u"user"_s},
+        {"operator with a lone low surrogate", {u"--operator"_s, u"eve"_s + QChar(0xDC00), u"sku"_s, u"restock"_s,
+                                                u"A"_s, u"--qty"_s, u"1"_s}, u"operator"_s},
+        {"user with an invisible tag character", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s,
+                                                   u"1"_s, u"--user"_s, u"bob"_s + QString::fromUcs4(U"\U000E0041")},
+         u"user"_s},
         {"grace below what a reserve may take", {u"reconcile"_s, u"--grace"_s, u"1"_s, u"--redis"_s, u"none"_s},
          u"grace"_s},
     };

@@ -533,9 +533,12 @@ void TestReconcile::largeCorrectionNeedsTwoApprovers()
     FS_VERIFY_OK(approvers.add(u"bob"_s, u"alice"_s));
     const qint64 ledgerBefore = FS_OK(engine->book().ledgerCount());
 
-    const Discrepancy first = FS_OK(rec.approve(id, u"alice"_s, u"counted 850"_s, kApprovers));
+    // A reason with a placeholder in it is kept as written, and the note's figures stay theirs.
+    const Discrepancy first = FS_OK(rec.approve(id, u"alice"_s, u"counted 850, %3 short"_s, kApprovers));
     QCOMPARE(first.status, DiscrepancyStatus::PendingApproval);
     QVERIFY(first.awaitsSecondApprover());
+    QVERIFY2(first.detail.contains(u"approved by alice (counted 850, %3 short): a correction of 150 units (above 100)"_s),
+             qPrintable(first.detail));
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 850);
     QCOMPARE(FS_OK(engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
     auto again = rec.approve(id, u"alice"_s, u"really"_s, kApprovers);

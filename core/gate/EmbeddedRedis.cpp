@@ -291,7 +291,8 @@ Result<std::pair<bool, qint64>> EmbeddedRedis::stopLocked(int timeoutMs)
         QThread::msleep(10);
     }
     return fail(ErrorCode::Unavailable,
-                u"redis-server (pid %1) on %2 did not stop within %3 ms"_s.arg(pid).arg(socketPath()).arg(timeoutMs),
+                u"redis-server (pid %1) on %2 did not stop within %3 ms"_s.arg(QString::number(pid), socketPath(),
+                                                                              QString::number(timeoutMs)),
                 u"redis"_s);
 }
 

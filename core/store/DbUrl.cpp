@@ -81,7 +81,7 @@ QString DbUrl::display() const
 {
     if (dialect == Dialect::Sqlite)
         return QStringLiteral("sqlite:///") + path;
-    return QStringLiteral("postgresql://%1@%2:%3/%4").arg(user, host).arg(port).arg(database);
+    return QStringLiteral("postgresql://%1@%2:%3/%4").arg(user, host, QString::number(port), database);
 }
 
 DbUrl DbUrl::withDatabase(const QString &name) const

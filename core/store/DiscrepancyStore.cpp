@@ -511,9 +511,9 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
                         auto note = m_db.exec(
                             u"UPDATE discrepancies SET detail = ? WHERE id = ?"_s,
                             {pending.detail + u"; approved by %1 (%2): a correction of %3 units (above %4) waits "
-                                              u"for a second, different approver"_s.arg(approver, reason)
-                                                  .arg(units)
-                                                  .arg(fourEyes),
+                                              u"for a second, different approver"_s.arg(approver, reason,
+                                                                                        QString::number(units),
+                                                                                        QString::number(fourEyes)),
                              id});
                         if (!note)
                             return std::unexpected(note.error());
@@ -524,10 +524,8 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
                         return fail(ErrorCode::NotPermitted,
                                     u"operator: %1 approved discrepancy %2 already; a correction of %3 units (above "
                                     u"the four-eyes limit of %4) needs a second, different approver"_s.arg(
-                                        quoteForMessage(approver))
-                                        .arg(id)
-                                        .arg(units)
-                                        .arg(fourEyes),
+                                        quoteForMessage(approver), QString::number(id), QString::number(units),
+                                        QString::number(fourEyes)),
                                     u"operator"_s);
                     }
                 }

@@ -455,8 +455,8 @@ CommandOutput DiscrepancyDecide::execute(CliContext &ctx, const QCommandLinePars
     out.text = discrepancyLine(*d);
     if (d->awaitsSecondApprover())
         out.text += u"    approved by %1; a correction of %2 units needs a second, different approver "
-                    u"(approver policy --four-eyes-units)\n"_s.arg(printable(approver))
-                        .arg(correctionUnits(*d));
+                    u"(approver policy --four-eyes-units)\n"_s.arg(printable(approver),
+                                                                     QString::number(correctionUnits(*d)));
     return out;
 }
 
