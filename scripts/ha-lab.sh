@@ -274,6 +274,7 @@ up() {
   mkdir -p "$dir"
   chmod 755 "$dir" # the postgres user walks through to its own dir
   mkdir -m 700 "$dir/pids" "$dir/redis" "$dir/log" "$dir/cli" "$dir/home"
+  as_pg test -x "$dir" || die "$pg_user cannot reach $dir (a parent directory is closed to it): choose another --dir"
   mkdir -m 700 "$dir/pg"
   [ "$pg_user" != "$(id -un)" ] && chown "$pg_user" "$dir/pg"
   as_pg mkdir -m 700 "$dir/pg/home" "$dir/pg/run" "$dir/pg/config" "$dir/pg/data" "$dir/pg/sock"
