@@ -191,15 +191,23 @@ start_book() {
 start_gate() {
   local ports=() p
   for i in 1 2 3 4 5 6; do
-    p=$(free_port)
+    # A free port may be taken by someone else before redis-server binds it: then another.
+    for attempt in 1 2 3 4 5; do
+      p=$(free_port)
+      mkdir -m 700 "$dir/redis/$p"
+      redis-server --bind 127.0.0.1 --port "$p" --dir "$dir/redis/$p" --save '' --appendonly no \
+        --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 1000 \
+        --cluster-require-full-coverage no --repl-diskless-sync-delay 0 \
+        --daemonize yes --pidfile "$dir/redis/$p/redis.pid" --logfile "$dir/redis/$p/redis.log"
+      local deadline=$((SECONDS + 10))
+      until redis-cli -p "$p" ping >/dev/null 2>&1 || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
+      redis-cli -p "$p" ping >/dev/null 2>&1 && break
+      say "redis-server on $p did not answer: $(tail -n 2 "$dir/redis/$p/redis.log" 2>/dev/null | tr '\n' ' ')"
+      [ -f "$dir/redis/$p/redis.pid" ] && kill "$(cat "$dir/redis/$p/redis.pid")" 2>/dev/null
+      [ $attempt = 5 ] && die "no redis-server answered after 5 ports"
+    done
     ports+=("$p")
-    mkdir -m 700 "$dir/redis/$p"
-    redis-server --bind 127.0.0.1 --port "$p" --dir "$dir/redis/$p" --save '' --appendonly no \
-      --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 1000 \
-      --cluster-require-full-coverage no --repl-diskless-sync-delay 0 \
-      --daemonize yes --pidfile "$dir/redis/$p/redis.pid" --logfile "$dir/redis/$p/redis.log"
   done
-  for p in "${ports[@]}"; do wait_for 10 "redis-server on $p" redis-cli -p "$p" ping; done
   local endpoints=()
   for p in "${ports[@]}"; do endpoints+=("127.0.0.1:$p"); done
   redis-cli --cluster create "${endpoints[@]}" --cluster-replicas 1 --cluster-yes >"$dir/log/redis-cluster.log" 2>&1 \
@@ -370,13 +378,16 @@ kill_primary() {
   pgdata="$dir/pg/$node"
   top=$(head -1 "$dir/pg/run/pg_autoctl$pgdata/pg_autoctl.pid" 2>/dev/null) || die "$node's keeper is not running"
   pids="$top $(descendants "$top") $(head -1 "$pgdata/postmaster.pid" 2>/dev/null || true)"
-  # Frozen first, so no process of the node sees another die and reacts; then all gone at once.
+  # The node's whole session (runuser, pg_autoctl and its services) and its postmaster: frozen
+  # first, so no process of the node sees another die and reacts; then all gone at once.
+  local group
+  group=$(cat "$dir/pids/$node.pgid")
   # shellcheck disable=SC2086
-  kill -STOP $pids 2>/dev/null || true
+  kill -STOP -- "-$group" $pids 2>/dev/null || true
   local at
   at=$(date +%s%3N)
   # shellcheck disable=SC2086
-  kill -KILL $pids 2>/dev/null || true
+  kill -KILL -- "-$group" $pids 2>/dev/null || true
   jq -nc --arg node "$node" --arg primary "127.0.0.1:$port" --argjson at "$at" '{node: $node, primary: $primary, killed_at_ms: $at}'
 }
 
@@ -401,18 +412,20 @@ down_now() {
   local deadline=$((SECONDS + 20)) left
   while :; do
     left=$(lab_processes)
-    [ -z "$left" ] && break
-    if [ $SECONDS -ge $deadline ]; then
-      for f in "$dir"/pids/*.pgid; do kill -KILL -- "-$(cat "$f")" 2>/dev/null; done
-      # shellcheck disable=SC2086
-      kill -KILL $left 2>/dev/null
-      sleep 0.5
-      left=$(lab_processes)
-      [ -n "$left" ] && say "still running after SIGKILL: $left"
-      break
-    fi
+    [ -z "$left" ] || [ $SECONDS -ge $deadline ] && break
     sleep 0.2
   done
+  # Whatever is left of the sessions the lab started (a wrapper stopped with its node, a
+  # process that did not stop in time), then anything still running inside the lab.
+  for f in "$dir"/pids/*.pgid; do kill -KILL -- "-$(cat "$f")" 2>/dev/null; done
+  left=$(lab_processes)
+  if [ -n "$left" ]; then
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null
+    sleep 0.5
+    left=$(lab_processes)
+    [ -n "$left" ] && say "still running after SIGKILL: $left"
+  fi
   rm -rf "$dir"
   say "down: $dir removed"
 }
