@@ -81,12 +81,10 @@ QString corruptBook(const test::FreshBook &fresh, const QString &backend, bool b
     const bool sqlite = backend == u"sqlite"_s;
     QString problem;
     {
-        QSqlDatabase db = QSqlDatabase::addDatabase(sqlite ? u"QSQLITE"_s : u"QPSQL"_s, u"by-hand"_s);
-        db.setDatabaseName(sqlite ? fresh.url().path : fresh.url().database);
-        db.setHostName(fresh.url().host);
-        db.setPort(fresh.url().port);
-        db.setUserName(fresh.url().user);
-        db.setPassword(fresh.url().password);
+        QSqlDatabase db = sqlite ? QSqlDatabase::addDatabase(u"QSQLITE"_s, u"by-hand"_s)
+                                 : addPostgresConnection(fresh.url(), u"by-hand"_s);
+        if (sqlite)
+            db.setDatabaseName(fresh.url().path);
         if (!db.open())
             return db.lastError().text();
         QSqlQuery q(db);

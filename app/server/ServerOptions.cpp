@@ -2,13 +2,13 @@
 
 #include "Identifiers.h"
 #include "gate/RedisUrl.h"
+#include "store/DbUrl.h"
 
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QHostAddress>
 #include <QSettings>
 #include <QThread>
-#include <QUrl>
 
 using namespace Qt::StringLiterals;
 
@@ -124,7 +124,7 @@ Result<void> apply(ServerOptions &o, const QString &name, const QString &value)
 Result<void> noPasswordOnCommandLine(const QCommandLineParser &parser)
 {
     if (parser.isSet(u"db"_s)) {
-        if (!QUrl(parser.value(u"db"_s)).password().isEmpty())
+        if (!DbUrl::passwordIn(parser.value(u"db"_s)).isEmpty())
             return bad(u"db"_s, u"the URL holds a password, and a server's command line is visible to every user of "
                                 u"the machine: give it in PGPASSWORD or --db-password-file"_s);
     }

@@ -79,8 +79,8 @@ FreshBook::FreshBook(const QString &backend)
         return;
     }
     m_url = m_pgAdmin.withDatabase(m_pgDatabase);
-    m_urlText = u"postgresql://%1:%2@%3:%4/%5"_s.arg(m_url.user, m_url.password, m_url.host)
-                    .arg(m_url.port)
+    m_urlText = u"postgresql://%1:%2@%3:%4/%5"_s.arg(m_url.user, m_url.password, m_url.hostList())
+                    .arg(m_url.portList())
                     .arg(m_pgDatabase);
 }
 
