@@ -366,12 +366,13 @@ ApprovalDialog *ReconciliationView::confirmSelected(bool approve)
     const Discrepancy *d = selected();
     if (!d || d->status != DiscrepancyStatus::PendingApproval)
         return nullptr;
-    auto *dialog = new ApprovalDialog(*d, approve, m_session->profile().operatorName, this);
+    auto *dialog = new ApprovalDialog(*d, approve, m_session->profile().operatorName, -1, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         emit message(dialog->isApproval() ? tr("Approving #%1…").arg(dialog->discrepancyId())
                                           : tr("Rejecting #%1…").arg(dialog->discrepancyId()));
-        m_session->resolveDiscrepancy(dialog->discrepancyId(), dialog->isApproval(), dialog->reason());
+        m_session->resolveDiscrepancy(dialog->discrepancyId(), dialog->isApproval(), dialog->decidesOn(),
+                                      dialog->reason());
     });
     dialog->open();
     return dialog;
