@@ -215,6 +215,12 @@ void TestDatabase::migrationTypesCorrections()
             u"ALTER TABLE discrepancies DROP COLUMN status_to"_s,
             u"ALTER TABLE discrepancies DROP COLUMN payment_ref"_s,
             u"ALTER TABLE discrepancies DROP COLUMN breaks"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN found_total"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN orders_locked"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN orders_sold"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN set_available"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN set_locked"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN set_sold"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_locked"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_sold"_s,
             u"ALTER TABLE adjustments DROP COLUMN discrepancy_id"_s,
@@ -246,8 +252,8 @@ void TestDatabase::migrationTypesCorrections()
     FS_VERIFY_OK(refund);
     QCOMPARE(refund->correction, Correction(RecordRefund{u"pay9"_s}));
     const QStringList approvers{u"tester"_s};
-    FS_VERIFY_OK(rec.approve(statusId, u"tester"_s, u"no payment arrived"_s, approvers));
-    FS_VERIFY_OK(rec.approve(refundId, u"tester"_s, u"refund it"_s, approvers));
+    FS_VERIFY_OK(test::approveAsShown(rec, statusId, test::by(u"tester"_s), u"no payment arrived"_s, approvers));
+    FS_VERIFY_OK(test::approveAsShown(rec, refundId, test::by(u"tester"_s), u"refund it"_s, approvers));
     QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), std::optional(OrderStatus::Pending));
     QCOMPARE(FS_OK(engine->book().refundCount(u"o2"_s)), 1);
     QVERIFY(test::bookHolds(*engine));
