@@ -63,8 +63,7 @@ QString whoApplies(const Discrepancy &d, const QString &operatorName, qint64 fou
         return QObject::tr("This approval applies it, once, as a ledgered adjustment signed by %1.").arg(operatorName);
     return QObject::tr("Signed by %1; applied once, unless the book's policy asks a second approver for a correction "
                        "of %2 units.")
-        .arg(operatorName)
-        .arg(units);
+        .arg(operatorName, QString::number(units));
 }
 
 } // namespace
