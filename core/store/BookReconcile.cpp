@@ -5,14 +5,13 @@
 
 #include "store/BookRows.h"
 #include "store/Database.h"
+#include "store/SqlValues.h"
 
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
 
 namespace {
-
-QVariant nullable(const QString &s) { return s.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(s); }
 
 Levels3 levels3(const BucketLevels &b) { return {b.available, b.locked, b.sold}; }
 
