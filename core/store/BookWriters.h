@@ -61,9 +61,9 @@ public:
     static constexpr qint64 kWalFramesBeforeCatchUp = 10'000;
     /// SQLite: commits between two checkpoints the writers ask for. A hot SKU's batches
     /// rewrite the same pages (its bucket, the newest leaves of orders, lines and ledger and
-    /// of their indexes); one checkpoint copies each once however many commits wrote it, so
-    /// asking after every commit copied them again and again (batched_row at 32 clients:
-    /// about 20% faster at 16). A few hundred frames, under SQLite's own 1 000.
+    /// of their indexes); one checkpoint copies each once however many commits wrote it,
+    /// where asking after every commit would copy them again and again (docs/benchmarks.md).
+    /// A few hundred frames, under SQLite's own 1 000.
     static constexpr int kCommitsPerCheckpoint = 16;
 
     using ReserveDone = std::function<void(Result<ReserveResult>)>;
