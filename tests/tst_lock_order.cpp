@@ -7,6 +7,7 @@
 #include "Engine.h"
 #include "store/Book.h"
 #include "store/Database.h"
+#include "store/LedgerWindow.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
@@ -29,6 +30,7 @@
 #include <atomic>
 #include <functional>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -268,6 +270,7 @@ private slots:
     void borrowWaitsHoldingNoLaterBucket();
     void reserveWaitsHoldingNoOrder();
     void correctionWaitsHoldingNoOrder();
+    void reconcilersFoldTheLedgerOnce();
     void soakOfPaymentsReleasesAndExpiry();
 };
 
@@ -411,6 +414,36 @@ void TestLockOrder::correctionWaitsHoldingNoOrder()
     QVERIFY(scene.finish());
     FS_VERIFY_OK(changed);
     QVERIFY(changed->has_value());
+}
+
+void TestLockOrder::reconcilersFoldTheLedgerOnce()
+{
+    // Two servers' reconcilers move the ledger watermark at once: the rows after it are
+    // folded into the checkpoints by one of them, once (the other finds nothing left),
+    // never twice. Lined up by a third session holding the checkpoint rows until both wait.
+    FS_FRESH_BOOK(fresh, u"postgresql"_s);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    FS_VERIFY_OK(engine->book().addSku(u"A"_s, 10, 1));
+    LedgerWatermark mark(engine->database());
+    constexpr qint64 kAll = std::numeric_limits<qint64>::max();
+    FS_VERIFY_OK(mark.advance(0, kAll)); // the checkpoint row exists
+    for (int i = 0; i < 3; ++i)
+        FS_VERIFY_OK(engine->book().reserve(u"o%1"_s.arg(i), {}, {{u"A"_s, 1, {}}}, 300));
+    LockScene scene(fresh.url());
+    QCOMPARE(scene.hold(u"SELECT 1 FROM reconcile_checkpoints WHERE sku = ? FOR UPDATE"_s, {u"A"_s}), QString());
+
+    Result<qint64> first = fail(ErrorCode::Internal, u"not run"_s), second = first;
+    QVERIFY(scene.startWaiting([&](Database &db, Book &) { first = LedgerWatermark(db).advance(0, kAll); }));
+    QVERIFY(scene.startWaiting([&](Database &db, Book &) { second = LedgerWatermark(db).advance(0, kAll); }));
+    QVERIFY(scene.finish());
+    FS_VERIFY_OK(first);
+    FS_VERIFY_OK(second);
+    QCOMPARE(*first, *second);
+    const Levels3 replayed = FS_OK(mark.replay(u"A"_s, 0));
+    const SkuLevels a = FS_OK(engine->book().levels(u"A"_s));
+    QCOMPARE(replayed.available, a.available);
+    QCOMPARE(replayed.locked, a.locked);
 }
 
 void TestLockOrder::soakOfPaymentsReleasesAndExpiry()
