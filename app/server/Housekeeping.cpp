@@ -9,6 +9,7 @@
 #include "store/Database.h"
 #include "store/SaleStore.h"
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QThread>
 
@@ -151,6 +152,17 @@ void Housekeeping::refresh(Engine &engine, qint64 tick)
     }
 }
 
+void Housekeeping::logBookRoom(const std::optional<WriteRefusal> &refused)
+{
+    if (refused && m_bookRefusedSince != refused->sinceMs)
+        ServerLog::warning(u"book: %1; reserves answer unavailable (their units go back to the gate) until it has "
+                           u"room"_s.arg(refused->message));
+    else if (!refused && m_bookRefusedSince)
+        ServerLog::info(u"book: writes commit again, %1 s after it first refused one"_s.arg(
+            (QDateTime::currentMSecsSinceEpoch() - *m_bookRefusedSince) / 1000));
+    m_bookRefusedSince = refused ? std::optional(refused->sinceMs) : std::nullopt;
+}
+
 void Housekeeping::probe(Engine &engine)
 {
     // What is down goes to /readyz, which any client may read; where it is and why, only to
@@ -162,6 +174,14 @@ void Housekeeping::probe(Engine &engine)
         r.down << u"book: not answering"_s;
         ServerLog::trouble(u"ready-book"_s, u"readiness: book: "_s + now.error().message);
     }
+    // A book that refused a write for want of room (SQLite's disk full) is not ready until a
+    // write of this process commits on it again.
+    const std::optional<WriteRefusal> refused = Database::writeRefusal(engine.database().url());
+    if (refused) {
+        r.book = false;
+        r.down << u"book: full (refusing writes)"_s;
+    }
+    logBookRoom(refused);
     Gate *gate = engine.gate();
     r.gateConfigured = gate != nullptr;
     if (gate) {

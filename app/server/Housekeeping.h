@@ -2,11 +2,13 @@
 
 #include "ServerState.h"
 #include "open/EngineOpener.h"
+#include "store/Database.h"
 
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace flashstock::server {
@@ -43,6 +45,8 @@ private:
     Result<void> every(const QString &name, int seconds, std::function<void(Engine &)> work);
     void refresh(Engine &engine, qint64 tick);
     void probe(Engine &engine);
+    /// Logs when the book starts or stops refusing writes for want of room (refresher thread).
+    void logBookRoom(const std::optional<WriteRefusal> &refused);
 
     ResolvedProfile m_profile;
     HousekeepingPlan m_plan;
@@ -54,6 +58,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_wake;
     bool m_stopping = false;
+    std::optional<qint64> m_bookRefusedSince; ///< logBookRoom(): the refusal last logged (refresher thread)
 };
 
 } // namespace flashstock::server

@@ -316,9 +316,9 @@ Error Database::classify(const QSqlError &error, const QString &sql)
         if (primary == 13 || primary == 10) {
             // SQLITE_FULL, SQLITE_IOERR: the write did not happen (SQLite rolled its statement
             // or its COMMIT back).
-            const QString why = primary == 13
-                ? u"the book is full: %1 has no room for this write (database or disk full)"_s.arg(m_url.path)
-                : u"the book could not be written: an I/O error on %1"_s.arg(m_url.path);
+            // Where the book lives is not said: the answer goes to clients.
+            const QString why = primary == 13 ? u"the book is full: no room for this write (database or disk full)"_s
+                                              : u"the book could not be written: an I/O error"_s;
             const Error refused{ErrorCode::Unavailable, u"%1; nothing was written (%2)"_s.arg(why, message), {}};
             noteRefusal(refusalKey(m_url), refused.message);
             return refused;
