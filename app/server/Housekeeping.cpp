@@ -3,6 +3,7 @@
 #include "EngineThread.h"
 #include "ServerLog.h"
 #include "ServerMetrics.h"
+#include "UnknownOutcomes.h"
 #include "gate/Gate.h"
 #include "reconcile/Reconciler.h"
 #include "store/AccessTokenStore.h"
@@ -27,12 +28,14 @@ constexpr qint64 kLevelsEvery = 5;
 } // namespace
 
 Housekeeping::Housekeeping(ResolvedProfile profile, HousekeepingPlan plan, ServerMetrics &metrics,
-                           Published<AccessTokenSet> &tokens, Published<Readiness> &readiness)
+                           Published<AccessTokenSet> &tokens, Published<Readiness> &readiness,
+                           UnknownOutcomes &unknown)
     : m_profile(std::move(profile))
     , m_plan(plan)
     , m_metrics(metrics)
     , m_tokens(tokens)
     , m_readiness(readiness)
+    , m_unknown(unknown)
 {
 }
 
@@ -139,6 +142,7 @@ void Housekeeping::refresh(Engine &engine, qint64 tick)
                                             valid.error().message, QString::number(kTokensTrustedFor.count())));
     }
     probe(engine);
+    resolveUnknown(engine);
     if (tick % kLevelsEvery == 0) {
         auto sales = SaleStore(engine.database()).list();
         if (!sales)
@@ -150,6 +154,27 @@ void Housekeeping::refresh(Engine &engine, qint64 tick)
                     open << *levels;
         m_metrics.setSaleLevels(open);
     }
+}
+
+void Housekeeping::resolveUnknown(Engine &engine)
+{
+    if (m_unknown.size() == 0 || !engine.gate())
+        return;
+    Reconciler reconciler(engine);
+    const QHash<QString, QStringList> unknown = m_unknown.take();
+    for (auto it = unknown.cbegin(); it != unknown.cend(); ++it) {
+        ReconcileReport report;
+        auto left = reconciler.resolveTokens(it.key(), *it, Reconciler::minSafeGraceMs(), report);
+        m_unknown.putBack(it.key(), left ? *left : *it);
+        if (!left)
+            ServerLog::trouble(u"unknown-outcomes"_s, u"reserves of unknown outcome on %1 not resolved yet: %2"_s.arg(
+                                                          it.key(), left.error().message));
+        for (const Discrepancy &d : std::as_const(report.discrepancies))
+            ServerLog::warning(u"reserve of unknown outcome: %1"_s.arg(d.detail));
+        for (const QString &w : std::as_const(report.warnings))
+            ServerLog::trouble(u"unknown-outcomes"_s, u"reserves of unknown outcome: "_s + w);
+    }
+    logEngineWarnings(engine, u"unknown outcomes"_s);
 }
 
 void Housekeeping::logBookRoom(const std::optional<WriteRefusal> &refused)

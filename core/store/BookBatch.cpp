@@ -41,6 +41,17 @@ bool isRepeatOf(Outcome replay, Outcome first)
         || (first == Outcome::Released && replay == Outcome::AlreadyClosed);
 }
 
+/// The answer of a replay after a lost COMMIT (`lost`): the replay's own, unless it could not
+/// reach the book either; then nobody knows yet, and the answer says so.
+template <typename T>
+Result<T> afterReplay(Result<T> replay, const Error &lost)
+{
+    if (replay || (replay.error().code != ErrorCode::Unavailable && replay.error().code != ErrorCode::OutcomeUnknown))
+        return replay;
+    return fail(ErrorCode::OutcomeUnknown, u"%1; asking the book again failed too (%2)"_s.arg(lost.message,
+                                                                                               replay.error().message));
+}
+
 /// True if a line of the order holds a gate token (its units are the gate's to give back).
 bool heldAtGate(const QList<OrderLine> &lines)
 {
@@ -203,7 +214,7 @@ QList<Result<ReserveResult>> Book::reserveOrders(const QList<ReserveOrder> &orde
     if (!ran && ran.error().code == ErrorCode::OutcomeUnknown && replay == Replay::OnUnknown) {
         // Nobody knows whether the batch committed: each order on its own says what the book holds.
         for (qsizetype i : std::as_const(todo)) {
-            out[i] = reserveOrders({orders.at(i)}, Replay::Never).constFirst();
+            out[i] = afterReplay(reserveOrders({orders.at(i)}, Replay::Never).constFirst(), ran.error());
             if (out[i] && answers.at(i).order == orders.at(i).order && isRepeatOf(out[i]->outcome, answers.at(i).outcome))
                 out[i]->outcome = answers.at(i).outcome;
         }
@@ -616,7 +627,7 @@ QList<Result<OrderChange>> Book::finishOrders(const QList<FinishOrder> &orders, 
 
     if (!ran && ran.error().code == ErrorCode::OutcomeUnknown && replay == Replay::OnUnknown) {
         for (qsizetype i : std::as_const(todo)) {
-            out[i] = finishOrders({orders.at(i)}, finish, Replay::Never).constFirst();
+            out[i] = afterReplay(finishOrders({orders.at(i)}, finish, Replay::Never).constFirst(), ran.error());
             if (out[i] && answers.at(i).order == orders.at(i).order && isRepeatOf(out[i]->outcome, answers.at(i).outcome))
                 out[i]->outcome = answers.at(i).outcome;
         }
