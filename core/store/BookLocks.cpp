@@ -41,11 +41,11 @@ Result<void> BookLocks::lockFirst(QList<Bucket> buckets)
 {
     if (!postgres())
         return {};
-    buckets.append(QList<Bucket>(m_wanted.cbegin(), m_wanted.cend()));
     std::sort(buckets.begin(), buckets.end());
     buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
-    if (buckets.size() < 2)
+    if (buckets.size() < 2 && m_wanted.empty())
         return {};
+    buckets.append(QList<Bucket>(m_wanted.cbegin(), m_wanted.cend()));
     return lock(buckets);
 }
 

@@ -41,7 +41,7 @@ public:
 
     /// At the start of an attempt: locks `buckets` and every bucket an earlier attempt of
     /// the transaction found locked out of order, in (sku, bucket) order, in one statement,
-    /// waiting as long as it takes. A single bucket (and nothing wanted) is left to the
+    /// waiting as long as it takes. A single bucket (when nothing is wanted) is left to the
     /// first statement that changes it (see beforeChange). Errors as Database::exec().
     [[nodiscard]] Result<void> lockFirst(QList<Bucket> buckets);
     /// Locks `buckets` now, those not held yet: waiting for them if they all come after
