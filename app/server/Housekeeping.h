@@ -3,8 +3,14 @@
 #include "ServerState.h"
 #include "WorkerLoop.h"
 #include "open/EngineOpener.h"
+#include "store/Database.h"
 
 #include <functional>
+#include <optional>
+
+namespace flashstock {
+class UnknownOutcomes;
+}
 
 namespace flashstock::server {
 
@@ -21,11 +27,13 @@ struct HousekeepingPlan {
 /// asked for), and the refresher that keeps the request threads' snapshots fresh: the valid
 /// bearer tokens (every 1 s; a revoke takes effect within 5 s, and tokens not read for 5 s
 /// are not taken: kTokensTrustedFor), readiness (every 1 s) and the levels of SKUs with an
-/// open sale for /metrics (every 5 s).
+/// open sale for /metrics (every 5 s); each second it also resolves the gate tokens reserves
+/// left held for a book outcome they could not learn (UnknownOutcomes: settled, or given back
+/// after a fence).
 class Housekeeping {
 public:
     Housekeeping(ResolvedProfile profile, HousekeepingPlan plan, ServerMetrics &metrics,
-                 Published<AccessTokenSet> &tokens, Published<Readiness> &readiness);
+                 Published<AccessTokenSet> &tokens, Published<Readiness> &readiness, UnknownOutcomes &unknown);
     ~Housekeeping();
 
     /// Opens the threads' engines and runs the refresher once, so tokens and readiness are
@@ -39,6 +47,11 @@ private:
     Result<void> every(int seconds, std::function<void(Engine &)> work);
     void refresh(Engine &engine, qint64 tick);
     void probe(Engine &engine);
+    /// Logs when the book starts or stops refusing writes for want of room (refresher thread).
+    void logBookRoom(const std::optional<WriteRefusal> &refused);
+    /// Settles or gives back the tokens in m_unknown (Reconciler::resolveTokens, with the
+    /// reconciler's safe grace); the unresolved stay for the next tick.
+    void resolveUnknown(Engine &engine);
 
     ResolvedProfile m_profile;
     HousekeepingPlan m_plan;
@@ -46,6 +59,8 @@ private:
     Published<AccessTokenSet> &m_tokens;
     Published<Readiness> &m_readiness;
     bool m_tokensUnread = false; ///< the last read of the tokens failed (refresher thread only)
+    UnknownOutcomes &m_unknown;
+    std::optional<qint64> m_bookRefusedSince; ///< logBookRoom(): the refusal last logged (refresher thread)
     WorkerLoop<NoJobs> m_loop;   ///< the threads, each on its own timer
 };
 

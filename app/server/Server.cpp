@@ -9,6 +9,7 @@
 #include "HttpServer.h"
 #include "ServerLog.h"
 #include "ServerMetrics.h"
+#include "UnknownOutcomes.h"
 #include "open/EngineOpener.h"
 
 #include <QElapsedTimer>
@@ -119,8 +120,11 @@ int Server::run()
     // and releases alike.
     BookWriters book(profile->book, Actor{profile->operatorName, u"server"_s}, m_o.bookWriters);
     EngineWorkers workers(*profile, m_o.engineWorkers, book, metrics);
-    GateDispatcher dispatcher(*profile, book, metrics);
-    Housekeeping housekeeping(*profile, m_o.housekeeping, metrics, tokens, readiness);
+    // Tokens of reserves whose book outcome was lost: the dispatcher keeps them, the
+    // housekeeping resolves them.
+    UnknownOutcomes unknown;
+    GateDispatcher dispatcher(*profile, book, metrics, unknown);
+    Housekeeping housekeeping(*profile, m_o.housekeeping, metrics, tokens, readiness, unknown);
     for (auto start : {std::function<Result<void>()>([&] { return book.start(); }),
                        std::function<Result<void>()>([&] { return workers.start(); }),
                        std::function<Result<void>()>([&] { return dispatcher.start(); }),
