@@ -7,6 +7,8 @@
 #include "reconcile/Reconciler.h"
 #include "store/AccessTokenStore.h"
 #include "store/Database.h"
+#include "store/DiscrepancyStore.h"
+#include "store/ReconcilePassStore.h"
 #include "store/SaleStore.h"
 
 #include <QElapsedTimer>
@@ -85,7 +87,6 @@ Result<void> Housekeeping::start()
                     discrepancyKindName(d.kind), d.sku, discrepancyStatusName(d.status)).arg(d.delta).arg(d.detail));
             for (const QString &w : std::as_const(report->warnings))
                 ServerLog::trouble(u"reconcile-warning"_s, u"reconcile: "_s + w);
-            m_metrics.setPendingDiscrepancies(report->stillPending);
             logEngineWarnings(e, u"reconcile"_s);
         });
         if (!r)
@@ -139,6 +140,7 @@ void Housekeeping::refresh(Engine &engine, qint64 tick)
     }
     probe(engine);
     if (tick % kLevelsEvery == 0) {
+        readBookFigures(engine);
         auto sales = SaleStore(engine.database()).list();
         if (!sales)
             return;
@@ -149,6 +151,17 @@ void Housekeeping::refresh(Engine &engine, qint64 tick)
                     open << *levels;
         m_metrics.setSaleLevels(open);
     }
+}
+
+void Housekeeping::readBookFigures(Engine &engine)
+{
+    // A figure that cannot be read keeps its last value; readiness says the book is down.
+    if (auto pending = DiscrepancyStore(engine.database()).pendingCount())
+        m_metrics.setPendingDiscrepancies(*pending);
+    if (auto expiry = engine.expiryStatus())
+        m_metrics.setExpiry(*expiry);
+    if (auto pass = ReconcilePassStore(engine.database()).last())
+        m_metrics.setLastReconcilePass(*pass);
 }
 
 void Housekeeping::probe(Engine &engine)
@@ -180,6 +193,7 @@ void Housekeeping::probe(Engine &engine)
             ServerLog::trouble(u"ready-gate"_s, u"readiness: gate: "_s + h.detail);
         }
     }
+    m_metrics.setReadiness(r.book, r.gateConfigured ? std::optional<bool>(r.gate && r.scripts) : std::nullopt);
     m_readiness.publish(r);
 }
 

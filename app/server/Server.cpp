@@ -118,6 +118,8 @@ int Server::run()
     // transaction (group commit), for the dispatcher's winners and the workers' confirms
     // and releases alike.
     BookWriters book(profile->book, Actor{profile->operatorName, u"server"_s}, m_o.bookWriters);
+    book.setBatchObserver([&metrics](const QString &operation, int orders) { metrics.bookBatch(operation, orders); });
+    metrics.setBookWritersQueueSource([&book] { return book.stats().queued; });
     EngineWorkers workers(*profile, m_o.engineWorkers, book, metrics);
     GateDispatcher dispatcher(*profile, book, metrics);
     Housekeeping housekeeping(*profile, m_o.housekeeping, metrics, tokens, readiness);

@@ -180,6 +180,8 @@ BookWriters::Stats BookWriters::stats() const
     {
         std::lock_guard lock(m_mutex);
         s = m_stats;
+        for (const Lane &lane : m_lanes)
+            s.queued += qint64(lane.jobs.size());
     }
     std::lock_guard lock(m_checkpointMutex);
     s.checkpoints = m_checkpoints;
@@ -299,6 +301,10 @@ void BookWriters::runWriter(int index, std::promise<Result<void>> opened)
         do {
             answer(book, batch);
             committed(**db);
+            if (m_batchObserver)
+                m_batchObserver(batch.kind == Kind::Reserve ? u"reserve"_s
+                                : batch.kind == Kind::Confirm ? u"confirm"_s : u"release"_s,
+                                int(batch.jobs.size()));
         } while (finished(batch));
     }
 }
