@@ -75,6 +75,14 @@ got=$(bash -c 'source "$1"; COMP_WORDS=(flashstock-cli sku ""); COMP_CWORD=2; _f
 got=$(bash -c 'source "$1"; COMP_WORDS=(flashstock-cli sku add X --st); COMP_CWORD=4; _flashstock_cli; echo "${COMPREPLY[*]}"' _ "$completion")
 [ "$got" = "--stock" ] || { echo "completion of 'sku add X --st': '$got'" >&2; exit 1; }
 
+step "licence: GPL-3.0-or-later in debian/copyright (machine-readable)"
+for name in "${names[@]}"; do
+  copyright=/usr/share/doc/$name/copyright
+  grep -qx 'License: GPL-3+' "$copyright" || { echo "$copyright does not name GPL-3+" >&2; exit 1; }
+  grep -q '/usr/share/common-licenses/GPL-3' "$copyright" || { echo "$copyright does not point to GPL-3" >&2; exit 1; }
+done
+grep -q '<project_license>GPL-3.0-or-later</project_license>' /usr/share/metainfo/io.flashstock.Console.metainfo.xml
+
 step "systemd units installed, none enabled"
 for unit in flashstock-server.service flashstock-reconcile.service flashstock-reconcile.timer; do
   grep -qx "/usr/lib/systemd/system/$unit" "$work/files" || { echo "$unit not installed" >&2; exit 1; }
