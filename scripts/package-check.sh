@@ -6,6 +6,7 @@
 # left under /usr. Exit 0 only if every check passed; the packages are purged either way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+src=$PWD
 [ "$(id -u)" -eq 0 ] || { echo "package-check: run as root (it installs and purges packages)" >&2; exit 2; }
 bash scripts/install-deps.sh lintian desktop-file-utils appstream man-db devscripts systemd
 bash scripts/package.sh
@@ -74,6 +75,13 @@ got=$(bash -c 'source "$1"; COMP_WORDS=(flashstock-cli sku ""); COMP_CWORD=2; _f
 [[ " $got " == *" add "* ]] || { echo "completion after 'sku': '$got'" >&2; exit 1; }
 got=$(bash -c 'source "$1"; COMP_WORDS=(flashstock-cli sku add X --st); COMP_CWORD=4; _flashstock_cli; echo "${COMPREPLY[*]}"' _ "$completion")
 [ "$got" = "--stock" ] || { echo "completion of 'sku add X --st': '$got'" >&2; exit 1; }
+
+step "zsh completion"
+completion=/usr/share/zsh/vendor-completions/_flashstock-cli
+zsh -n "$completion"
+# Loaded as an interactive zsh loads it: compinit finds it on $fpath by its #compdef line.
+got=$(timeout 60 zsh -f "$src/scripts/zsh-complete.zsh" /usr/share/zsh/vendor-completions 'flashstock-cli sku add X --st')
+[ "$got" = "LINE:flashstock-cli sku add X --stock" ] || { echo "zsh completion of 'sku add X --st': '$got'" >&2; exit 1; }
 
 step "licence: GPL-3.0-or-later in debian/copyright (machine-readable)"
 for name in "${names[@]}"; do
