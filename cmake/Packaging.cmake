@@ -1,5 +1,6 @@
 # Debian packages by CPack, one per install component (scripts/package.sh runs cpack):
-#   flashstock-tools    flashstock-cli, flashstock-server, the systemd units, bash completion
+#   flashstock-tools    flashstock-cli, flashstock-server, the systemd units, bash and zsh
+#                       completion, the monitoring files (alert rules, dashboard)
 #   flashstock-console  flashstock, the desktop entry, icons and AppStream metainfo
 # A server box installs the tools without any GUI library; a desk installs the console. Both
 # are complete on their own (the core is linked in statically, the Lua scripts and SQL
@@ -50,9 +51,10 @@ reconciler heals what faults leave behind, so nothing is oversold or stuck.
 .
 This package holds the headless tools, with no GUI libraries: flashstock-cli
 (stock, orders, sales, the gate, the rehearsal drill, reconciliation, access
-tokens) with its bash completion, flashstock-server (API v1 over HTTP for
-storefronts and payment providers, Prometheus metrics), and systemd units for
-the server and a periodic reconcile pass, installed disabled.")
+tokens) with its bash and zsh completion, flashstock-server (API v1 over HTTP
+for storefronts and payment providers, Prometheus metrics, with alert rules and
+a Grafana dashboard for them), and systemd units for the server and a periodic
+reconcile pass, installed disabled.")
 
 set(CPACK_DEBIAN_CONSOLE_PACKAGE_NAME flashstock-console)
 set(CPACK_DEBIAN_CONSOLE_PACKAGE_SECTION misc)

@@ -76,6 +76,15 @@ got=$(bash -c 'source "$1"; COMP_WORDS=(flashstock-cli sku ""); COMP_CWORD=2; _f
 got=$(bash -c 'source "$1"; COMP_WORDS=(flashstock-cli sku add X --st); COMP_CWORD=4; _flashstock_cli; echo "${COMPREPLY[*]}"' _ "$completion")
 [ "$got" = "--stock" ] || { echo "completion of 'sku add X --st': '$got'" >&2; exit 1; }
 
+step "monitoring: alert rules and dashboard"
+monitoring=/usr/share/flashstock/monitoring
+for f in flashstock.rules.yml flashstock.rules.test.yml flashstock-dashboard.json; do
+  grep -qx "$monitoring/$f" "$work/files" || { echo "$monitoring/$f not installed" >&2; exit 1; }
+done
+promtool check rules "$monitoring/flashstock.rules.yml"
+promtool test rules "$monitoring/flashstock.rules.test.yml"
+jq -e '.panels | length > 0' "$monitoring/flashstock-dashboard.json" >/dev/null
+
 step "zsh completion"
 completion=/usr/share/zsh/vendor-completions/_flashstock-cli
 zsh -n "$completion"
