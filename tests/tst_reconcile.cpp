@@ -14,6 +14,7 @@
 #include "store/Database.h"
 #include "store/Invariants.h"
 #include "store/LedgerWindow.h"
+#include "store/ReconcilePassStore.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
@@ -204,6 +205,8 @@ class TestReconcile : public QObject {
     Q_OBJECT
 
 private slots:
+    void passIsRecordedInTheBook_data() { test::addBackendRows(); }
+    void passIsRecordedInTheBook();
     void orphanPreDeduct_data() { test::addBackendRows(); }
     void fencedAttemptInABatch_data() { test::addBackendRows(); }
     void fencedAttemptInABatch();
@@ -254,6 +257,33 @@ private slots:
     void passesSpendIdsOnlyOnNewDiscrepancies();
     void unknownOutcomeIsResolvedByItsProcess();
 };
+
+void TestReconcile::passIsRecordedInTheBook()
+{
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    ReconcilePassStore passes(engine->database());
+    QCOMPARE(FS_OK(passes.last()), std::nullopt);
+    auto g = engine->gate()->reserve(u"A"_s, u"o1"_s, {}, 3); // an orphan: healed by the pass
+    QVERIFY(g && g->code == GateCode::Reserved);
+    const qint64 before = FS_OK(engine->database().nowMs());
+    Reconciler rec(*engine);
+    const ReconcileReport report = FS_OK(rec.runPass(0));
+    const qint64 after = FS_OK(engine->database().nowMs());
+    const auto recorded = FS_OK(passes.last());
+    QVERIFY(recorded);
+    QVERIFY2(recorded->finishedAtMs >= before && recorded->finishedAtMs <= after,
+             qPrintable(u"%1 not in [%2, %3]"_s.arg(recorded->finishedAtMs).arg(before).arg(after)));
+    QVERIFY(recorded->durationMs >= 0 && recorded->durationMs <= after - before + 1000);
+    QCOMPARE(recorded->autoFixed, 1);
+    QCOMPARE(recorded->autoFixed, qint64(report.autoFixed));
+    QCOMPARE(recorded->pendingApproval, 0);
+    QCOMPARE(recorded->warnings, 0);
+    // The next pass replaces it: nothing new found.
+    FS_VERIFY_OK(rec.runPass(0));
+    QCOMPARE(FS_OK(passes.last())->autoFixed, 0);
+}
 
 void TestReconcile::orphanPreDeduct()
 {

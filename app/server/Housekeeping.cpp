@@ -8,6 +8,8 @@
 #include "reconcile/Reconciler.h"
 #include "store/AccessTokenStore.h"
 #include "store/Database.h"
+#include "store/DiscrepancyStore.h"
+#include "store/ReconcilePassStore.h"
 #include "store/SaleStore.h"
 
 #include <QDateTime>
@@ -89,7 +91,6 @@ Result<void> Housekeeping::start()
                     discrepancyKindName(d.kind), d.sku, discrepancyStatusName(d.status)).arg(d.delta).arg(d.detail));
             for (const QString &w : std::as_const(report->warnings))
                 ServerLog::trouble(u"reconcile-warning"_s, u"reconcile: "_s + w);
-            m_metrics.setPendingDiscrepancies(report->stillPending);
             logEngineWarnings(e, u"reconcile"_s);
         });
         if (!r)
@@ -130,6 +131,7 @@ void Housekeeping::refresh(Engine &engine, qint64 tick)
     probe(engine);
     resolveUnknown(engine);
     if (tick % kLevelsEvery == 0) {
+        readBookFigures(engine);
         auto sales = SaleStore(engine.database()).list();
         if (!sales)
             return;
@@ -174,6 +176,17 @@ void Housekeeping::logBookRoom(const std::optional<WriteRefusal> &refused)
     m_bookRefusedSince = refused ? std::optional(refused->sinceMs) : std::nullopt;
 }
 
+void Housekeeping::readBookFigures(Engine &engine)
+{
+    // A figure that cannot be read keeps its last value; readiness says the book is down.
+    if (auto pending = DiscrepancyStore(engine.database()).pendingCount())
+        m_metrics.setPendingDiscrepancies(*pending);
+    if (auto expiry = engine.expiryStatus())
+        m_metrics.setExpiry(*expiry);
+    if (auto pass = ReconcilePassStore(engine.database()).last())
+        m_metrics.setLastReconcilePass(*pass);
+}
+
 void Housekeeping::probe(Engine &engine)
 {
     // What is down goes to /readyz, which any client may read; where it is and why, only to
@@ -211,6 +224,7 @@ void Housekeeping::probe(Engine &engine)
             ServerLog::trouble(u"ready-gate"_s, u"readiness: gate: "_s + h.detail);
         }
     }
+    m_metrics.setReadiness(r.book, r.gateConfigured ? std::optional<bool>(r.gate && r.scripts) : std::nullopt);
     m_readiness.publish(r);
 }
 

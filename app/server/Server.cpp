@@ -119,6 +119,8 @@ int Server::run()
     // transaction (group commit), for the dispatcher's winners and the workers' confirms
     // and releases alike.
     BookWriters book(profile->book, Actor{profile->operatorName, u"server"_s}, m_o.bookWriters);
+    book.setBatchObserver([&metrics](const QString &operation, int orders) { metrics.bookBatch(operation, orders); });
+    metrics.setBookWritersQueueSource([&book] { return book.stats().queued; });
     EngineWorkers workers(*profile, m_o.engineWorkers, book, metrics);
     // Tokens of reserves whose book outcome was lost: the dispatcher keeps them, the
     // housekeeping resolves them.

@@ -13,6 +13,9 @@
 #include "store/DiscrepancyStore.h"
 #include "store/Invariants.h"
 #include "store/LedgerWindow.h"
+#include "store/ReconcilePassStore.h"
+
+#include <QElapsedTimer>
 
 using namespace Qt::StringLiterals;
 
@@ -268,6 +271,8 @@ bool Reconciler::record(const DiscrepancyRow &row, ReconcileReport &report)
 
 Result<ReconcileReport> Reconciler::runPass(qint64 graceMs)
 {
+    QElapsedTimer took;
+    took.start();
     ReconcileReport report;
     auto checkedThrough = checkBook(report);
     if (!checkedThrough)
@@ -281,6 +286,10 @@ Result<ReconcileReport> Reconciler::runPass(qint64 graceMs)
     if (!pending)
         return std::unexpected(pending.error());
     report.stillPending = *pending;
+    // In the book, so that whoever watches (any server's /metrics) sees when passes stop.
+    const ReconcilePassRecord pass{0, took.elapsed(), report.autoFixed, report.pendingApproval, report.warnings.size()};
+    if (auto r = ReconcilePassStore(m_engine.database()).record(pass); !r)
+        report.warnings << u"this pass was not recorded in the book: "_s + r.error().message;
     return report;
 }
 

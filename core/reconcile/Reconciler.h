@@ -44,6 +44,8 @@ public:
 
     /// One pass. `graceMs`: how old a held token must be, by Redis time, before it counts
     /// as orphaned. Idempotent: a second pass over an unchanged state finds nothing new.
+    /// A pass that completes is recorded in the book (ReconcilePassStore: when it ended, how
+    /// long it took, what it found); one that could not be recorded says so in its warnings.
     [[nodiscard]] Result<ReconcileReport> runPass(qint64 graceMs = 30000);
 
     /// Settles or gives back `tokens` of `sku`: tokens this process left held when the
