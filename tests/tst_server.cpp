@@ -14,6 +14,7 @@
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
 #include "support/ServerProcess.h"
+#include "support/TcpCut.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -114,6 +115,7 @@ private slots:
     void optionsRefused_data();
     void optionsRefused();
     void settingsFileAndFlags();
+    void bookReplicationIsShown();
     void cleanupTestCase() { m_badInput.clear(); }
 
 private:
@@ -742,7 +744,7 @@ void TestServer::tokensRefusedWhileTheBookIsAway()
     const auto ready = http("GET", base + u"/readyz"_s, {}, {}, {});
     QCOMPARE(ready.status, 503);
     QVERIFY2(ready.json.value(u"down"_s).toArray().first().toString().startsWith(u"book:"_s), ready.body.constData());
-    for (const QString &where : {fresh.url().host, QString::number(fresh.url().port), fresh.url().database})
+    for (const QString &where : {fresh.url().hosts.constFirst().host, QString::number(fresh.url().hosts.constFirst().port), fresh.url().database})
         QVERIFY2(!ready.body.contains(where.toUtf8()), ready.body.constData());
     QTRY_VERIFY_WITH_TIMEOUT(server.log().contains(u"refusing every bearer token"_s), 5000);
 
@@ -911,6 +913,42 @@ void TestServer::settingsFileAndFlags()
     const QByteArray lines = log.readAll();
     QVERIFY2(lines.contains("POST /v1/reservations 200 reserved"), lines.constData());
     QCOMPARE(QFileInfo(log.fileName()).permissions() & (QFileDevice::ReadOther | QFileDevice::ReadGroup), 0);
+}
+
+void TestServer::bookReplicationIsShown()
+{
+    // The book URL names a server that is down, then the test's PostgreSQL, which has no
+    // standby: a replicated book whose primary (node 2 of 2) writes alone. /readyz says so
+    // by the node's position (no address: any client reads it), /metrics with the address,
+    // and the log warns.
+    FS_FRESH_BOOK(fresh, u"postgresql"_s);
+    const DbHost real = fresh.url().hosts.constFirst();
+    const DbUrl two = FS_OK(DbUrl::parse(u"postgresql://%1@127.0.0.1:%2,%3:%4/%5?connect_timeout=2"_s
+                                             .arg(fresh.url().user)
+                                             .arg(test::deadPort())
+                                             .arg(real.host)
+                                             .arg(real.port)
+                                             .arg(fresh.url().database),
+                                         fresh.url().password));
+    test::ServerProcess server(two, std::nullopt, {u"--no-auth"_s});
+    QVERIFY2(server.start(), qPrintable(server.errorString()));
+    const auto ready = http("GET", server.baseUrl() + u"/readyz"_s);
+    QCOMPARE(ready.status, 200); // writing alone is a warning, not down
+    const QJsonObject replication = ready.json.value(u"book_replication"_s).toObject();
+    QCOMPARE(replication.value(u"primary_node"_s).toInt(), 2);
+    QCOMPARE(replication.value(u"nodes"_s).toInt(), 2);
+    QCOMPARE(replication.value(u"state"_s).toString(), u"writing_alone"_s);
+    QCOMPARE(replication.value(u"synchronous"_s).toBool(true), false);
+    QVERIFY2(!ready.body.contains(QByteArray::number(real.port)), ready.body.constData());
+    const auto metrics = http("GET", server.baseUrl() + u"/metrics"_s);
+    QCOMPARE(metrics.status, 200);
+    for (const QByteArray &line : {QByteArray("flashstock_book_replication_state{state=\"writing_alone\"} 1"),
+                                   QByteArray("flashstock_book_replication_state{state=\"synchronous\"} 0"),
+                                   QByteArray("flashstock_book_synchronous 0"),
+                                   "flashstock_book_primary{node=\"" + real.host.toUtf8() + ':'
+                                       + QByteArray::number(real.port) + "\",position=\"2\"} 1"})
+        QVERIFY2(metrics.body.contains(line), line.constData());
+    QTRY_VERIFY2_WITH_TIMEOUT(server.log().contains(u"WRITING ALONE"_s), qPrintable(server.log()), 10000);
 }
 
 QTEST_GUILESS_MAIN(TestServer)

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace flashstock::server {
@@ -24,8 +25,8 @@ struct HousekeepingPlan {
 /// The server's background threads, each with its own engine: expiry, reconciliation (when
 /// asked for), and the refresher that keeps the request threads' snapshots fresh: the valid
 /// bearer tokens (every 1 s; a revoke takes effect within 5 s, and tokens not read for 5 s
-/// are not taken: kTokensTrustedFor), readiness (every 1 s) and the levels of SKUs with an
-/// open sale for /metrics (every 5 s).
+/// are not taken: kTokensTrustedFor), readiness and the book's replication (every 1 s) and
+/// the levels of SKUs with an open sale for /metrics (every 5 s).
 class Housekeeping {
 public:
     Housekeeping(ResolvedProfile profile, HousekeepingPlan plan, ServerMetrics &metrics,
@@ -43,6 +44,10 @@ private:
     Result<void> every(const QString &name, int seconds, std::function<void(Engine &)> work);
     void refresh(Engine &engine, qint64 tick);
     void probe(Engine &engine);
+    /// The book's replication into `r`, /metrics and the log (a warning while the primary
+    /// writes alone or its commits wait for a standby; a line when that ends or the primary
+    /// changes).
+    void noteReplication(Engine &engine, Readiness &r);
 
     ResolvedProfile m_profile;
     HousekeepingPlan m_plan;
@@ -50,6 +55,7 @@ private:
     Published<AccessTokenSet> &m_tokens;
     Published<Readiness> &m_readiness;
     bool m_tokensUnread = false; ///< the last read of the tokens failed (refresher thread only)
+    std::optional<BookReplication> m_replication; ///< as last read (refresher thread only)
     std::vector<std::unique_ptr<EngineThread>> m_threads;
     std::mutex m_mutex;
     std::condition_variable m_wake;

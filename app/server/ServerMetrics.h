@@ -1,12 +1,16 @@
 #pragma once
 
 #include "Domain.h"
+#include "store/BookReplication.h"
 
 #include <QByteArray>
 #include <QHash>
 #include <QString>
 
 #include <functional>
+#include <map>
+#include <optional>
+#include <string>
 #include <memory>
 #include <mutex>
 
@@ -50,6 +54,9 @@ public:
     void setSaleLevels(const QList<SkuLevels> &levels);
     /// Discrepancies waiting for approval after the server's last reconcile pass.
     void setPendingDiscrepancies(qint64 count);
+    /// The book's replication as the server last read it: which server is the primary,
+    /// whether commits are synchronous, the standbys (a PostgreSQL book only).
+    void setBookReplication(const BookReplication &replication);
 
     /// Everything, in the Prometheus text format (version 0.0.4).
     QByteArray text() const;
@@ -75,8 +82,9 @@ private:
     QHash<RequestKey, RequestSeries> m_requestSeries;
     QHash<QString, prometheus::Histogram *> m_bookSeries; ///< by operation, under m_requestMutex
     QHash<QString, prometheus::Counter *> m_refusedSeries; ///< by reason, under m_requestMutex
-    std::mutex m_levelsMutex;
+    std::mutex m_levelsMutex; ///< guards m_levels and m_primary
     QHash<QString, SkuLevels> m_levels; ///< SKUs whose gauges exist now
+    std::optional<std::map<std::string, std::string>> m_primary; ///< the labels of the primary's series
     std::function<qint64()> m_inFlight;
 };
 
