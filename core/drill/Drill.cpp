@@ -129,7 +129,8 @@ private:
     void healFormation();
     /// Steady-clock ns of a wall-clock instant (ms since the epoch).
     static qint64 steadyNsOf(qint64 wallMs);
-    /// Whether the writes came back after the last gate-wide fault (or it waited too long).
+    /// Whether the writes came back after the last gate-wide fault (or it waited too long, or
+    /// the probe could not run).
     bool recovered() const;
 
     void progress(const QString &phase);
@@ -302,6 +303,9 @@ void Rehearsal::runSale()
         m_report.notes << u"expiry during the sale failed %1 time(s), the first: %2"_s.arg(m_saleExpiryFailures)
                               .arg(m_saleExpiryFirstError);
     if (m_probe) {
+        // The last fault's outage too: the probe goes on until the writes are back.
+        while (!recovered())
+            QThread::msleep(kControllerTickMs);
         m_probe->stop();
         if (!m_probe->problem().isEmpty())
             m_report.notes << u"the write probe did not run: %1"_s.arg(m_probe->problem());
@@ -381,7 +385,7 @@ void Rehearsal::fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_
 
 bool Rehearsal::recovered() const
 {
-    if (!m_probe || m_lastFaultNs == 0)
+    if (!m_probe || m_lastFaultNs == 0 || !m_probe->problem().isEmpty())
         return true;
     return m_probe->outageAfter(m_lastFaultNs).has_value() || drillNowNs() - m_lastFaultNs > kRecoveryWaitNs;
 }
