@@ -87,6 +87,7 @@ Result<void> Housekeeping::start()
             for (const QString &w : std::as_const(report->warnings))
                 ServerLog::trouble(u"reconcile-warning"_s, u"reconcile: "_s + w);
             m_metrics.setPendingDiscrepancies(report->stillPending);
+            m_metrics.reconcilePassed();
             logEngineWarnings(e, u"reconcile"_s);
         });
         if (!r)

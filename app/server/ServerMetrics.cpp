@@ -65,6 +65,11 @@ struct ServerMetrics::Families {
                       .Help("Connections refused at accept (reason connection_limit, per_ip_limit) or closed before "
                             "their request was in (request_timeout)")
                       .Register(r))
+        , reconcilePasses(prometheus::BuildCounter()
+                              .Name("flashstock_reconcile_passes_total")
+                              .Help("Reconcile passes of the server's loop (--reconcile-every) that ran to their end")
+                              .Register(r)
+                              .Add({}))
         , pending(prometheus::BuildGauge()
                       .Name("flashstock_discrepancies_pending")
                       .Help("Discrepancies waiting for approval after the last reconcile pass")
@@ -113,6 +118,7 @@ struct ServerMetrics::Families {
     prometheus::Gauge &bookQueue;
     prometheus::Counter &expired;
     prometheus::Family<prometheus::Counter> &refused;
+    prometheus::Counter &reconcilePasses;
     prometheus::Gauge &pending;
     prometheus::Family<prometheus::Gauge> &available;
     prometheus::Family<prometheus::Gauge> &locked;
@@ -189,6 +195,8 @@ void ServerMetrics::setBookQueue(qint64 jobs) { m_f->bookQueue.Set(double(jobs))
 void ServerMetrics::expired(qint64 orders) { m_f->expired.Increment(double(orders)); }
 
 void ServerMetrics::setPendingDiscrepancies(qint64 count) { m_f->pending.Set(double(count)); }
+
+void ServerMetrics::reconcilePassed() { m_f->reconcilePasses.Increment(); }
 
 void ServerMetrics::setSaleLevels(const QList<SkuLevels> &levels)
 {

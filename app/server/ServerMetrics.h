@@ -54,6 +54,8 @@ public:
     void setSaleLevels(const QList<SkuLevels> &levels);
     /// Discrepancies waiting for approval after the server's last reconcile pass.
     void setPendingDiscrepancies(qint64 count);
+    /// One reconcile pass of the server's loop ran to its end.
+    void reconcilePassed();
     /// The book's replication as the server last read it: which server is the primary,
     /// whether commits are synchronous, the standbys (a PostgreSQL book only).
     void setBookReplication(const BookReplication &replication);
