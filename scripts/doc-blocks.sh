@@ -2,7 +2,7 @@
 # Runs the documentation's runnable shell blocks and checks its links.
 #
 # A fenced block whose info string is exactly `sh runnable` (three backticks, then
-# `sh runnable`) in README.md or docs/*.md is runnable: it runs as written on a scratch
+# `sh runnable`; indented in a list item too) in README.md or docs/*.md is runnable: it runs as written on a scratch
 # machine with the built binaries on PATH. Every other fence (```sh, ``` ...) is for
 # reading only: it needs root, a real PostgreSQL, a formation, or it only shows output.
 #
@@ -43,16 +43,17 @@ extract() {
     awk -v file="$1" '
         BEGIN { printf "set -eE -o pipefail\n"
                 printf "trap '\''rc=$?; echo \"doc-blocks: %s:$__line: the runnable block starting there failed (exit $rc)\" >&2; exit 1'\'' ERR\n", file }
-        inblock && /^```[[:space:]]*$/ { inblock = 0; next }
-        inblock { print; next }
-        /^```sh runnable[[:space:]]*$/ { inblock = 1; printf "__line=%d\n", NR; n++; next }
+        inblock && /^[[:space:]]*```[[:space:]]*$/ { inblock = 0; next }
+        inblock { line = $0; if (substr(line, 1, indent) ~ /^[[:space:]]*$/) line = substr(line, indent + 1); print line; next }
+        /^[[:space:]]*```sh runnable[[:space:]]*$/ { inblock = 1; match($0, /^[[:space:]]*/); indent = RLENGTH
+                                                   printf "__line=%d\n", NR; next }
         END { if (inblock) { printf "echo \"doc-blocks: %s:$__line: unterminated block\" >&2; exit 1\n", file } }
     ' "$1"
 }
 
 run_file() {
     local f=$1 script n scratch rc
-    n=$(grep -c '^```sh runnable[[:space:]]*$' "$f" || true)
+    n=$(grep -c '^[[:space:]]*```sh runnable[[:space:]]*$' "$f" || true)
     [ "$n" -gt 0 ] || return 0
     scratch=$(mktemp -d /tmp/doc-blocks.XXXXXX)
     script="$scratch/blocks.sh"
@@ -90,7 +91,7 @@ run_file() {
 # GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens.
 slugs() {
     awk '
-        /^```/ { fence = !fence; next }
+        /^[[:space:]]*```/ { fence = !fence; next }
         fence { next }
         /^#+ / { h = $0; sub(/^#+ +/, "", h); h = tolower(h)
                  gsub(/[^a-z0-9 _-]/, "", h); gsub(/ /, "-", h)
@@ -118,7 +119,7 @@ check_links() {
                 fi
             fi
         done < <(awk '
-            /^```/ { fence = !fence; next }
+            /^[[:space:]]*```/ { fence = !fence; next }
             fence { next }
             { s = $0; gsub(/`[^`]*`/, "", s)
               while (match(s, /\]\([^) ]+\)/)) { print NR ":" substr(s, RSTART + 2, RLENGTH - 3); s = substr(s, RSTART + RLENGTH) } }
