@@ -2,6 +2,8 @@
 
 #include "ServerLog.h"
 
+#include <QSysInfo>
+
 #include <future>
 
 using namespace Qt::StringLiterals;
@@ -34,7 +36,7 @@ Result<void> EngineThread::start()
 void EngineThread::launch(std::function<void(Result<void>)> opened)
 {
     m_thread = std::thread([this, opened = std::move(opened)] {
-        auto engine = EngineOpener::open(m_profile, u"server"_s);
+        auto engine = EngineOpener::open(m_profile, serverSource());
         if (!engine) {
             opened(std::unexpected(engine.error()));
             return;
@@ -48,6 +50,12 @@ void EngineThread::join()
 {
     if (m_thread.joinable())
         m_thread.join();
+}
+
+QString serverSource()
+{
+    static const QString source = u"server@"_s + QSysInfo::machineHostName();
+    return source;
 }
 
 void logEngineWarnings(Engine &engine, const QString &who)
