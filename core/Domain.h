@@ -118,6 +118,10 @@ struct ReserveResult {
     QList<OrderLine> lines;   ///< the lines as the book holds them (reserved) or as asked
     QString shortSku;         ///< out_of_stock: the first SKU that could not be served
     qint64 expiresAtMs = 0;   ///< reserved: when the hold expires (database clock)
+    /// The asked lines' gate tokens that an order of this id already holds (two attempts
+    /// of one id met at the gate, and the other booked first): that order's, so the engine
+    /// never gives them back for this attempt. Never shown to the caller.
+    QStringList heldTokens;
 };
 
 /// What a confirm or release answered. `lines` are the order's lines (with tokens), so the

@@ -649,7 +649,12 @@ void Engine::applyBooks(const QList<BookedAttempt> &booked)
             continue;
         }
         if (answer->outcome != Outcome::Reserved) {
-            releaseTokens(a->created, u"book refused"_s);
+            // The tokens the book's order of this id holds are that order's (ReserveResult::heldTokens).
+            QList<OrderLine> mine;
+            for (const OrderLine &l : std::as_const(a->created))
+                if (!answer->heldTokens.contains(l.token))
+                    mine << l;
+            releaseTokens(mine, u"book refused"_s);
             // The gate let it through, so its counters missed this refusal (the reject rate).
             const QString sku = answer->shortSku.isEmpty() ? a->lines.first().sku : answer->shortSku;
             if (answer->outcome != Outcome::Duplicate)

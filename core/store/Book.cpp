@@ -278,6 +278,10 @@ Result<ReserveResult> Book::answerExisting(const QString &order, const QList<Ord
         fenced = true;
         return out;
     }
+    for (const OrderLine &w : wanted)
+        if (!w.token.isEmpty()
+            && std::any_of(held->cbegin(), held->cend(), [&](const OrderLine &h) { return h.token == w.token; }))
+            out.heldTokens << w.token;
     if (!by.reaches(existing->first().at(2).toString())) {
         // Another's order: the id is taken, and nothing of the order shows.
         out.outcome = Outcome::Duplicate;

@@ -274,8 +274,9 @@ private:
                                           qint64 holdSeconds);
     /// The answer to `by`'s reserve of an order that exists (inside the reserve's
     /// transaction): Reserved with the stored lines for the same lines, else Duplicate (an
-    /// order `by` does not reach: Duplicate with none of its lines); `fenced` when the
-    /// reconciler abandoned it (one its takeOverFenced did not find: a fence that came after).
+    /// order `by` does not reach: Duplicate with none of its lines), with the asked tokens
+    /// the order holds (ReserveResult::heldTokens); `fenced` when the reconciler abandoned it
+    /// (one its takeOverFenced did not find: a fence that came after).
     Result<ReserveResult> answerExisting(const QString &order, const QList<OrderLine> &wanted, const Actor &by,
                                          bool &fenced);
     /// A reserve of an order the reconciler fenced (ABANDONED), inside the reserve's
