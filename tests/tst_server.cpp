@@ -747,11 +747,9 @@ void TestServer::tokensRefusedWhileTheBookIsAway()
     const auto ready = http("GET", base + u"/readyz"_s, {}, {}, {});
     QCOMPARE(ready.status, 503);
     QVERIFY2(ready.json.value(u"down"_s).toArray().first().toString().startsWith(u"book:"_s), ready.body.constData());
-    QStringList where{fresh.url().database};
-    for (const DbHost &h : fresh.url().hosts)
-        where << h.host << QString::number(h.port);
-    for (const QString &w : std::as_const(where))
-        QVERIFY2(!ready.body.contains(w.toUtf8()), ready.body.constData());
+    const DbHost &bookHost = fresh.url().hosts.first();
+    for (const QString &where : {bookHost.host, QString::number(bookHost.port), fresh.url().database})
+        QVERIFY2(!ready.body.contains(where.toUtf8()), ready.body.constData());
     QTRY_VERIFY_WITH_TIMEOUT(server.log().contains(u"refusing every bearer token"_s), 5000);
 
     QCOMPARE(fresh.setReachable(true), QString());
