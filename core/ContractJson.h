@@ -40,7 +40,7 @@ QJsonObject reserveJson(const ReserveResult &result);
 /// (the crowd's out_of_stock) differs from the last one of its outcome and `sku` only in its
 /// order id, which JSON writes as it is (checkOrderId's characters need no escaping): its
 /// text is that one's with the order put in, instead of a QJsonObject and a QJsonDocument
-/// made again (12% of the server's time under the crowd). Every other answer is made by
+/// made again (docs/benchmarks.md says what that costs). Every other answer is made by
 /// reserveJson and remembered as the next refusals' text when it is such a refusal.
 /// Not thread-safe: one per thread.
 class ReserveJsonWriter {

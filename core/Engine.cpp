@@ -418,15 +418,7 @@ void Engine::passGate(const QList<ReserveAttempt *> &attempts)
         for (const Call &c : *it)
             requests << GateReserveRequest{c.attempt->request.order, c.attempt->request.user,
                                            c.attempt->lines[c.line].qty};
-        // One call alone goes as a plain call (which also survives a second script flush).
-        Result<QList<GateReservation>> answered = QList<GateReservation>{};
-        if (requests.size() == 1) {
-            auto one = m_gate->reserve(it.key(), requests[0].order, requests[0].user, requests[0].qty);
-            answered = one ? Result<QList<GateReservation>>(QList<GateReservation>{*one})
-                           : Result<QList<GateReservation>>(std::unexpected(one.error()));
-        } else {
-            answered = m_gate->reserveBatch(it.key(), requests);
-        }
+        const Result<QList<GateReservation>> answered = m_gate->reserveBatch(it.key(), requests);
         for (qsizetype k = 0; k < it->size(); ++k) {
             const Call &c = it->at(k);
             QList<Result<GateReservation>> &mine = replies[c.attempt];

@@ -155,8 +155,9 @@ public:
     /// the attempt's answer.
     ReserveAttempt planReserve(ReserveRequest request);
     /// Phase 3: the gate's pre-deducts of every line of every attempt not yet decided and
-    /// not book-only, in one pipelined round trip; each attempt's replies are judged in line
-    /// order (a refusal or gate trouble decides it, giving back the tokens it created).
+    /// not book-only: one pipelined round trip per SKU (Gate::reserveBatch), the SKUs one
+    /// after the other; each attempt's replies are judged in line order (a refusal or gate
+    /// trouble decides it, giving back the tokens it created).
     void passGate(const QList<ReserveAttempt *> &attempts);
     /// Phase 4: completes an attempt (see ReserveAttempt) and returns its answer; an attempt
     /// decided before returns that answer and does nothing. prepareBook(), the book's

@@ -20,6 +20,7 @@
    -10 WRONG_STATE    the token was released: its units went back and cannot be sold
   Time comes from Redis TIME only.
 ]]
+--- @include time.lua
 --- @include finish.lua
 
 local gateKey, openKey, doneKey = KEYS[1], KEYS[2], KEYS[3]

@@ -10,8 +10,9 @@
   first, each group oldest first. A record is the JSON text reserve-2.lua wrote, or "" if
   it is missing (the C++ side reports such a token as state unknown).
 ]]
-local time = redis.call('TIME')
-local out = {tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)}
+--- @include time.lua
+local nowMs = timeMs()
+local out = {nowMs}
 local open = redis.call('HGETALL', KEYS[2])
 local tokens = {}
 for i = 1, #open, 2 do

@@ -23,6 +23,7 @@
                        what this gate wrote
   Time comes from Redis TIME only.
 ]]
+--- @include time.lua
 --- @include finish.lua
 
 local gateKey, openKey, doneKey = KEYS[1], KEYS[2], KEYS[3]

@@ -44,6 +44,7 @@
   effort: a failed HINCRBY (OOM, a corrupt counter) never fails a reserve or turns a refusal
   into an error. Time comes from Redis TIME only.
 ]]
+--- @include time.lua
 local gateKey, openKey = KEYS[1], KEYS[2]
 local order, user, sku = ARGV[1], ARGV[2], ARGV[4]
 local qty = tonumber(ARGV[3])
@@ -78,8 +79,7 @@ end
 
 if paused then return refuse(-4, 'paused') end
 
-local time = redis.call('TIME')
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local nowMs, time = timeMs()
 
 if saleOpen then
   local startMs, endMs, limit = tonumber(f[4]) or 0, tonumber(f[5]) or 0, tonumber(f[6]) or 0

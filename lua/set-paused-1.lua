@@ -12,10 +12,10 @@
      0 UNCHANGED      already in that state
     -8 BAD_ARGUMENT   ARGV[1] is neither "0" nor "1"
 ]]
+--- @include time.lua
 local flag = ARGV[1]
 if flag == '1' then
-  local time = redis.call('TIME')
-  local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local nowMs = timeMs()
   return redis.call('HSETNX', KEYS[1], 'paused', string.format('%d', nowMs))
 elseif flag == '0' then
   return redis.call('HDEL', KEYS[1], 'paused')

@@ -16,6 +16,7 @@
    -10 WRONG_STATE    the token was released (its units went back): it cannot be settled
   Time comes from Redis TIME only.
 ]]
+--- @include time.lua
 local gateKey, openKey = KEYS[1], KEYS[2]
 local token = ARGV[1]
 if token == nil or token == '' then return -8 end
@@ -29,9 +30,9 @@ if rec.s ~= 'held' then return -10 end
 local heldRaw = redis.call('HGET', openKey, '#held')
 if heldRaw and not string.match(heldRaw, '^%d+$') then return -9 end
 
-local time = redis.call('TIME')
+local nowMs = timeMs()
 rec.s = 'settled'
-rec.c = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+rec.c = nowMs
 redis.call('HSET', gateKey, 't:' .. token, cjson.encode(rec))
 redis.call('HSET', openKey, token, 'settled')
 if heldRaw and tonumber(heldRaw) > 0 then redis.call('HINCRBY', openKey, '#held', -1) end

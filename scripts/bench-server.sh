@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The server benchmark (issues 14 and 15, Performance): a throwaway PostgreSQL with durable
-# commits, a real redis-server, flashstock-server on them, and wrk with scripts/wrk-reserve.lua
-# (a fresh order id per request). Each layer's cost shows beside its own baseline, measured
+# The server benchmark: a throwaway PostgreSQL with durable commits, a real redis-server,
+# flashstock-server on them, and wrk with scripts/wrk-reserve.lua (a fresh order id per
+# request). Each layer's cost shows beside its own baseline, measured
 # in the same run on the same servers:
 #   crowd    N buyers for N/100 units of one SKU over 256 connections: answers/s, p50/p99,
 #            beside redis-benchmark (50 clients, not pipelined) running the gate's reserve

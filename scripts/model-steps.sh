@@ -11,17 +11,38 @@
 #
 #   bash scripts/model-steps.sh            check (ctest model_steps): exit 0 when all match
 #   bash scripts/model-steps.sh --update   after looking at the model: record the fingerprints
+#   bash scripts/model-steps.sh --expand F print lua/ file F with its includes expanded, as
+#                                          Redis runs it (tst_gate compares it with ScriptRegistry)
 #
-# Exit 1 on a mismatch, a missing file or symbol, or a steps.txt out of date; 2 bad usage.
+# Exit 1 on a mismatch, a missing file, include or symbol, or a steps.txt out of date; 2 bad
+# usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 list=tests/model/steps.txt
+
+# expand FILE: a lua/ script as Redis runs it, the way core/gate/ScriptRegistry.cpp makes it:
+# every line `--- @include NAME` replaced by the lines of lua/include/NAME (one level: an
+# include holds functions only). Exit 1, naming it, when an include is missing.
+expand() {
+  awk -v dir="$(dirname "$1")/include/" '
+    /^--- @include / {
+      name = substr($0, 14); gsub(/^[ \t]+|[ \t\r]+$/, "", name)
+      f = dir name
+      while ((got = getline l < f) > 0) print l
+      close(f)
+      if (got < 0) { print "model-steps: " FILENAME ": no include " f > "/dev/stderr"; exit 1 }
+      next
+    }
+    { print }' "$1"
+}
 
 update=0
 case "${1:-}" in
   "") ;;
   --update) update=1 ;;
-  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  --expand) [ $# -eq 2 ] && [ -f "$2" ] || { echo "model-steps: --expand needs a lua/ file" >&2; exit 2; }
+            expand "$2"; exit ;;
+  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 
 # body PATH SYMBOL: the definition of SYMBOL in PATH, lines trimmed; nothing if not found.
@@ -55,10 +76,8 @@ fingerprint() {
   local path=$1 symbol=${2:-} text
   [ -f "$path" ] || { echo "missing-file"; return; }
   if [ -z "$symbol" ]; then
-    # a Lua script as Redis runs it: its `--- @include NAME` lines expanded (ScriptRegistry)
-    awk -v dir="$(dirname "$path")/include/" '
-      /^--- @include / { f = dir $3; while ((getline l < f) > 0) print l; close(f); next }
-      { print }' "$path" | code_only lua | sha256sum | cut -c1-16
+    text=$(expand "$path") || { echo "missing-include"; return; }
+    printf '%s\n' "$text" | code_only lua | sha256sum | cut -c1-16
     return
   fi
   text=$(body "$path" "$symbol" | code_only cpp)
@@ -101,7 +120,7 @@ fi
 status=0
 while read -r id path symbol fp where; do
   case "$fp" in
-    missing-file|missing-symbol)
+    missing-file|missing-include|missing-symbol)
       echo "FAIL  step $id ($where): $path $symbol: ${fp#missing-} not found: the model names code that is not there; fix the marker"
       status=1; continue ;;
   esac

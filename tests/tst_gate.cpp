@@ -7,6 +7,7 @@
 #include "support/RedisFixture.h"
 
 #include <QElapsedTimer>
+#include <QProcess>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTest>
@@ -132,6 +133,21 @@ private slots:
             for (const auto &m : keysRe.globalMatch(QString::fromUtf8(s.body)))
                 highest = qMax(highest, m.captured(1).toInt());
             QVERIFY2(highest == s.numKeys, qPrintable(s.fileName));
+        }
+    }
+
+    void scriptsExpandAsModelStepsDoes()
+    {
+        // The protocol model's fingerprints (scripts/model-steps.sh) are of the text Redis runs.
+        const QString source = QStringLiteral(FLASHSTOCK_SOURCE_DIR);
+        for (const LuaScript &s : ScriptRegistry::instance().all()) {
+            QProcess expand;
+            expand.start(u"bash"_s, {source + u"/scripts/model-steps.sh"_s, u"--expand"_s,
+                                     source + u"/lua/"_s + s.fileName});
+            QVERIFY2(expand.waitForFinished(60000), qPrintable(s.fileName));
+            QVERIFY2(expand.exitStatus() == QProcess::NormalExit && expand.exitCode() == 0,
+                     expand.readAllStandardError().constData());
+            QCOMPARE(expand.readAllStandardOutput(), s.body);
         }
     }
 

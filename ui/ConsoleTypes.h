@@ -151,17 +151,12 @@ enum class DrillTarget {
     Console, ///< the console's own book and gate (refused while a sale is open there: checkDrillTarget)
 };
 
-/// The drill view's answers (see DrillOptions for ranges; the runner fills in book and gate).
-struct DrillRequest {
+/// The drill view's answers: the drill's parameters (their defaults and ranges are
+/// DrillParameters'), where it runs, the SKU and the faults; the runner fills in book and gate.
+struct DrillRequest : DrillParameters {
     DrillTarget target = DrillTarget::Scratch;
     QString sku;             ///< a new SKU; the drill creates it
-    qint64 stock = 50;
-    qint64 buyers = 200;
-    int concurrency = 4;
-    double payRatio = 0.7;
-    qint64 holdSeconds = 1;
-    QString faults = QStringLiteral("none"); ///< `all`, `none` or `NAME[=RATE],...`
-    quint64 seed = 1;
+    QString faults = DrillParameters::defaultFaults(); ///< `all`, `none` or `NAME[=RATE],...`
 };
 
 /// Who may decide discrepancies (the book's approver policy) and whether the console's

@@ -23,13 +23,8 @@ Result<DrillOptions> drillOptions(const EngineProfile &profile, const DrillReque
     if (!resolved)
         return std::unexpected(resolved.error());
     DrillOptions o;
+    static_cast<DrillParameters &>(o) = request;
     o.sku = request.sku.trimmed();
-    o.stock = request.stock;
-    o.buyers = request.buyers;
-    o.concurrency = request.concurrency;
-    o.payRatio = request.payRatio;
-    o.holdSeconds = request.holdSeconds;
-    o.seed = request.seed;
     auto faults = parseFaults(request.faults);
     if (!faults)
         return std::unexpected(faults.error());

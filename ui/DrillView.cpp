@@ -3,10 +3,10 @@
 #include "ConsoleSession.h"
 #include "DrillRunner.h"
 #include "EngineWorker.h"
+#include "Identifiers.h"
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDateTime>
 #include <QDoubleSpinBox>
 #include <QFontDatabase>
 #include <QFormLayout>
@@ -68,31 +68,33 @@ DrillView::DrillView(ConsoleSession *session, QWidget *parent)
     auto *skuLabel = new QLabel(tr("&SKU:"), box);
     skuLabel->setBuddy(m_sku);
     form->addRow(skuLabel, skuRow);
-    m_stock = spin(box, 1, std::numeric_limits<int>::max(), 1000, tr(" units"));
+    const DrillParameters d;
+    m_stock = spin(box, 1, int(kMaxQuantity), int(d.stock), tr(" units"));
     form->addRow(tr("S&tock:"), m_stock);
-    m_buyers = spin(box, 1, 10'000'000, 20000);
+    m_buyers = spin(box, 1, int(DrillParameters::kMaxBuyers), int(d.buyers));
     m_buyers->setToolTip(tr("Each buyer wants one unit."));
     form->addRow(tr("&Buyers:"), m_buyers);
-    m_concurrency = spin(box, 1, 256, 8, tr(" threads"));
+    m_concurrency = spin(box, 1, DrillParameters::kMaxConcurrency, d.concurrency, tr(" threads"));
     m_concurrency->setToolTip(tr("Worker threads, each with its own engine."));
     form->addRow(tr("&Concurrency:"), m_concurrency);
     m_payRatio = new QDoubleSpinBox(box);
     m_payRatio->setRange(0, 1);
     m_payRatio->setSingleStep(0.05);
     m_payRatio->setDecimals(2);
-    m_payRatio->setValue(0.7);
+    m_payRatio->setValue(d.payRatio);
     m_payRatio->setAlignment(Qt::AlignRight);
     m_payRatio->setToolTip(tr("Share of the buyers who pay; the others abandon and their holds expire."));
     form->addRow(tr("&Pay ratio:"), m_payRatio);
-    m_hold = spin(box, 1, 3600, 2, tr(" s"));
+    m_hold = spin(box, 1, int(DrillParameters::kMaxHoldSeconds), int(d.holdSeconds), tr(" s"));
     form->addRow(tr("&Hold:"), m_hold);
     m_faults = new QComboBox(box);
     m_faults->addItem(tr("All faults"), u"all"_s);
     m_faults->addItem(tr("None"), u"none"_s);
+    m_faults->setCurrentIndex(m_faults->findData(DrillParameters::defaultFaults()));
     m_faults->setToolTip(tr("All: every fault kind fires at least once; those that need a gate are left out "
                             "when the console runs book-only, node-failover unless the gate is a Redis Cluster."));
     form->addRow(tr("Fa&ults:"), m_faults);
-    m_seed = spin(box, 0, std::numeric_limits<int>::max(), 1);
+    m_seed = spin(box, 0, std::numeric_limits<int>::max(), int(d.seed));
     m_seed->setGroupSeparatorShown(false);
     m_seed->setToolTip(tr("The same seed gives the same fault schedule."));
     form->addRow(tr("S&eed:"), m_seed);
@@ -165,10 +167,10 @@ DrillView::DrillView(ConsoleSession *session, QWidget *parent)
     right->addWidget(m_report, 1);
     layout->addLayout(right, 1);
 
-    m_generatedSku = freshSkuName();
+    m_generatedSku = DrillParameters::freshSku();
     m_sku->setText(m_generatedSku);
     connect(m_newName, &QPushButton::clicked, this, [this] {
-        m_generatedSku = freshSkuName();
+        m_generatedSku = DrillParameters::freshSku();
         m_sku->setText(m_generatedSku);
     });
     connect(m_run, &QPushButton::clicked, this, &DrillView::run);
@@ -186,11 +188,6 @@ DrillView::DrillView(ConsoleSession *session, QWidget *parent)
 }
 
 DrillView::~DrillView() = default;
-
-QString DrillView::freshSkuName()
-{
-    return u"drill-"_s + QDateTime::currentDateTimeUtc().toString(u"yyyyMMdd-HHmmss-zzz"_s);
-}
 
 QString DrillView::verdictText() const
 {
@@ -324,7 +321,7 @@ void DrillView::onFinished(const DrillOutcome &outcome)
         emit message(tr("Drill on %1: %2").arg(outcome.sku, verdict));
         // The SKU now exists: offer a fresh default unless the operator typed their own.
         if (m_sku->text().trimmed() == m_generatedSku) {
-            m_generatedSku = freshSkuName();
+            m_generatedSku = DrillParameters::freshSku();
             m_sku->setText(m_generatedSku);
         }
     }

@@ -71,7 +71,6 @@ private:
     void start(const DrillRequest &request);
     void describeTarget();
     void setVerdict(const QString &color, const QString &text);
-    static QString freshSkuName();
 
     ConsoleSession *m_session = nullptr;
     DrillController *m_controller = nullptr;

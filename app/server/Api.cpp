@@ -178,8 +178,8 @@ bool isJson(QByteArrayView contentType)
 
 /// The token whose secret is `presented` in `tokens` (AccessTokenSet::find). Each request
 /// thread remembers the last one it found, with the snapshot it was found in: a storefront
-/// sends the same secret with every request, and its SHA-256 was 2% of the server's time
-/// under the crowd. A new snapshot (every token refresh) forgets it, so a revoked token is
+/// sends the same secret with every request, and its SHA-256 need not be made again for
+/// each (docs/benchmarks.md). A new snapshot (every token refresh) forgets it, so a revoked token is
 /// refused as soon as before. The secret is compared in constant time, as find() compares.
 const AccessToken *findToken(const std::shared_ptr<const AccessTokenSet> &tokens, QByteArrayView presented)
 {

@@ -4,52 +4,20 @@
 
 #include <QSysInfo>
 
-#include <future>
-
 using namespace Qt::StringLiterals;
 
 namespace flashstock::server {
 
-EngineThread::EngineThread(QString name, ResolvedProfile profile, std::function<void(Engine &)> body)
-    : m_name(std::move(name))
-    , m_profile(std::move(profile))
-    , m_body(std::move(body))
+void runWithEngine(const ResolvedProfile &profile, const std::function<void(Result<void>)> &opened,
+                   const std::function<void(Engine &)> &body)
 {
-}
-
-EngineThread::~EngineThread()
-{
-    join();
-}
-
-Result<void> EngineThread::start()
-{
-    std::promise<Result<void>> opened;
-    auto ready = opened.get_future();
-    launch([&opened](Result<void> r) { opened.set_value(std::move(r)); });
-    Result<void> r = ready.get();
-    if (!r)
-        join();
-    return r;
-}
-
-void EngineThread::launch(std::function<void(Result<void>)> opened)
-{
-    m_thread = std::thread([this, opened = std::move(opened)] {
-        auto engine = EngineOpener::open(m_profile, serverSource());
-        if (!engine) {
-            opened(std::unexpected(engine.error()));
-            return;
-        }
-        opened({});
-        m_body(*engine->engine);
-    });
-}
-
-void EngineThread::join()
-{
-    if (m_thread.joinable())
-        m_thread.join();
+    auto engine = EngineOpener::open(profile, serverSource());
+    if (!engine) {
+        opened(std::unexpected(engine.error()));
+        return;
+    }
+    opened({});
+    body(*engine->engine);
 }
 
 QString serverSource()

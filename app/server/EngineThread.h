@@ -7,39 +7,32 @@
 #include <QString>
 
 #include <functional>
-#include <memory>
-#include <thread>
+#include <future>
 
 namespace flashstock::server {
 
-/// A thread that owns one Engine (its own book connection and gate context, the engine's
-/// rule), opened on that thread through EngineOpener. The server's dispatcher, book
-/// writers and housekeeping each run on one.
-class EngineThread {
-public:
-    /// `body` runs on the new thread once its engine is open and returns when asked to stop
-    /// (its own stop signal). `name` is for logs.
-    EngineThread(QString name, ResolvedProfile profile, std::function<void(Engine &)> body);
-    ~EngineThread();
-    EngineThread(const EngineThread &) = delete;
-    EngineThread &operator=(const EngineThread &) = delete;
+/// The body of a server thread that owns one Engine (its own book connection and gate
+/// context, the engine's rule): opens it on the calling thread through EngineOpener; `opened`
+/// gets the open's outcome before `body` runs, and after a failure `body` does not run. The
+/// server's gate lanes, engine workers and housekeeping threads each run one (WorkerLoop::
+/// spawn); `body` returns when its pool stops.
+void runWithEngine(const ResolvedProfile &profile, const std::function<void(Result<void>)> &opened,
+                   const std::function<void(Engine &)> &body);
 
-    /// Starts the thread and waits until its engine is open: the open's error if it failed
-    /// (the thread has ended then).
-    [[nodiscard]] Result<void> start();
-    /// Starts the thread without waiting: `opened` gets the open's outcome on the new thread,
-    /// before the body runs (after a failure the body does not run and the thread ends).
-    void launch(std::function<void(Result<void>)> opened);
-    /// Waits for the body to return (the caller made it stop).
-    void join();
-    const QString &name() const { return m_name; }
-
-private:
-    QString m_name;
-    ResolvedProfile m_profile;
-    std::function<void(Engine &)> m_body;
-    std::thread m_thread;
-};
+/// Spawns on `loop` (a WorkerLoop) a thread that runs `body` on an Engine of its own
+/// (runWithEngine) and waits until that engine is open: the open's error if it failed (the
+/// thread ends then without running `body`).
+template <typename Loop>
+[[nodiscard]] Result<void> startWithEngine(Loop &loop, const ResolvedProfile &profile,
+                                           std::function<void(Engine &)> body)
+{
+    std::promise<Result<void>> opened;
+    auto ready = opened.get_future();
+    loop.spawn([profile, opened = std::move(opened), body = std::move(body)]() mutable {
+        runWithEngine(profile, [&opened](Result<void> r) { opened.set_value(std::move(r)); }, body);
+    });
+    return ready.get();
+}
 
 /// What the server writes as the program that acted (Actor::source): `server@HOST`, HOST
 /// the machine's host name. Any thread.

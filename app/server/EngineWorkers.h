@@ -2,14 +2,10 @@
 
 #include "Engine.h"
 #include "Result.h"
+#include "WorkerLoop.h"
 #include "open/EngineOpener.h"
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <memory>
-#include <mutex>
-#include <vector>
 
 namespace flashstock {
 class BookWriters;
@@ -17,7 +13,6 @@ class BookWriters;
 
 namespace flashstock::server {
 
-class EngineThread;
 class ServerMetrics;
 
 /// The server's engine workers: a bounded pool of threads, each with its own Engine (book
@@ -31,32 +26,25 @@ class EngineWorkers {
 public:
     using Job = std::function<void(Engine &)>;
 
-    /// `workers` threads; `book`: the book writers their engines write through (not owned).
+    /// `workers` threads; `book`: the book writers their engines write through; `metrics`
+    /// shows how many jobs wait (neither owned).
     EngineWorkers(ResolvedProfile profile, int workers, BookWriters &book, ServerMetrics &metrics);
     ~EngineWorkers();
 
     /// Opens every worker's engine (each on its thread). The first open's error if any fails.
     [[nodiscard]] Result<void> start();
-    /// Queues `job`.
+    /// Queues `job`. A job submitted before start() or after stop() never runs (dropped).
     void submit(Job job);
     /// Runs every job queued so far, then stops the workers.
     void stop();
 
 private:
     void runWorker(Engine &engine);
-    /// The next job for a free worker; false once stopping and empty.
-    bool take(Job &out);
 
     ResolvedProfile m_profile;
     int m_count;
     BookWriters &m_book;
-    ServerMetrics &m_metrics;
-    std::vector<std::unique_ptr<EngineThread>> m_threads;
-
-    std::mutex m_mutex;
-    std::condition_variable m_wake;
-    std::deque<Job> m_jobs;
-    bool m_stopping = false;
+    WorkerLoop<JobQueue<Job>> m_loop; ///< one job per take; its length is the book queue gauge
 };
 
 } // namespace flashstock::server

@@ -30,26 +30,22 @@ GateLane::~GateLane()
 
 Result<void> GateLane::start()
 {
-    m_thread = std::make_unique<EngineThread>(m_name, m_profile, [this](Engine &e) { run(e); });
-    return m_thread->start();
+    return startWithEngine(m_loop, m_profile, [this](Engine &e) { run(e); });
 }
 
 void GateLane::launch()
 {
-    m_thread = std::make_unique<EngineThread>(m_name, m_profile, [this](Engine &e) { run(e); });
-    m_thread->launch([this](Result<void> r) { opened(std::move(r)); });
+    m_loop.spawn([this] {
+        runWithEngine(m_profile, [this](Result<void> r) { opened(std::move(r)); }, [this](Engine &e) { run(e); });
+    });
 }
 
 void GateLane::opened(Result<void> result)
 {
     if (result)
         return;
-    std::deque<Waiting> waiting;
-    {
-        std::lock_guard lock(m_mutex);
-        m_closed = true;
-        waiting.swap(m_queue);
-    }
+    m_loop.close();
+    std::deque<Waiting> waiting = m_loop.update([](Queue &q) { return std::exchange(q.waiting, {}); });
     ServerLog::trouble(m_name + u":open"_s, u"%1: %2"_s.arg(m_name, result.error().message));
     const PendingReply::WakeBatch wakes;
     for (Waiting &w : waiting)
@@ -58,26 +54,32 @@ void GateLane::opened(Result<void> result)
 
 bool GateLane::submit(ReserveRequest &request, Done &done)
 {
-    {
-        std::lock_guard lock(m_mutex);
-        if (m_closed)
-            return false;
-        m_queue.push_back(Waiting{std::move(request), std::move(done)});
-    }
-    m_wake.notify_one();
-    return true;
+    Waiting w{std::move(request), std::move(done)};
+    if (m_loop.post(w))
+        return true;
+    request = std::move(w.request);
+    done = std::move(w.done);
+    return false;
 }
 
 void GateLane::stop()
 {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stopping = true;
-        m_closed = true;
+    m_loop.stop();
+}
+
+void GateLane::Queue::take(Round &out, int)
+{
+    out.booked.clear();
+    out.waiting.clear();
+    out.booked.swap(booked);
+    if (waiting.size() <= size_t(kMaxBatch)) {
+        out.waiting.swap(waiting);
+    } else {
+        for (qsizetype i = 0; i < kMaxBatch; ++i) {
+            out.waiting.push_back(std::move(waiting.front()));
+            waiting.pop_front();
+        }
     }
-    m_wake.notify_all();
-    if (m_thread)
-        m_thread->join();
 }
 
 void GateLane::run(Engine &engine)
@@ -85,30 +87,14 @@ void GateLane::run(Engine &engine)
     if (Gate *gate = engine.gate(); gate && m_onSlotMap)
         gate->setSlotMapListener(m_onSlotMap);
     for (;;) {
-        std::deque<Waiting> batch;
-        std::deque<Booked> booked;
-        {
-            std::unique_lock lock(m_mutex);
-            m_wake.wait(lock, [&] {
-                return !m_queue.empty() || !m_booked.empty() || (m_stopping && m_inBook == 0);
-            });
-            if (m_queue.empty() && m_booked.empty())
-                return;
-            booked.swap(m_booked);
-            if (m_queue.size() <= kMaxBatch) {
-                batch.swap(m_queue);
-            } else {
-                for (qsizetype i = 0; i < kMaxBatch; ++i) {
-                    batch.push_back(std::move(m_queue.front()));
-                    m_queue.pop_front();
-                }
-            }
-        }
+        Round round;
+        if (!m_loop.take(round))
+            return;
         // The book's answers first: their buyers have waited longest.
-        if (!booked.empty())
-            settle(engine, std::move(booked));
-        if (!batch.empty())
-            handle(engine, std::move(batch));
+        if (!round.booked.empty())
+            settle(engine, std::move(round.booked));
+        if (!round.waiting.empty())
+            handle(engine, std::move(round.waiting));
         logEngineWarnings(engine, m_name);
     }
 }
@@ -142,20 +128,16 @@ void GateLane::handle(Engine &engine, std::deque<Waiting> batch)
             continue;
         }
         auto c = std::make_shared<Carried>(std::move(here));
-        {
-            std::lock_guard lock(m_mutex);
-            ++m_inBook;
-        }
+        m_loop.update([](Queue &q) { ++q.inBook; });
         auto sent = std::make_shared<QElapsedTimer>();
         sent->start();
         m_book.reserve(std::move(*order), [this, c, sent](Result<ReserveResult> answer) {
             m_metrics.bookCall(u"reserve"_s, double(sent->nsecsElapsed()) / 1e9);
-            {
-                std::lock_guard lock(m_mutex);
-                m_booked.push_back(Booked{c, std::move(answer)});
-                --m_inBook;
-            }
-            m_wake.notify_one();
+            m_loop.update([&](Queue &q) {
+                q.booked.push_back(Booked{c, std::move(answer)});
+                --q.inBook;
+            });
+            m_loop.wakeOne();
         });
     }
 }

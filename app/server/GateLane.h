@@ -2,13 +2,12 @@
 
 #include "Engine.h"
 #include "Result.h"
+#include "WorkerLoop.h"
 #include "open/EngineOpener.h"
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 
 namespace flashstock {
 class BookWriters;
@@ -17,7 +16,6 @@ class SlotMap;
 
 namespace flashstock::server {
 
-class EngineThread;
 class ServerMetrics;
 
 /// One lane of the gate dispatcher (GateDispatcher): a thread that owns its own Engine
@@ -76,6 +74,29 @@ private:
         std::shared_ptr<Carried> carried;
         Result<ReserveResult> answer;
     };
+    /// What the lane's thread takes in one go: every answer back from the book and the
+    /// reserves waiting (up to kMaxBatch).
+    struct Round {
+        std::deque<Waiting> waiting;
+        std::deque<Booked> booked;
+    };
+    /// The lane's queue (WorkerLoop): it is drained only once every reserve handed to the
+    /// book writers is back, so stop() settles and answers them all.
+    struct Queue {
+        using Job = Waiting;
+        using Batch = Round;
+        std::deque<Waiting> waiting;
+        std::deque<Booked> booked;
+        qint64 inBook = 0; ///< handed to the book writers, answer not back yet
+        bool push(Waiting &&w)
+        {
+            waiting.push_back(std::move(w));
+            return true;
+        }
+        bool ready() const { return !waiting.empty() || !booked.empty(); }
+        bool drained() const { return !ready() && inBook == 0; }
+        void take(Round &out, int);
+    };
     void opened(Result<void> result);
     void run(Engine &engine);
     void handle(Engine &engine, std::deque<Waiting> batch);
@@ -86,14 +107,7 @@ private:
     BookWriters &m_book;
     ServerMetrics &m_metrics;
     std::function<void(const SlotMap &)> m_onSlotMap;
-    std::unique_ptr<EngineThread> m_thread;
-    std::mutex m_mutex;
-    std::condition_variable m_wake;
-    std::deque<Waiting> m_queue;
-    std::deque<Booked> m_booked;
-    qint64 m_inBook = 0;  ///< handed to the book writers, answer not back yet
-    bool m_stopping = false;
-    bool m_closed = false; ///< takes no more: stopping, or its engine could not open
+    WorkerLoop<Queue> m_loop; ///< one thread; closed when its engine could not open
 };
 
 } // namespace flashstock::server

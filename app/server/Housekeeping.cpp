@@ -43,7 +43,7 @@ Housekeeping::~Housekeeping()
 Result<void> Housekeeping::start()
 {
     auto tick = std::make_shared<qint64>(0);
-    if (auto r = every(u"refresher"_s, kTickSeconds, [this, tick](Engine &e) { refresh(e, (*tick)++); }); !r)
+    if (auto r = every(kTickSeconds, [this, tick](Engine &e) { refresh(e, (*tick)++); }); !r)
         return r;
     // Tokens and readiness are known before the first request is served.
     QElapsedTimer waited;
@@ -54,7 +54,7 @@ Result<void> Housekeeping::start()
         // An expirer: each pass also writes the server's heartbeat, so consoles see that
         // holds past their expiry are being released.
         const ExpirerId self{u"server"_s, qint64(m_plan.expireEvery) * 1000};
-        auto r = every(u"expiry"_s, m_plan.expireEvery, [this, self](Engine &e) {
+        auto r = every(m_plan.expireEvery, [this, self](Engine &e) {
             auto pass = e.expireAsExpirer(self);
             if (!pass) {
                 ServerLog::trouble(u"expiry"_s, u"expiry: %1"_s.arg(pass.error().message));
@@ -72,7 +72,7 @@ Result<void> Housekeeping::start()
     if (m_plan.reconcileEvery > 0) {
         const qint64 graceMs = qint64(m_plan.reconcileGraceSeconds) * 1000;
         auto reconciler = std::make_shared<std::unique_ptr<Reconciler>>();
-        auto r = every(u"reconcile"_s, m_plan.reconcileEvery, [this, graceMs, reconciler](Engine &e) {
+        auto r = every(m_plan.reconcileEvery, [this, graceMs, reconciler](Engine &e) {
             if (!*reconciler)
                 *reconciler = std::make_unique<Reconciler>(e);
             auto report = (*reconciler)->runPass(graceMs);
@@ -96,31 +96,17 @@ Result<void> Housekeeping::start()
 
 void Housekeeping::stop()
 {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stopping = true;
-    }
-    m_wake.notify_all();
-    for (auto &t : m_threads)
-        t->join();
-    m_threads.clear();
+    m_loop.stop();
 }
 
-Result<void> Housekeeping::every(const QString &name, int seconds, std::function<void(Engine &)> work)
+Result<void> Housekeeping::every(int seconds, std::function<void(Engine &)> work)
 {
-    auto thread = std::make_unique<EngineThread>(name, m_profile, [this, seconds, work](Engine &engine) {
-        std::unique_lock lock(m_mutex);
-        while (!m_stopping) {
-            lock.unlock();
+    return startWithEngine(m_loop, m_profile, [this, seconds, work](Engine &engine) {
+        while (!m_loop.stopping()) {
             work(engine);
-            lock.lock();
-            m_wake.wait_for(lock, std::chrono::seconds(seconds), [&] { return m_stopping; });
+            m_loop.pause(std::chrono::seconds(seconds));
         }
     });
-    if (auto r = thread->start(); !r)
-        return r;
-    m_threads.push_back(std::move(thread));
-    return {};
 }
 
 void Housekeeping::refresh(Engine &engine, qint64 tick)

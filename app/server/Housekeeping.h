@@ -1,17 +1,13 @@
 #pragma once
 
 #include "ServerState.h"
+#include "WorkerLoop.h"
 #include "open/EngineOpener.h"
 
-#include <condition_variable>
 #include <functional>
-#include <memory>
-#include <mutex>
-#include <vector>
 
 namespace flashstock::server {
 
-class EngineThread;
 class ServerMetrics;
 
 /// How often the server's background work runs, in seconds (0: never).
@@ -40,7 +36,7 @@ public:
 
 private:
     /// Runs `work` now and every `seconds` s on a thread of its own until stop().
-    Result<void> every(const QString &name, int seconds, std::function<void(Engine &)> work);
+    Result<void> every(int seconds, std::function<void(Engine &)> work);
     void refresh(Engine &engine, qint64 tick);
     void probe(Engine &engine);
 
@@ -50,10 +46,7 @@ private:
     Published<AccessTokenSet> &m_tokens;
     Published<Readiness> &m_readiness;
     bool m_tokensUnread = false; ///< the last read of the tokens failed (refresher thread only)
-    std::vector<std::unique_ptr<EngineThread>> m_threads;
-    std::mutex m_mutex;
-    std::condition_variable m_wake;
-    bool m_stopping = false;
+    WorkerLoop<NoJobs> m_loop;   ///< the threads, each on its own timer
 };
 
 } // namespace flashstock::server

@@ -148,7 +148,7 @@ struct HttpLimits {
     int requestTimeoutSeconds = 10;
     /// Per connection: request line and headers (more: 414 / 431). libmicrohttpd 0.9.75 zeroes
     /// this much on every request of a keep-alive connection (MHD_pool_reset), so it stays
-    /// small: 8 KiB (at 16 KiB that memset was 8% of the server's time under the crowd).
+    /// small: 8 KiB (docs/benchmarks.md).
     size_t connectionMemory = 8 * 1024;
     qint64 bodyBudget = 256LL << 20;    ///< bytes of request bodies being received at once, all connections
 };
@@ -159,11 +159,11 @@ struct HttpLimits {
 /// libmicrohttpd 0.9.75's own polling threads are not used: after an epoll_wait that returns
 /// a full buffer (128 events) their loop waits again, with the timeout it took before the
 /// first wait (up to the idle timeout), so 128 connections whose requests arrived together
-/// waited unread until some other socket moved or that timeout came (seen under the crowd
-/// as one request thread's connections stalling for 12-14 s). A request's headers and body
-/// arrive on its connection's request thread; a handler that needs the gate or the book
-/// parks the request (suspend) and a PendingReply resumes it and wakes that thread. Stop
-/// order: quiesce() (no new connections), then answerParked() for what is left, then stop().
+/// would wait unread until some other socket moved or that timeout came. A request's
+/// headers and body arrive on its connection's request thread; a handler that needs the
+/// gate or the book parks the request (suspend) and a PendingReply resumes it and wakes that
+/// thread. Stop order: quiesce() (no new connections), then answerParked() for what is
+/// left, then stop().
 class HttpServer {
 public:
     /// A refused request's body up to this size is read (and dropped) before the answer goes

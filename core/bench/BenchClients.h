@@ -23,7 +23,7 @@ EngineOptions benchEngineOptions(const DbUrl &url);
 /// What a benchmark client needs to know; it opens its own connection on its own thread.
 struct BenchClientSpec {
     DbUrl url;           ///< the scratch book
-    QString sku;         ///< the case's SKU (1 bucket for the cases of issue 2)
+    QString sku;         ///< the case's SKU (1 bucket for the single-row cases)
     QString orderPrefix; ///< unique per case and client; the client appends a sequence number
     QString user;        ///< the buyer named on each order
     QString now;         ///< Database::nowMsExpr() of the backend (bare SQL needs the text)

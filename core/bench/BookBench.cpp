@@ -38,7 +38,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Stock of each case's SKU: far more than any run can take (SQLite peaks near 40 000/s).
+/// Stock of each case's SKU: far more than any run can take.
 constexpr qint64 kStock = 1'000'000'000;
 /// Untimed reserves each client makes first, so statement preparation stays out of p99.
 constexpr int kWarmup = 2;

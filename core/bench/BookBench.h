@@ -105,7 +105,7 @@ struct BenchReport {
     QStringList notes() const;
 };
 
-/// The book benchmark (issues 2 and 7): the guarded single-row reserve (Engine::reserve of 1 unit), the same
+/// The book benchmark: the guarded single-row reserve (Engine::reserve of 1 unit), the same
 /// statements sent bare through QSqlQuery (core/store/BookSql.h, no engine code around
 /// them), and the naive read-check-write (NaiveDeduct), at each client count, on a SQLite
 /// scratch file and, when a server is given, a PostgreSQL scratch database. It never opens

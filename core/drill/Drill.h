@@ -27,7 +27,7 @@ GateAgreement checkGateAgreesWithBook(Engine &engine, const QString &sku);
 /// engine's thread. Errors reading the book or the gate are returned as they are.
 [[nodiscard]] Result<void> checkDrillTarget(Engine &engine);
 
-/// The rehearsal drill (issue 5, DESIGN.md drill line): M buyers, one unit each, race for N
+/// The rehearsal drill (DESIGN.md, drill line): M buyers, one unit each, race for N
 /// units through the real gate and book from C worker threads, each with its own Engine;
 /// a share pays, the rest abandon and their holds expire; faults fire on a schedule fixed
 /// by the seed. Then: every due hold expires, late payments arrive, the reconciler runs to

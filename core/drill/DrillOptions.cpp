@@ -3,6 +3,7 @@
 #include "Identifiers.h"
 #include "open/EngineOpener.h"
 
+#include <QDateTime>
 #include <QStringList>
 
 #include <cmath>
@@ -119,6 +120,11 @@ Result<FaultSpec> parseFaults(const QString &text)
     return spec;
 }
 
+QString DrillParameters::freshSku()
+{
+    return u"drill-"_s + QDateTime::currentDateTimeUtc().toString(u"yyyyMMdd-HHmmss-zzz"_s);
+}
+
 void DrillOptions::useProfile(const ResolvedProfile &profile)
 {
     db = profile.book;
@@ -150,11 +156,12 @@ Result<void> DrillOptions::validate() const
         return fail(ErrorCode::InvalidArgument,
                     u"stock must be a whole number of units from 1 to %1, got %2"_s.arg(kMaxQuantity).arg(stock),
                     u"stock"_s);
-    if (buyers < 1 || buyers > 10'000'000)
-        return fail(ErrorCode::InvalidArgument, u"buyers must be from 1 to 10000000, got %1"_s.arg(buyers),
+    if (buyers < 1 || buyers > kMaxBuyers)
+        return fail(ErrorCode::InvalidArgument, u"buyers must be from 1 to %1, got %2"_s.arg(kMaxBuyers).arg(buyers),
                     u"buyers"_s);
-    if (concurrency < 1 || concurrency > 256)
-        return fail(ErrorCode::InvalidArgument, u"concurrency must be from 1 to 256, got %1"_s.arg(concurrency),
+    if (concurrency < 1 || concurrency > kMaxConcurrency)
+        return fail(ErrorCode::InvalidArgument,
+                    u"concurrency must be from 1 to %1, got %2"_s.arg(kMaxConcurrency).arg(concurrency),
                     u"concurrency"_s);
     if (bookWriters < 1 || bookWriters > 64)
         return fail(ErrorCode::InvalidArgument, u"book-writers must be from 1 to 64, got %1"_s.arg(bookWriters),
@@ -162,8 +169,9 @@ Result<void> DrillOptions::validate() const
     if (!std::isfinite(payRatio) || payRatio < 0 || payRatio > 1)
         return fail(ErrorCode::InvalidArgument, u"pay-ratio must be a share from 0 to 1, got %1"_s.arg(payRatio),
                     u"pay-ratio"_s);
-    if (holdSeconds < 1 || holdSeconds > 3600)
-        return fail(ErrorCode::InvalidArgument, u"hold-seconds must be from 1 to 3600, got %1"_s.arg(holdSeconds),
+    if (holdSeconds < 1 || holdSeconds > kMaxHoldSeconds)
+        return fail(ErrorCode::InvalidArgument,
+                    u"hold-seconds must be from 1 to %1, got %2"_s.arg(kMaxHoldSeconds).arg(holdSeconds),
                     u"hold-seconds"_s);
     // `all` leaves out what cannot run here (the report says so); a kind asked for by name
     // that cannot is bad input.

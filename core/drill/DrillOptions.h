@@ -65,17 +65,32 @@ struct DrillProgress {
     QString phase;            ///< sale, expire, late-payments, reconcile, check
 };
 
-/// Everything a drill needs. Validate with validate() (run() calls it first).
-struct DrillOptions {
-    QString sku;                ///< created by the drill; must not exist yet
-    qint64 stock = 1000;        ///< units, 1..2^31-1
-    qint64 buyers = 20000;      ///< each wants 1 unit, 1..10 000 000
-    int concurrency = 8;        ///< worker threads, each with its own Engine, 1..256
-    int bookWriters = 4;        ///< book writers the workers' book work goes to (group commit), 1..64
+/// The parameters a person chooses for a drill (the CLI's `drill` and `drill --via`, the
+/// console's drill form), with the defaults and ranges every face offers: their one place
+/// (DrillOptions::validate checks the ranges). Plain values; any thread.
+struct DrillParameters {
+    static constexpr qint64 kMaxBuyers = 10'000'000;
+    static constexpr int kMaxConcurrency = 256;
+    static constexpr qint64 kMaxHoldSeconds = 3600;
+    /// The faults (parseFaults text) a person gets without choosing: every kind.
+    static QString defaultFaults() { return QStringLiteral("all"); }
+    /// A SKU name for a new drill: `drill-` and the UTC time to the millisecond.
+    static QString freshSku();
+
+    qint64 stock = 1000;        ///< units, 1..kMaxQuantity (2^31-1)
+    qint64 buyers = 20000;      ///< each wants 1 unit, 1..kMaxBuyers
+    int concurrency = 8;        ///< worker threads, each with its own Engine, 1..kMaxConcurrency
     double payRatio = 0.7;      ///< share of buyers that pay, 0..1
-    qint64 holdSeconds = 2;     ///< hold of each reservation, 1..3600
-    FaultSpec faults;
+    qint64 holdSeconds = 2;     ///< hold of each reservation, 1..kMaxHoldSeconds
     quint64 seed = 1;           ///< same seed, same fault schedule
+};
+
+/// Everything a drill needs: the parameters, and what the face fills in (where it runs, the
+/// faults parsed, callbacks). Validate with validate() (run() calls it first).
+struct DrillOptions : DrillParameters {
+    QString sku;                ///< created by the drill; must not exist yet
+    int bookWriters = 4;        ///< book writers the workers' book work goes to (group commit), 1..64
+    FaultSpec faults;           ///< none unless set (parseFaults(defaultFaults()) for what a person gets)
     DbUrl db;                   ///< the book of record
     std::optional<RedisUrl> redis; ///< the gate; nullopt = book-only (no gate faults then)
     QString embeddedDataDir;    ///< set when `redis` is the data dir's private redis-server (restartable)

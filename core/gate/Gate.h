@@ -135,21 +135,23 @@ public:
     /// Unavailable; Internal.
     [[nodiscard]] Result<GateReservation> reserve(const QString &sku, const QString &order,
                                                   const QString &user, qint64 qty);
-    /// The reserve script call of `line` exactly as reservePipeline sends it: the script's
-    /// SHA1 (EVALSHA), KEYS and ARGV. For tools that drive the same script from outside
-    /// (`flashstock-cli gate script-keys`, redis-benchmark in scripts/bench-server.sh).
-    /// Does not check the line. Plain function of its argument; any thread.
+    /// The reserve script call of `line` exactly as reserve(), reservePipeline and
+    /// reserveBatch send it: the script's SHA1 (EVALSHA), KEYS and ARGV. For tools that
+    /// drive the same script from outside (`flashstock-cli gate script-keys`, redis-benchmark
+    /// in scripts/bench-server.sh). Does not check the line. Plain function of its argument;
+    /// any thread.
     static GateScriptCall reserveCall(const GateReserveLine &line);
-    /// Many reserves of any SKUs in one round trip per Redis node (the server's gate
-    /// dispatcher): one pipeline per node, the nodes working at once. Answers one Result
+    /// Many reserves of any SKUs in one round trip per Redis node (reserve() is one of
+    /// them): one pipeline per node, the nodes working at once. Answers one Result
     /// per line, in order, each on its own: a malformed line is InvalidArgument and is not
     /// sent; a node that cannot be reached fails only its lines (Unavailable); a line's
     /// business refusal is its GateCode. Lines of one order are independent here: an
     /// order of several lines is all or nothing only through the Engine.
     [[nodiscard]] QList<Result<GateReservation>> reservePipeline(const QList<GateReserveLine> &lines);
-    /// Many reserves of one SKU in one pipelined round trip (bulk work and the benchmark).
-    /// Answers in request order; a malformed request fails the whole batch before sending,
-    /// and any line's error is the batch's error.
+    /// Many reserves of one SKU in one pipelined round trip (Engine::passGate, so every
+    /// reserve of the engine and the server's gate dispatcher; bench_gate). Answers in
+    /// request order; a malformed request fails the whole batch before sending, and any
+    /// line's error is the batch's error.
     [[nodiscard]] Result<QList<GateReservation>> reserveBatch(const QString &sku,
                                                               const QList<GateReserveRequest> &requests);
     /// Held -> settled: the book committed the token's order. Idempotent.

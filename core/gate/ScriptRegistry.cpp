@@ -37,18 +37,22 @@ QByteArray readEmbedded(const QString &name)
     return file.readAll();
 }
 
-/// `body` with every line `--- @include NAME` replaced by lua/include/NAME (one level: an
-/// include holds functions only), so shared snippets are written once and the SHA1 covers
-/// what Redis runs.
+/// `body` with every line `--- @include NAME` replaced by the lines of lua/include/NAME (one
+/// level: an include holds functions only), so shared snippets are written once and the SHA1
+/// covers what Redis runs. `scripts/model-steps.sh --expand` makes the same text (tst_gate
+/// compares them).
 QByteArray expandIncludes(const QByteArray &body)
 {
     static constexpr QByteArrayView kDirective = "--- @include ";
     QByteArray out;
     for (const QByteArray &line : body.split('\n')) {
-        if (line.startsWith(kDirective))
+        if (line.startsWith(kDirective)) {
             out += readEmbedded(u"include/"_s + QString::fromUtf8(line.mid(kDirective.size()).trimmed()));
-        else
+            if (!out.endsWith('\n'))
+                out += '\n';
+        } else {
             out += line + '\n';
+        }
     }
     out.chop(1); // split() gave one more piece than there were newlines
     return out;

@@ -4,6 +4,7 @@
 #include "store/BookRows.h"
 #include "store/BookSql.h"
 #include "store/Database.h"
+#include "store/SqlValues.h"
 
 #include <QMap>
 
@@ -16,10 +17,6 @@ namespace flashstock {
 namespace {
 
 constexpr int kMaxBuckets = 1024;
-
-qint64 i64(const QVariant &v) { return v.toLongLong(); }
-
-QVariant nullable(const QString &s) { return s.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(s); }
 
 } // namespace
 

@@ -9,6 +9,7 @@
 #include "store/BookSql.h"
 #include "store/Database.h"
 #include "store/SaleStore.h"
+#include "store/SqlValues.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -22,10 +23,6 @@ using namespace Qt::StringLiterals;
 namespace flashstock {
 
 namespace {
-
-qint64 i64(const QVariant &v) { return v.toLongLong(); }
-
-QVariant nullable(const QString &s) { return s.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(s); }
 
 /// Errors after which the batch's transaction cannot go on: every order shares them.
 bool endsBatch(ErrorCode code)

@@ -5,16 +5,11 @@
 #include "Identifiers.h"
 #include "store/BookRows.h"
 #include "store/Database.h"
+#include "store/SqlValues.h"
 
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
-
-namespace {
-
-qint64 i64(const QVariant &v) { return v.toLongLong(); }
-
-} // namespace
 
 // --- reads -------------------------------------------------------------------------------
 

@@ -5,16 +5,11 @@
 
 #include "store/BookRows.h"
 #include "store/Database.h"
+#include "store/SqlValues.h"
 
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
-
-namespace {
-
-QVariant nullable(const QString &s) { return s.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(s); }
-
-} // namespace
 
 Result<OrderStatus> Book::fenceOrder(const QString &order, const QString &user, const QString &token)
 {

@@ -34,18 +34,14 @@ BookWriters::~BookWriters()
 
 Result<void> BookWriters::start()
 {
-    {
-        std::lock_guard lock(m_mutex);
-        if (m_started)
-            return {};
-        m_started = true;
-        m_stopping = false;
-    }
+    if (m_started)
+        return m_loop.stopping() ? Result<void>(std::unexpected(stoppedError())) : Result<void>();
+    m_started = true;
     std::vector<std::future<Result<void>>> opened;
     for (int i = 0; i < m_count; ++i) {
         std::promise<Result<void>> p;
         opened.push_back(p.get_future());
-        m_threads.emplace_back(&BookWriters::runWriter, this, i, std::move(p));
+        m_loop.spawn([this, i, p = std::move(p)]() mutable { runWriter(i, std::move(p)); });
     }
     if (m_url.dialect == Dialect::Sqlite) {
         m_checkpointerStopping = false;
@@ -69,14 +65,7 @@ Result<void> BookWriters::start()
 
 void BookWriters::stop()
 {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stopping = true;
-    }
-    m_wake.notify_all();
-    for (std::thread &t : m_threads)
-        t.join();
-    m_threads.clear();
+    m_loop.stop();
     if (m_checkpointer.joinable()) {
         {
             std::lock_guard lock(m_checkpointMutex);
@@ -85,29 +74,27 @@ void BookWriters::stop()
         m_checkpointChanged.notify_all();
         m_checkpointer.join();
     }
-    std::lock_guard lock(m_mutex);
-    m_started = false;
+}
+
+bool BookWriters::Lanes::push(Job &&job)
+{
+    Lane &l = lanes[job.lane];
+    l.exclusive = job.exclusive;
+    l.jobs.push_back(std::move(job));
+    // Only a lane that just became ready needs a writer woken: one being written goes
+    // on with its writer (finished()), one already ready has had its wake.
+    const bool nowReady = l.jobs.size() == 1 && !(l.exclusive && l.writing);
+    if (nowReady)
+        readyLanes.push_back(l.jobs.back().lane);
+    return nowReady;
 }
 
 void BookWriters::submit(const QString &lane, bool exclusive, Job job)
 {
-    {
-        std::unique_lock lock(m_mutex);
-        if (m_started && !m_stopping) {
-            Lane &l = m_lanes[lane];
-            l.exclusive = exclusive;
-            l.jobs.push_back(std::move(job));
-            // Only a lane that just became ready needs a writer woken: one being written goes
-            // on with its writer (finished()), one already ready has had its wake.
-            const bool nowReady = l.jobs.size() == 1 && !(l.exclusive && l.writing);
-            if (nowReady)
-                m_ready.push_back(lane);
-            lock.unlock();
-            if (nowReady)
-                m_wake.notify_one();
-            return;
-        }
-    }
+    job.lane = lane;
+    job.exclusive = exclusive;
+    if (m_loop.post(job))
+        return;
     if (job.reserveDone)
         job.reserveDone(std::unexpected(stoppedError()));
     if (job.changeDone)
@@ -176,45 +163,31 @@ Result<OrderChange> BookWriters::releaseAndWait(FinishOrder order)
 
 BookWriters::Stats BookWriters::stats() const
 {
-    Stats s;
-    {
-        std::lock_guard lock(m_mutex);
-        s = m_stats;
-    }
+    Stats s = m_loop.update([this](const Lanes &) { return m_stats; });
     std::lock_guard lock(m_checkpointMutex);
     s.checkpoints = m_checkpoints;
     return s;
 }
 
-bool BookWriters::take(Batch &out)
+bool BookWriters::Lanes::drained() const
 {
-    std::unique_lock lock(m_mutex);
-    ++m_idle;
-    m_wake.wait(lock, [&] {
-        if (!m_ready.empty())
-            return true;
-        // Stopping: done once nothing waits any more (a lane being written comes back ready).
-        return m_stopping && std::all_of(m_lanes.cbegin(), m_lanes.cend(), [](const Lane &l) { return l.jobs.empty(); });
-    });
-    --m_idle;
-    if (m_ready.empty())
-        return false;
-    const QString lane = m_ready.front();
-    m_ready.pop_front();
-    fill(lane, out);
-    // What fill() left ready (the rest of a shared lane, other lanes) for another free writer.
-    const bool more = !m_ready.empty() && m_idle > 0;
-    lock.unlock();
-    if (more)
-        m_wake.notify_one();
-    return true;
+    return std::all_of(lanes.cbegin(), lanes.cend(), [](const Lane &l) { return l.jobs.empty(); });
 }
 
-void BookWriters::fill(const QString &laneName, Batch &out)
+void BookWriters::Lanes::take(Batch &out, int)
+{
+    // What fill() leaves ready (the rest of a shared lane, other lanes) goes to another free
+    // writer (WorkerLoop::take).
+    const QString lane = readyLanes.front();
+    readyLanes.pop_front();
+    fill(lane, out);
+}
+
+void BookWriters::Lanes::fill(const QString &laneName, Batch &out)
 {
     out.lane = laneName;
     out.jobs.clear();
-    Lane &lane = m_lanes[laneName];
+    Lane &lane = lanes[laneName];
     out.kind = lane.jobs.front().kind;
     while (!lane.jobs.empty() && int(out.jobs.size()) < kMaxBatch) {
         out.jobs.push_back(std::move(lane.jobs.front()));
@@ -223,37 +196,39 @@ void BookWriters::fill(const QString &laneName, Batch &out)
     if (lane.exclusive)
         lane.writing = true;
     else if (!lane.jobs.empty())
-        m_ready.push_back(laneName); // others may take the rest at once
+        readyLanes.push_back(laneName); // others may take the rest at once
 }
 
 bool BookWriters::finished(Batch &batch)
 {
     bool again = false;
-    {
-        std::lock_guard lock(m_mutex);
+    bool gone = false;
+    m_loop.update([&](Lanes &q, int idle) {
         ++m_stats.batches;
         m_stats.orders += qint64(batch.jobs.size());
         m_stats.largest = std::max(m_stats.largest, int(batch.jobs.size()));
-        auto it = m_lanes.find(batch.lane);
-        if (it == m_lanes.end())
-            return false;
+        auto it = q.lanes.find(batch.lane);
+        if (it == q.lanes.end()) {
+            gone = true;
+            return;
+        }
         it->writing = false;
         if (it->jobs.empty()) {
-            m_lanes.erase(it);
+            q.lanes.erase(it);
         } else if (it->exclusive) {
             // The orders that came while this batch ran go next, on this writer, unless
             // other lanes wait with no free writer for them: no hand-over to another thread
             // (SQLite: this connection's page cache is the fresh one).
-            if (m_ready.size() <= size_t(m_idle)) {
-                fill(batch.lane, batch);
+            if (q.readyLanes.size() <= size_t(idle)) {
+                q.fill(batch.lane, batch);
                 again = true;
             } else {
-                m_ready.push_back(batch.lane);
+                q.readyLanes.push_back(batch.lane);
             }
         }
-    }
-    if (!again)
-        m_wake.notify_all();
+    });
+    if (!again && !gone)
+        m_loop.wakeAll();
     return again;
 }
 
@@ -295,7 +270,7 @@ void BookWriters::runWriter(int index, std::promise<Result<void>> opened)
     Book book(**db, m_actor);
     opened.set_value({});
     Batch batch;
-    while (take(batch)) {
+    while (m_loop.take(batch)) {
         do {
             answer(book, batch);
             committed(**db);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "Result.h"
+#include "WorkerLoop.h"
 #include "store/Book.h"
 #include "store/DbUrl.h"
 
@@ -60,9 +61,9 @@ public:
     static constexpr qint64 kWalFramesBeforeCatchUp = 10'000;
     /// SQLite: commits between two checkpoints the writers ask for. A hot SKU's batches
     /// rewrite the same pages (its bucket, the newest leaves of orders, lines and ledger and
-    /// of their indexes); one checkpoint copies each once however many commits wrote it, so
-    /// asking after every commit copied them again and again (batched_row at 32 clients:
-    /// about 20% faster at 16). A few hundred frames, under SQLite's own 1 000.
+    /// of their indexes); one checkpoint copies each once however many commits wrote it,
+    /// where asking after every commit would copy them again and again (docs/benchmarks.md).
+    /// A few hundred frames, under SQLite's own 1 000.
     static constexpr int kCommitsPerCheckpoint = 16;
 
     using ReserveDone = std::function<void(Result<ReserveResult>)>;
@@ -75,7 +76,7 @@ public:
     BookWriters &operator=(const BookWriters &) = delete;
 
     /// Starts the writers and opens each one's book on its thread. The first open's error
-    /// if any fails (then nothing runs).
+    /// if any fails (then nothing runs). Once only: after stop() they do not start again.
     [[nodiscard]] Result<void> start();
     /// Answers every order queued so far, then stops the writers. Idempotent.
     void stop();
@@ -103,6 +104,8 @@ public:
 private:
     enum class Kind { Reserve, Confirm, Release };
     struct Job {
+        QString lane;          ///< the lane it queues on
+        bool exclusive = true; ///< that lane takes one writer at a time (a SKU's reserves)
         Kind kind = Kind::Reserve;
         ReserveOrder reserve;
         FinishOrder finish;
@@ -119,11 +122,22 @@ private:
         Kind kind = Kind::Reserve;
         std::vector<Job> jobs;
     };
+    /// The writers' queue (WorkerLoop): a free writer takes the batch of the oldest ready lane.
+    struct Lanes {
+        using Batch = BookWriters::Batch;
+        using Job = BookWriters::Job;
+        QHash<QString, Lane> lanes;
+        std::deque<QString> readyLanes; ///< lanes with jobs and room for a writer, oldest first
+        /// Queues `job` on its lane; true if that lane just became ready (a writer to wake).
+        bool push(Job &&job);
+        bool ready() const { return !readyLanes.empty(); }
+        /// Stopping: done once nothing waits any more (a lane being written comes back ready).
+        bool drained() const;
+        void take(Batch &out, int waiting);
+        /// Moves the next orders of `lane` (up to kMaxBatch) into `out`.
+        void fill(const QString &lane, Batch &out);
+    };
     void submit(const QString &lane, bool exclusive, Job job);
-    /// Waits for a ready lane and takes its batch. False once stopping and nothing waits.
-    bool take(Batch &out);
-    /// Moves the next orders of `lane` (up to kMaxBatch) into `out` (m_mutex held).
-    void fill(const QString &lane, Batch &out);
     /// Counts `batch` and frees its lane; true if `batch` now holds the lane's next orders
     /// for the same writer (an exclusive lane with orders waiting and no other lane short
     /// of a writer).
@@ -140,16 +154,10 @@ private:
     Actor m_actor;
     int m_count;
     WriteFaults *m_faults = nullptr;
-    std::vector<std::thread> m_threads;
 
-    mutable std::mutex m_mutex;
-    std::condition_variable m_wake;
-    QHash<QString, Lane> m_lanes;
-    std::deque<QString> m_ready; ///< lanes with jobs and room for a writer, oldest first
-    int m_idle = 0; ///< writers waiting in take()
-    bool m_stopping = false;
-    bool m_started = false;
-    Stats m_stats;
+    bool m_started = false;      ///< start() ran (the owner's thread)
+    Stats m_stats;               ///< under the loop's lock (WorkerLoop::update)
+    mutable WorkerLoop<Lanes> m_loop;
 
     std::thread m_checkpointer; ///< SQLite only
     mutable std::mutex m_checkpointMutex;

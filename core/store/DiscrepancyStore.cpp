@@ -5,6 +5,7 @@
 #include "store/Book.h"
 #include "store/Database.h"
 #include "store/LedgerWindow.h"
+#include "store/SqlValues.h"
 
 #include <QHash>
 
@@ -14,8 +15,6 @@ namespace flashstock {
 
 namespace {
 
-qint64 i64(const QVariant &v) { return v.toLongLong(); }
-QVariant nullable(const QString &s) { return s.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(s); }
 QVariant nullableInt(const std::optional<qint64> &v)
 {
     return v ? QVariant(*v) : QVariant(QMetaType(QMetaType::LongLong));

@@ -3,6 +3,7 @@
 #include "store/Invariants.h"
 
 #include "store/Database.h"
+#include "store/SqlValues.h"
 
 #include <QHash>
 
@@ -11,8 +12,6 @@ using namespace Qt::StringLiterals;
 namespace flashstock {
 
 namespace {
-
-qint64 i64(const QVariant &v) { return v.toLongLong(); }
 
 /// ` AND <column> IN (<orders>)`, `orders` a subquery of order ids. PostgreSQL:
 /// `= ANY(ARRAY(...))`, so the planner looks those orders up by their index (with `IN (...)`

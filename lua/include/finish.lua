@@ -16,12 +16,6 @@ local function finishingRecord(gateKey, token, retention)
   return rec
 end
 
--- Redis TIME in ms since the epoch.
-local function timeMs()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
-
 -- Moves a held or settled token to `state` (released or sold) at `nowMs`: its record, the
 -- open index (and the held count when it was held) and the done zset. Returns false, having
 -- written nothing, when the held count is not a number (the caller answers CORRUPT).

@@ -71,7 +71,7 @@ proctype Buyer(byte o) {
   bit created, restored, gf, moved, chk, retry, phase;
 
 start:
-  /* step: reserve.gate  code: core/Engine.cpp Engine::passGate -> core/Engine.cpp Engine::judgeGateReply -> core/gate/Gate.cpp Gate::reservePipeline -> core/gate/Gate.cpp Gate::Private::reserves -> lua/reserve-2.lua */
+  /* step: reserve.gate  code: core/Engine.cpp Engine::passGate -> core/Engine.cpp Engine::judgeGateReply -> core/gate/Gate.cpp Gate::reserveBatch -> core/gate/Gate.cpp Gate::Private::reserves -> lua/reserve-2.lua */
   atomic {
     if
     :: !restored -> att++

@@ -20,7 +20,7 @@ namespace {
 
 constexpr double kFullSeconds = 3.0;
 constexpr double kQuickSeconds = 0.3;
-/// The crowd of issue 7: 100 000 buyers for 1 000 units (by hand), a small one in CI.
+/// The crowd case: 100 000 buyers for 1 000 units (by hand), a small one in CI.
 constexpr int kFullCrowdBuyers = 100'000;
 constexpr qint64 kFullCrowdUnits = 1000;
 constexpr int kQuickCrowdBuyers = 2000;

@@ -9,7 +9,6 @@
 #include "open/EngineOpener.h"
 
 #include <QCommandLineParser>
-#include <QDateTime>
 #include <QFile>
 
 #include <cstdio>
@@ -83,7 +82,7 @@ void writeProgress(const DrillProgress &p, bool tty)
 /// was healed; 1 otherwise (the report is still printed) or when a server fails; 2 for bad
 /// options or an existing SKU.
 struct DrillRun final : Command {
-    DrillRun()
+    DrillRun(const DrillParameters &d = {})
         : Command({{u"drill"_s},
                    u"drill [--sku S] [--stock N] [--buyers M] [--concurrency C] [--pay-ratio R] [--hold-seconds H] "
                    u"[--faults all|none|NAME[=RATE],...] [--seed S] [--via URL [--token-file FILE] "
@@ -91,16 +90,18 @@ struct DrillRun final : Command {
                    u"rehearse a flash sale: M buyers race for N units with injected faults, then expiry, "
                    u"reconciliation and the invariants I1-I6 (exit 1 if any fails)"_s,
                    {{u"sku"_s, u"SKU the drill creates (must not exist; default drill-<UTC time>)."_s, u"S"_s},
-                    {u"stock"_s, u"Units on sale (default 1000)."_s, u"N"_s},
-                    {u"buyers"_s, u"Buyers, one unit each (default 20000)."_s, u"M"_s},
-                    {u"concurrency"_s, u"Worker threads, each with its own engine (default 8)."_s, u"C"_s},
-                    {u"pay-ratio"_s, u"Share of buyers who pay, 0 to 1 (default 0.7)."_s, u"R"_s},
-                    {u"hold-seconds"_s, u"Hold of each reservation in seconds (default 2)."_s, u"H"_s},
+                    {u"stock"_s, u"Units on sale (default %1)."_s.arg(d.stock), u"N"_s},
+                    {u"buyers"_s, u"Buyers, one unit each (default %1)."_s.arg(d.buyers), u"M"_s},
+                    {u"concurrency"_s, u"Worker threads, each with its own engine (default %1)."_s.arg(d.concurrency),
+                     u"C"_s},
+                    {u"pay-ratio"_s, u"Share of buyers who pay, 0 to 1 (default %1)."_s.arg(d.payRatio), u"R"_s},
+                    {u"hold-seconds"_s, u"Hold of each reservation in seconds (default %1)."_s.arg(d.holdSeconds),
+                     u"H"_s},
                     {u"faults"_s, u"all, none, or NAME[=RATE],... with NAME one of crash-after-gate, lost-callback, "
                                   u"duplicate-callback, late-payment, redis-restart, script-flush, db-error, node-failover "
                                   u"(a redis-cluster:// gate only), server-kill (--via only; RATE: chance per request; "
-                                  u"default all)."_s, u"LIST"_s},
-                    {u"seed"_s, u"Seed of the fault schedule (default 1)."_s, u"S"_s},
+                                  u"default %1)."_s.arg(DrillParameters::defaultFaults()), u"LIST"_s},
+                    {u"seed"_s, u"Seed of the fault schedule (default %1)."_s.arg(d.seed), u"S"_s},
                     {u"via"_s, u"Send the buyers and payment callbacks over HTTP to the flashstock-server at URL "
                                u"(http://HOST:PORT), which must serve this drill's book and gate (the same --data-dir, "
                                u"--db, --redis); crash-after-gate and db-error are left out."_s, u"URL"_s},
@@ -130,20 +131,19 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
             return errorOutput({ErrorCode::InvalidArgument, u"%1: given more than once"_s.arg(name), name});
     }
     DrillOptions o;
-    o.sku = parser.isSet(u"sku"_s)
-        ? parser.value(u"sku"_s)
-        : u"drill-"_s + QDateTime::currentDateTimeUtc().toString(u"yyyyMMdd-HHmmss-zzz"_s);
-    auto stock = integerOption(parser, u"stock"_s, 1000);
-    auto buyers = integerOption(parser, u"buyers"_s, 20000);
-    auto concurrency = integerOption(parser, u"concurrency"_s, 8);
-    auto hold = integerOption(parser, u"hold-seconds"_s, 2);
+    o.sku = parser.isSet(u"sku"_s) ? parser.value(u"sku"_s) : DrillParameters::freshSku();
+    auto stock = integerOption(parser, u"stock"_s, o.stock);
+    auto buyers = integerOption(parser, u"buyers"_s, o.buyers);
+    auto concurrency = integerOption(parser, u"concurrency"_s, o.concurrency);
+    auto hold = integerOption(parser, u"hold-seconds"_s, o.holdSeconds);
     for (const auto *r : {&stock, &buyers, &concurrency, &hold})
         if (!*r)
             return errorOutput(r->error());
     o.stock = *stock;
     o.buyers = *buyers;
-    if (*concurrency < 1 || *concurrency > 256)
-        return errorOutput(badNumber(u"concurrency"_s, u"from 1 to 256"_s, parser.value(u"concurrency"_s)));
+    if (*concurrency < 1 || *concurrency > DrillParameters::kMaxConcurrency)
+        return errorOutput(badNumber(u"concurrency"_s, u"from 1 to %1"_s.arg(DrillParameters::kMaxConcurrency),
+                                     parser.value(u"concurrency"_s)));
     o.concurrency = int(*concurrency);
     o.holdSeconds = *hold;
     if (parser.isSet(u"pay-ratio"_s)) {
@@ -159,7 +159,7 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
             return errorOutput(badNumber(u"seed"_s, u"a whole number from 0 to 18446744073709551615"_s,
                                          parser.value(u"seed"_s)));
     }
-    auto faults = parseFaults(parser.isSet(u"faults"_s) ? parser.value(u"faults"_s) : u"all"_s);
+    auto faults = parseFaults(parser.isSet(u"faults"_s) ? parser.value(u"faults"_s) : DrillParameters::defaultFaults());
     if (!faults)
         return errorOutput(faults.error());
     o.faults = *faults;
