@@ -121,7 +121,7 @@ struct ReserveResult {
     /// The asked lines' gate tokens that an order of this id already holds (two attempts
     /// of one id met at the gate, and the other booked first): that order's, so the engine
     /// never gives them back for this attempt. Never shown to the caller.
-    QStringList heldTokens;
+    QStringList heldTokens{};
 };
 
 /// What a confirm or release answered. `lines` are the order's lines (with tokens), so the
