@@ -1,5 +1,6 @@
 # Debian packages by CPack, one per install component (scripts/package.sh runs cpack):
-#   flashstock-tools    flashstock-cli, flashstock-server, the systemd units, bash completion
+#   flashstock-tools    flashstock-cli, flashstock-server, the systemd units, bash and zsh
+#                       completion, the monitoring files (alert rules, dashboard)
 #   flashstock-console  flashstock, the desktop entry, icons and AppStream metainfo
 # A server box installs the tools without any GUI library; a desk installs the console. Both
 # are complete on their own (the core is linked in statically, the Lua scripts and SQL
@@ -18,7 +19,6 @@ set(CPACK_PACKAGE_NAME flashstock)
 set(CPACK_PACKAGE_VENDOR "${FLASHSTOCK_VENDOR}")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_PACKAGE_CONTACT "${FLASHSTOCK_MAINTAINER}")
-set(CPACK_PACKAGE_HOMEPAGE_URL "${PROJECT_HOMEPAGE_URL}")
 set(CPACK_OUTPUT_FILE_PREFIX "${CMAKE_BINARY_DIR}/packages")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
@@ -30,7 +30,6 @@ endif()
 
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${FLASHSTOCK_MAINTAINER}")
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${PROJECT_HOMEPAGE_URL}")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
@@ -52,9 +51,10 @@ reconciler heals what faults leave behind, so nothing is oversold or stuck.
 .
 This package holds the headless tools, with no GUI libraries: flashstock-cli
 (stock, orders, sales, the gate, the rehearsal drill, reconciliation, access
-tokens) with its bash completion, flashstock-server (API v1 over HTTP for
-storefronts and payment providers, Prometheus metrics), and systemd units for
-the server and a periodic reconcile pass, installed disabled.")
+tokens) with its bash and zsh completion, flashstock-server (API v1 over HTTP
+for storefronts and payment providers, Prometheus metrics, with alert rules and
+a Grafana dashboard for them), and systemd units for the server and a periodic
+reconcile pass, installed disabled.")
 
 set(CPACK_DEBIAN_CONSOLE_PACKAGE_NAME flashstock-console)
 set(CPACK_DEBIAN_CONSOLE_PACKAGE_SECTION misc)

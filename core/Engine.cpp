@@ -2,6 +2,7 @@
 
 #include "GateRestore.h"
 #include "Identifiers.h"
+#include "UnknownOutcomes.h"
 #include "gate/Gate.h"
 #include "store/Database.h"
 #include "store/DiscrepancyStore.h"
@@ -635,9 +636,12 @@ void Engine::applyBooks(const QList<BookedAttempt> &booked)
             continue;
         if (!answer) {
             // A lost COMMIT the book could not settle by replaying: the tokens stay held, and
-            // the reconciler finds out (the order is in the book or it is fenced) instead of a guess.
+            // this process (recordUnknownOutcomes) or the reconciler finds out (the order is
+            // in the book or it is fenced) instead of a guess.
             if (answer.error().code != ErrorCode::OutcomeUnknown)
                 releaseTokens(a->created, u"book failed"_s);
+            else if (m_unknown)
+                m_unknown->add(a->created);
             continue;
         }
         if (answer->outcome != Outcome::Reserved) {

@@ -23,6 +23,7 @@ class Database;
 class Gate;
 class GateRestore;
 class SaleStore;
+class UnknownOutcomes;
 
 /// How to open an Engine.
 struct EngineOptions {
@@ -112,9 +113,9 @@ struct ReserveAttempt {
 ///
 /// Thread affinity: one Engine per thread (it owns a database connection and a Redis
 /// context). Results carry the business Outcome; Errors are InvalidArgument (bad input),
-/// Unavailable (the book is down), Conflict (kept losing races), OutcomeUnknown (the book's
-/// COMMIT was lost and a replay could not tell: the tokens stay held for the reconciler),
-/// Internal.
+/// Unavailable (the book is down or refused the write), Conflict (kept losing races),
+/// OutcomeUnknown (the book's COMMIT was lost and a replay could not tell: the tokens stay
+/// held, for recordUnknownOutcomes() or the reconciler), Internal.
 class Engine {
 public:
     /// Warnings kept between two takeWarnings(); older ones are dropped and counted.
@@ -171,7 +172,8 @@ public:
     std::optional<ReserveOrder> prepareBook(ReserveAttempt &attempt);
     /// Phase 4b: the book's answer to prepareBook()'s order becomes the attempt's answer: a
     /// refusal or failure gives back the tokens the attempt created (never on OutcomeUnknown:
-    /// the reconciler decides), a reserve settles them.
+    /// they are recorded (recordUnknownOutcomes) or left to the reconciler), a reserve settles
+    /// them.
     void applyBook(ReserveAttempt &attempt, Result<ReserveResult> booked);
     /// One attempt and the book's answer to it (applyBooks).
     struct BookedAttempt {
@@ -189,6 +191,10 @@ public:
     /// answer) instead of its own connection; nullptr: its own again. Not owned; it must
     /// outlive its use.
     void useBookWriters(BookWriters *writers) { m_writers = writers; }
+    /// Keeps the tokens of every reserve whose book outcome stays unknown (applyBooks) in
+    /// `record`, so that the process resolves them itself (Reconciler::resolveTokens);
+    /// nullptr: they wait for a reconcile pass. Not owned; it must outlive its use.
+    void recordUnknownOutcomes(UnknownOutcomes *record) { m_unknown = record; }
 
     /// See Book::confirm; a paid order's tokens are marked sold in the gate. As the engine's
     /// actor (EngineOptions::actor).
@@ -303,6 +309,7 @@ private:
     std::unique_ptr<Gate> m_gate;
     std::unique_ptr<GateRestore> m_restore; ///< set with m_gate
     BookWriters *m_writers = nullptr;       ///< useBookWriters(); not owned
+    UnknownOutcomes *m_unknown = nullptr;   ///< recordUnknownOutcomes(); not owned
     WarningRing m_warnings{kMaxWarnings};
     struct CachedSale {
         std::optional<Sale> sale;

@@ -6,6 +6,7 @@
 # left under /usr. Exit 0 only if every check passed; the packages are purged either way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+src=$PWD
 [ "$(id -u)" -eq 0 ] || { echo "package-check: run as root (it installs and purges packages)" >&2; exit 2; }
 bash scripts/install-deps.sh lintian desktop-file-utils appstream man-db devscripts systemd
 bash scripts/package.sh
@@ -74,6 +75,30 @@ got=$(bash -c 'source "$1"; COMP_WORDS=(flashstock-cli sku ""); COMP_CWORD=2; _f
 [[ " $got " == *" add "* ]] || { echo "completion after 'sku': '$got'" >&2; exit 1; }
 got=$(bash -c 'source "$1"; COMP_WORDS=(flashstock-cli sku add X --st); COMP_CWORD=4; _flashstock_cli; echo "${COMPREPLY[*]}"' _ "$completion")
 [ "$got" = "--stock" ] || { echo "completion of 'sku add X --st': '$got'" >&2; exit 1; }
+
+step "monitoring: alert rules and dashboard"
+monitoring=/usr/share/flashstock/monitoring
+for f in flashstock.rules.yml flashstock.rules.test.yml flashstock-dashboard.json; do
+  grep -qx "$monitoring/$f" "$work/files" || { echo "$monitoring/$f not installed" >&2; exit 1; }
+done
+promtool check rules "$monitoring/flashstock.rules.yml"
+promtool test rules "$monitoring/flashstock.rules.test.yml"
+jq -e '.panels | length > 0' "$monitoring/flashstock-dashboard.json" >/dev/null
+
+step "zsh completion"
+completion=/usr/share/zsh/vendor-completions/_flashstock-cli
+zsh -n "$completion"
+# Loaded as an interactive zsh loads it: compinit finds it on $fpath by its #compdef line.
+got=$(timeout 60 zsh -f "$src/scripts/zsh-complete.zsh" /usr/share/zsh/vendor-completions 'flashstock-cli sku add X --st')
+[ "$got" = "LINE:flashstock-cli sku add X --stock" ] || { echo "zsh completion of 'sku add X --st': '$got'" >&2; exit 1; }
+
+step "licence: GPL-3.0-or-later in debian/copyright (machine-readable)"
+for name in "${names[@]}"; do
+  copyright=/usr/share/doc/$name/copyright
+  grep -qx 'License: GPL-3+' "$copyright" || { echo "$copyright does not name GPL-3+" >&2; exit 1; }
+  grep -q '/usr/share/common-licenses/GPL-3' "$copyright" || { echo "$copyright does not point to GPL-3" >&2; exit 1; }
+done
+grep -q '<project_license>GPL-3.0-or-later</project_license>' /usr/share/metainfo/io.flashstock.Console.metainfo.xml
 
 step "systemd units installed, none enabled"
 for unit in flashstock-server.service flashstock-reconcile.service flashstock-reconcile.timer; do

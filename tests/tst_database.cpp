@@ -7,6 +7,7 @@
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/TcpCut.h"
+#include "support/TinyDisk.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -44,7 +45,41 @@ private slots:
     void badBookUrls();
     void lostServerIsReopenedOnTheNextCall();
     void lostCommitIsOutcomeUnknownThenReopened();
+    void fullDiskRefusesTheCommit();
 };
+
+void TestDatabase::fullDiskRefusesTheCommit()
+{
+    // A SQLite book whose disk is full: the COMMIT SQLite refuses did not happen, so the
+    // write fails (unavailable, the book is full), never "outcome unknown"; nothing of it is
+    // in the book, and once there is room the same write goes through.
+    FS_TINY_DISK(disk, 1024);
+    const DbUrl url = FS_OK(DbUrl::parse(u"sqlite:///"_s + disk.path() + u"/book.db"_s));
+    auto engine = test::openEngine(url);
+    QVERIFY(engine);
+    Book &book = engine->book();
+    FS_VERIFY_OK(book.addSku(u"A"_s, 100000, 1));
+    QVERIFY(disk.fill());
+    // The WAL may hold a few more commits in room it already has: write until one is refused.
+    Result<ReserveResult> r = fail(ErrorCode::Internal, u"not run"_s);
+    QString order;
+    for (int i = 0; i < 100000; ++i) {
+        order = u"o%1"_s.arg(i);
+        r = book.reserve(order, {}, {{u"A"_s, 1, {}}}, 300);
+        if (!r)
+            break;
+    }
+    QVERIFY2(!r, "the book never ran out of disk");
+    QCOMPARE(errorCodeName(r.error().code), errorCodeName(ErrorCode::Unavailable));
+    QVERIFY2(r.error().message.contains(u"full"_s), qPrintable(r.error().message));
+    QCOMPARE(FS_OK(book.orderStatus(order)), std::nullopt);
+
+    QVERIFY(disk.makeRoom());
+    auto again = book.reserve(order, {}, {{u"A"_s, 1, {}}}, 300);
+    FS_VERIFY_OK(again);
+    QCOMPARE(again->outcome, Outcome::Reserved);
+    QVERIFY(test::bookHolds(*engine));
+}
 
 void TestDatabase::deadlockIsRetried()
 {

@@ -14,9 +14,11 @@
 #include "store/Database.h"
 #include "store/Invariants.h"
 #include "store/LedgerWindow.h"
+#include "store/ReconcilePassStore.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
+#include "UnknownOutcomes.h"
 
 #include <QElapsedTimer>
 #include <QProcess>
@@ -128,6 +130,66 @@ Result<void> adjustByHand(Engine &engine, QStringList &statements)
     return {};
 }
 
+/// Loses the answer to the next COMMIT of a PostgreSQL session and keeps the book away: just
+/// before the COMMIT goes out, the book's database stops taking connections and the session
+/// is terminated (from a session of its own, opened first, on the server's `postgres`
+/// database), so neither the COMMIT's answer
+/// nor a replay reaches the book. comeBack() lets connections in again. Same thread as the
+/// victim (Database::setWriteFaults).
+class BookAwayAtCommit : public WriteFaults {
+public:
+    BookAwayAtCommit(const DbUrl &url, qint64 victimPid)
+        : m_name(u"book-away"_s)
+        , m_database(url.database)
+        , m_pid(victimPid)
+    {
+        // From the server's own database: a session cannot shut out the one it is in.
+        QSqlDatabase db = addPostgresConnection(url.withDatabase(u"postgres"_s), m_name);
+        if (!db.open())
+            m_problem = db.lastError().text();
+    }
+    ~BookAwayAtCommit() override
+    {
+        comeBack();
+        QSqlDatabase::database(m_name, false).close();
+        QSqlDatabase::removeDatabase(m_name);
+    }
+    bool failBeforeCommit() override { return false; }
+    void beforeCommit() override
+    {
+        if (!std::exchange(m_armed, false))
+            return;
+        QSqlQuery q(QSqlDatabase::database(m_name, false));
+        if (!q.exec(u"ALTER DATABASE %1 WITH ALLOW_CONNECTIONS false"_s.arg(m_database)))
+            m_problem = q.lastError().text();
+        if (!q.exec(u"SELECT pg_terminate_backend(%1)"_s.arg(m_pid)))
+            m_problem = q.lastError().text();
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 10000 && q.exec(u"SELECT count(*) FROM pg_stat_activity WHERE pid = %1"_s.arg(m_pid))
+               && q.next() && q.value(0).toLongLong() > 0)
+            QThread::msleep(2);
+        m_fired = true;
+    }
+    /// Connections are let in again.
+    void comeBack()
+    {
+        QSqlQuery q(QSqlDatabase::database(m_name, false));
+        if (m_fired && !q.exec(u"ALTER DATABASE %1 WITH ALLOW_CONNECTIONS true"_s.arg(m_database)))
+            m_problem = q.lastError().text();
+    }
+    bool fired() const { return m_fired; }
+    QString problem() const { return m_problem; }
+
+private:
+    QString m_name;
+    QString m_database;
+    qint64 m_pid;
+    bool m_armed = true;
+    bool m_fired = false;
+    QString m_problem;
+};
+
 QString breachesText(const QSet<InvariantBreach> &set)
 {
     QStringList out;
@@ -143,6 +205,8 @@ class TestReconcile : public QObject {
     Q_OBJECT
 
 private slots:
+    void passIsRecordedInTheBook_data() { test::addBackendRows(); }
+    void passIsRecordedInTheBook();
     void orphanPreDeduct_data() { test::addBackendRows(); }
     void fencedAttemptInABatch_data() { test::addBackendRows(); }
     void fencedAttemptInABatch();
@@ -191,7 +255,35 @@ private slots:
     void fourEyesAreTwoPeople();
     void passesSpendIdsOnlyOnNewDiscrepancies_data() { test::addBackendRows(); }
     void passesSpendIdsOnlyOnNewDiscrepancies();
+    void unknownOutcomeIsResolvedByItsProcess();
 };
+
+void TestReconcile::passIsRecordedInTheBook()
+{
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    ReconcilePassStore passes(engine->database());
+    QCOMPARE(FS_OK(passes.last()), std::nullopt);
+    auto g = engine->gate()->reserve(u"A"_s, u"o1"_s, {}, 3); // an orphan: healed by the pass
+    QVERIFY(g && g->code == GateCode::Reserved);
+    const qint64 before = FS_OK(engine->database().nowMs());
+    Reconciler rec(*engine);
+    const ReconcileReport report = FS_OK(rec.runPass(0));
+    const qint64 after = FS_OK(engine->database().nowMs());
+    const auto recorded = FS_OK(passes.last());
+    QVERIFY(recorded);
+    QVERIFY2(recorded->finishedAtMs >= before && recorded->finishedAtMs <= after,
+             qPrintable(u"%1 not in [%2, %3]"_s.arg(recorded->finishedAtMs).arg(before).arg(after)));
+    QVERIFY(recorded->durationMs >= 0 && recorded->durationMs <= after - before + 1000);
+    QCOMPARE(recorded->autoFixed, 1);
+    QCOMPARE(recorded->autoFixed, qint64(report.autoFixed));
+    QCOMPARE(recorded->pendingApproval, 0);
+    QCOMPARE(recorded->warnings, 0);
+    // The next pass replaces it: nothing new found.
+    FS_VERIFY_OK(rec.runPass(0));
+    QCOMPARE(FS_OK(passes.last())->autoFixed, 0);
+}
 
 void TestReconcile::orphanPreDeduct()
 {
@@ -1037,6 +1129,54 @@ void TestReconcile::approvalLeavesTheGateAsRebuildWould()
              qPrintable(afterApproval));
     QCOMPARE(FS_OK(engine->reserve(u"c2"_s, u"carol"_s, {{u"A"_s, 2, {}}})).outcome, Outcome::LimitExceeded);
     QCOMPARE(FS_OK(engine->reserve(u"c3"_s, u"carol"_s, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+}
+
+void TestReconcile::unknownOutcomeIsResolvedByItsProcess()
+{
+    // A reserve whose COMMIT answer is lost while the book is away (PostgreSQL stops taking
+    // connections, the session is cut): the answer is outcome_unknown and its token stays
+    // held, recorded as the process's own. Once the book is back the process resolves it
+    // itself, no reconcile pass: too young for the safe grace, it waits; past it, the
+    // attempt is fenced and its units go back to the gate.
+    FS_GATED_ENGINE(u"postgresql"_s);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    auto buyer = test::openEngine(fresh.url(), redis.url());
+    QVERIFY(buyer);
+    UnknownOutcomes unknown;
+    buyer->recordUnknownOutcomes(&unknown);
+    const qint64 pid = FS_OK(buyer->database().exec(u"SELECT pg_backend_pid()"_s)).first().at(0).toLongLong();
+    BookAwayAtCommit away(fresh.url(), pid);
+    QVERIFY2(away.problem().isEmpty(), qPrintable(away.problem()));
+    buyer->database().setWriteFaults(&away);
+    const auto lost = buyer->reserve(u"u1"_s, {}, {{u"A"_s, 3, {}}});
+    buyer->database().setWriteFaults(nullptr);
+    QVERIFY(away.fired());
+    QVERIFY2(away.problem().isEmpty(), qPrintable(away.problem()));
+    QVERIFY(!lost);
+    QCOMPARE(errorCodeName(lost.error().code), errorCodeName(ErrorCode::OutcomeUnknown));
+    QCOMPARE(unknown.size(), 1);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 7);
+    away.comeBack();
+    QVERIFY2(away.problem().isEmpty(), qPrintable(away.problem()));
+
+    Reconciler resolver(*engine);
+    const QHash<QString, QStringList> held = unknown.take();
+    ReconcileReport report;
+    QCOMPARE(FS_OK(resolver.resolveTokens(u"A"_s, held.value(u"A"_s), Reconciler::minSafeGraceMs(), report)),
+             held.value(u"A"_s));
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 7);
+    QCOMPARE(FS_OK(resolver.resolveTokens(u"A"_s, held.value(u"A"_s), 0, report)), QStringList{});
+    QCOMPARE(report.discrepancies.size(), 1);
+    QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::OrphanPreDeduct);
+    QCOMPARE(report.discrepancies.first().order, u"u1"_s);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"u1"_s)), std::optional(OrderStatus::Abandoned));
+    // The buyer's retry reserves afresh.
+    auto retry = buyer->reserve(u"u1"_s, {}, {{u"A"_s, 3, {}}});
+    FS_VERIFY_OK(retry);
+    QCOMPARE(retry->outcome, Outcome::Reserved);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 7);
+    QVERIFY(test::bookHolds(*engine));
 }
 
 QTEST_GUILESS_MAIN(TestReconcile)

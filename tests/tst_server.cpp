@@ -14,6 +14,7 @@
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
 #include "support/ServerProcess.h"
+#include "support/TinyDisk.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -109,6 +110,7 @@ private slots:
     void accessLogCannotBeForged();
     void tokensRefusedWhileTheBookIsAway();
     void clientAddressKeys();
+    void fullDiskAnswersUnavailableAndSellsAgain();
     void fencedOrderReservesAgain_data() { test::addBackendRows(); }
     void fencedOrderReservesAgain();
     void cliAndServerInterchangeable();
@@ -785,6 +787,72 @@ void TestServer::clientAddressKeys()
     QCOMPARE(server::clientKeyText(v6("2001:db8::ffff:2")), u"2001:db8::/64"_s);
     QCOMPARE(server::clientKeyText(v6("::ffff:192.0.2.1")), u"192.0.2.1"_s);
     QVERIFY(server::clientKey(nullptr).isEmpty());
+}
+
+void TestServer::fullDiskAnswersUnavailableAndSellsAgain()
+{
+    // A SQLite book on a disk that fills up: the reserves the book refuses are answered 503
+    // unavailable and their units go back to the gate at once; /readyz and the log say the
+    // book is full. Once there is room again, every unit sells, with no reconcile.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    FS_TINY_DISK(disk, 2048);
+    const DbUrl url = FS_OK(DbUrl::parse(u"sqlite:///"_s + disk.path() + u"/book.db"_s));
+    RedisFixture redis;
+    QVERIFY2(redis.start(), qPrintable(redis.errorString()));
+    auto engine = test::openEngine(url, redis.url());
+    QVERIFY(engine);
+    const QString token = test::addAccessToken(*engine, u"all"_s, AccessScope::Reserve | AccessScope::Read);
+    constexpr int kStock = 500;
+    FS_VERIFY_OK(engine->addSku(u"DISK"_s, kStock));
+    test::ServerProcess server(url, redis.url());
+    QVERIFY2(server.start(), qPrintable(server.errorString()));
+    const QString reserveUrl = server.baseUrl() + u"/v1/reservations"_s;
+
+    QVERIFY(disk.fill());
+    int reserved = 0, order = 0;
+    test::HttpAnswer refused;
+    while (order < kStock) {
+        refused = http("POST", reserveUrl, reservation(u"d-%1"_s.arg(order++), u"DISK"_s, 1), token);
+        if (refused.json.value(u"result"_s).toString() != u"reserved"_s)
+            break;
+        ++reserved;
+    }
+    QCOMPARE(refused.status, 503);
+    const QJsonObject error = refused.json.value(u"error"_s).toObject();
+    QCOMPARE(error.value(u"code"_s).toString(), u"unavailable"_s);
+    QVERIFY2(error.value(u"message"_s).toString().contains(u"the book is full"_s), refused.body.constData());
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"d-%1"_s.arg(order - 1))), std::nullopt);
+    // Its units are back already: the gate holds what the book holds.
+    QCOMPARE(engine->gateLevels(u"DISK"_s).available, FS_OK(engine->book().levels(u"DISK"_s)).available);
+    QCOMPARE(engine->gateLevels(u"DISK"_s).available, kStock - reserved);
+    QElapsedTimer waited;
+    waited.start();
+    test::HttpAnswer ready;
+    do {
+        ready = http("GET", server.baseUrl() + u"/readyz"_s, {}, {}, {});
+    } while (ready.status == 200 && waited.elapsed() < 5000);
+    QCOMPARE(ready.status, 503);
+    QVERIFY2(QString::fromUtf8(ready.body).contains(u"book: full"_s), ready.body.constData());
+    QVERIFY2(server.log().contains(u"the book is full"_s), qPrintable(server.log()));
+
+    QVERIFY(disk.makeRoom());
+    while (order < 3 * kStock) {
+        const auto a = http("POST", reserveUrl, reservation(u"d-%1"_s.arg(order++), u"DISK"_s, 1), token);
+        const QString result = a.json.value(u"result"_s).toString();
+        if (result == u"out_of_stock"_s)
+            break;
+        QVERIFY2(result == u"reserved"_s, a.body.constData());
+        ++reserved;
+    }
+    QCOMPARE(reserved, kStock);
+    QCOMPARE(engine->gateLevels(u"DISK"_s).available, 0);
+    waited.restart();
+    do {
+        ready = http("GET", server.baseUrl() + u"/readyz"_s, {}, {}, {});
+    } while (ready.status != 200 && waited.elapsed() < 5000);
+    QCOMPARE(ready.status, 200);
+    QVERIFY2(server.log().contains(u"book: writes commit again"_s), qPrintable(server.log()));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestServer::fencedOrderReservesAgain()

@@ -5,11 +5,14 @@
 // kill -9 under load, and a request thread's connections all sending at once.
 
 #include "Engine.h"
+#include "gate/Gate.h"
 #include "reconcile/Reconciler.h"
+#include "store/Database.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
 #include "support/ServerProcess.h"
+#include "support/TcpCut.h"
 
 #include <QDeadlineTimer>
 #include <QDir>
@@ -18,12 +21,18 @@
 #include <QHostAddress>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QScopeGuard>
 #include <QSet>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QTcpSocket>
 #include <QTest>
+#include <QThread>
 
 #include <csignal>
 #include <memory>
+#include <utility>
 #include <vector>
 
 using namespace Qt::StringLiterals;
@@ -151,6 +160,77 @@ double metricValue(const QByteArray &text, const QByteArray &series)
     return -1;
 }
 
+/// Holds every COMMIT on book `url` of a transaction that inserted an order: the test adds
+/// a deferred constraint trigger to the book that takes a shared advisory lock, and a session
+/// of its own holds that lock, so such a COMMIT is sent and then waits in the book. Thread
+/// affinity: the creating thread. release() lets them commit; so does the destructor.
+class CommitsHeld {
+public:
+    explicit CommitsHeld(const DbUrl &url)
+        : m_name(u"commits-held"_s)
+    {
+        QSqlDatabase db = addPostgresConnection(url, m_name);
+        if (!db.open()) {
+            m_problem = db.lastError().text();
+            return;
+        }
+        for (const QString &sql :
+             {u"CREATE FUNCTION fs_test_hold_commit() RETURNS trigger LANGUAGE plpgsql AS "
+              u"$$ BEGIN PERFORM pg_advisory_xact_lock_shared(%1); RETURN NULL; END $$"_s.arg(kKey),
+              u"CREATE CONSTRAINT TRIGGER fs_test_hold_commit AFTER INSERT ON orders DEFERRABLE INITIALLY DEFERRED "
+              u"FOR EACH ROW EXECUTE FUNCTION fs_test_hold_commit()"_s,
+              u"SELECT pg_advisory_lock(%1)"_s.arg(kKey)})
+            if (m_problem = run(sql); !m_problem.isEmpty())
+                return;
+    }
+    ~CommitsHeld()
+    {
+        release();
+        QSqlDatabase::database(m_name, false).close();
+        QSqlDatabase::removeDatabase(m_name);
+    }
+    CommitsHeld(const CommitsHeld &) = delete;
+    CommitsHeld &operator=(const CommitsHeld &) = delete;
+
+    QString problem() const { return m_problem; }
+    /// The backend whose COMMIT waits for the lock (up to 20 s); 0 if none did.
+    qint64 waitingCommit()
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 20000) {
+            QSqlQuery q(QSqlDatabase::database(m_name, false));
+            if (q.exec(u"SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = "
+                       u"'advisory'"_s)
+                && q.next())
+                return q.value(0).toLongLong();
+            QThread::msleep(10);
+        }
+        return 0;
+    }
+    /// Ends backend `pid`: its COMMIT never happens. Empty when done, else why not.
+    QString terminate(qint64 pid) { return run(u"SELECT pg_terminate_backend(%1)"_s.arg(pid)); }
+    /// The waiting COMMITs go on.
+    void release()
+    {
+        if (std::exchange(m_holding, false))
+            m_problem += run(u"SELECT pg_advisory_unlock(%1)"_s.arg(kKey));
+    }
+
+private:
+    static constexpr int kKey = 30417;
+
+    QString run(const QString &sql)
+    {
+        QSqlQuery q(QSqlDatabase::database(m_name, false));
+        return q.exec(sql) ? QString() : q.lastError().text();
+    }
+
+    QString m_name;
+    QString m_problem;
+    bool m_holding = true;
+};
+
 } // namespace
 
 class TestServerRaces : public QObject {
@@ -166,6 +246,8 @@ private slots:
     void drainAnswersWhatIsInFlight_data() { test::addBackendRows(); }
     void drainAnswersWhatIsInFlight();
     void drainPastItsLimitAnswersUnknown();
+    void unknownOutcomeIsResolvedByTheServer_data();
+    void unknownOutcomeIsResolvedByTheServer();
     void killUnderLoadLosesNoAnswer_data() { test::addBackendRows(); }
     void killUnderLoadLosesNoAnswer();
     void connectionsSendingTogetherAreAnswered_data() { test::addBackendRows(); }
@@ -404,6 +486,76 @@ void TestServerRaces::drainPastItsLimitAnswersUnknown()
     auto retry = engine->reserve(u"stuck-1"_s, u"alice"_s, {{u"STUCK"_s, 3, {}}});
     FS_VERIFY_OK(retry);
     QCOMPARE(retry->outcome, Outcome::Reserved);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestServerRaces::unknownOutcomeIsResolvedByTheServer_data()
+{
+    QTest::addColumn<bool>("committed");
+    QTest::newRow("committed, its answer lost") << true;
+    QTest::newRow("not committed") << false;
+}
+
+void TestServerRaces::unknownOutcomeIsResolvedByTheServer()
+{
+    // A reserve whose COMMIT went out and whose answer was lost (the server's sessions to the
+    // book cut while the COMMIT waits in it), while the book takes no new session, so the
+    // server cannot ask again either: the buyer is answered 503 outcome_unknown and the token
+    // stays held. The book comes back, and the server resolves the token itself, with no
+    // reconcile pass: settled if the order committed; if not, fenced and its units given back
+    // once it is the reconciler's safe grace old (10 s, Redis time).
+    QFETCH(bool, committed);
+    FS_GATED_ENGINE(u"postgresql"_s);
+    const QString token = test::addAccessToken(*engine, u"all"_s, AccessScope::Reserve | AccessScope::Read);
+    FS_VERIFY_OK(engine->addSku(u"LOST"_s, 10));
+    const DbHost pg = fresh.url().hosts.constFirst();
+    test::TcpCut relay(pg.host, pg.port);
+    QVERIFY(relay.start());
+    DbUrl viaRelay = fresh.url();
+    viaRelay.hosts = {DbHost{u"127.0.0.1"_s, relay.port()}};
+    test::ServerProcess server(viaRelay, redis.url());
+    QVERIFY2(server.start(), qPrintable(server.errorString()));
+    CommitsHeld held(fresh.url());
+    QVERIFY2(held.problem().isEmpty(), qPrintable(held.problem()));
+
+    test::HttpCrowd buyer(server.baseUrl(), token, {reserveRequest(u"lost-1"_s, u"alice"_s, u"LOST"_s, 3)}, 1);
+    QVERIFY2(buyer.start(), qPrintable(buyer.errorString()));
+    const qint64 pid = held.waitingCommit();
+    QVERIFY(pid > 0);
+    QCOMPARE(fresh.admitSessions(false), QString());
+    auto admit = qScopeGuard([&] { (void)fresh.admitSessions(true); });
+    if (committed)
+        QVERIFY(relay.cut() >= 1);
+    else
+        QCOMPARE(held.terminate(pid), QString());
+    QVERIFY(buyer.waitForFinished(30000));
+    const QJsonObject error = buyer.answers().value(0).value(u"error"_s).toObject();
+    QCOMPARE(error.value(u"code"_s).toString(), u"outcome_unknown"_s);
+    held.release();
+    QVERIFY2(held.problem().isEmpty(), qPrintable(held.problem()));
+    if (committed)
+        QTRY_COMPARE_WITH_TIMEOUT(FS_OK(engine->book().orderStatus(u"lost-1"_s)), std::optional(OrderStatus::Pending),
+                                  10000);
+    else
+        QCOMPARE(FS_OK(engine->book().orderStatus(u"lost-1"_s)), std::nullopt);
+    const QList<GateToken> lost = FS_OK(engine->gate()->openTokens(u"LOST"_s));
+    QCOMPARE(lost.size(), 1);
+    QCOMPARE(lost.first().state, TokenState::Held);
+    QCOMPARE(engine->gateLevels(u"LOST"_s).available, 7);
+
+    admit.dismiss();
+    QCOMPARE(fresh.admitSessions(true), QString());
+    if (committed) {
+        QTRY_COMPARE_WITH_TIMEOUT(FS_OK(engine->gate()->openTokens(u"LOST"_s)).value(0).state, TokenState::Settled,
+                                  30000);
+        QCOMPARE(engine->gateLevels(u"LOST"_s).available, 7);
+        QCOMPARE(FS_OK(engine->book().levels(u"LOST"_s)).locked, 3);
+    } else {
+        QTRY_COMPARE_WITH_TIMEOUT(engine->gateLevels(u"LOST"_s).available, 10, 30000);
+        QCOMPARE(FS_OK(engine->book().orderStatus(u"lost-1"_s)), std::optional(OrderStatus::Abandoned));
+        QVERIFY(FS_OK(engine->gate()->openTokens(u"LOST"_s)).isEmpty());
+        QVERIFY2(server.log().contains(u"reserve of unknown outcome"_s), qPrintable(server.log()));
+    }
     QVERIFY(test::bookHolds(*engine));
 }
 

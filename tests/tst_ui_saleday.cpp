@@ -711,7 +711,7 @@ void TestUiSaleDay::exportAndHelp()
     readme->close();
     QMessageBox *about = w.showAbout();
     QVERIFY(about->text().contains(u"FlashStock console 9.8.7"_s));
-    QVERIFY(about->text().contains(u"Licence"_s));
+    QVERIFY(about->text().contains(u"<b>Licence:</b> GPL-3.0-or-later"_s));
     shoot(about, u"help-about.png"_s);
     about->close();
 }

@@ -78,11 +78,12 @@ QString AboutText::html()
                "<h3>FlashStock console %1</h3>"
                "<p>Flash-sale inventory kept honest: a Redis gate in front of a SQL book of record, with a "
                "ledger that explains every unit.</p>"
-               "<p><b>Licence:</b> none declared yet: the source tree has no LICENSE file. Ask the maintainers "
-               "before you copy or redistribute it.</p>"
+               "<p><b>Licence:</b> %3, the GNU General Public License, version 3 or (at your option) any later "
+               "version. You may copy, change and redistribute it under its terms; it comes with no warranty.</p>"
                "<p>Built with Qt %2 (LGPLv3), hiredis (BSD) and Qt Charts (GPLv3). Times are shown in UTC; "
                "your local time is in the tooltips.</p>")
-        .arg(QCoreApplication::applicationVersion().toHtmlEscaped(), QString::fromLatin1(qVersion()));
+        .arg(QCoreApplication::applicationVersion().toHtmlEscaped(), QString::fromLatin1(qVersion()),
+             QStringLiteral(FLASHSTOCK_LICENSE));
 }
 
 } // namespace flashstock

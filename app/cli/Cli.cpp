@@ -4,6 +4,7 @@
 #include "CliContext.h"
 #include "ContractJson.h"
 #include "Identifiers.h"
+#include "commands/BackupCommand.h"
 #include "commands/BenchCommand.h"
 #include "commands/CompletionCommand.h"
 #include "commands/DrillCommand.h"
@@ -85,8 +86,8 @@ void print(QTextStream &out, QTextStream &err, const CommandOutput &output, bool
 
 Cli::Cli()
 {
-    for (Commands (*area)() : {skuCommands, orderCommands, ledgerCommands, saleCommands, gateCommands, benchCommands,
-                               drillCommands, reconcileCommands, tokenCommands, approverCommands})
+    for (Commands (*area)() : {skuCommands, orderCommands, ledgerCommands, saleCommands, gateCommands, backupCommands,
+                               benchCommands, drillCommands, reconcileCommands, tokenCommands, approverCommands})
         for (auto &command : area())
             m_commands.push_back(std::move(command));
     m_commands.push_back(completionCommand(*this));

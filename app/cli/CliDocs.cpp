@@ -100,7 +100,17 @@ QString cliManPage(const Cli &cli)
     return t;
 }
 
-QString cliBashCompletion(const Cli &cli)
+namespace {
+
+/// What both completion scripts are made of: the command table as `'words|--opt ...'` lines
+/// (each indented by eight spaces), the global options, and the options that take a value.
+struct CompletionTable {
+    QString table;
+    QString globals;
+    QString valued;
+};
+
+CompletionTable completionTable(const Cli &cli)
 {
     QStringList valued;
     const QStringList globals = longNames(Cli::globalOptions(), &valued);
@@ -110,6 +120,21 @@ QString cliBashCompletion(const Cli &cli)
         table += u"        '%1|%2'\n"_s.arg(spec.words.join(u' '), longNames(spec.options, &valued).join(u' '));
     }
     valued.removeDuplicates();
+    return {table, globals.join(u' '), valued.join(u' ')};
+}
+
+QString filledIn(QString script, const CompletionTable &t)
+{
+    return script.replace(u"%VERSION%"_s, buildVersion())
+        .replace(u"%TABLE%"_s, t.table)
+        .replace(u"%GLOBALS%"_s, t.globals)
+        .replace(u"%VALUED%"_s, t.valued);
+}
+
+} // namespace
+
+QString cliBashCompletion(const Cli &cli)
+{
     QString script = uR"bash(# bash completion for flashstock-cli %VERSION%, generated from its command table
 # (flashstock-cli completion bash).
 _flashstock_cli()
@@ -153,11 +178,58 @@ _flashstock_cli()
 }
 complete -F _flashstock_cli flashstock-cli
 )bash"_s;
-    script.replace(u"%VERSION%"_s, buildVersion())
-        .replace(u"%TABLE%"_s, table)
-        .replace(u"%GLOBALS%"_s, globals.join(u' '))
-        .replace(u"%VALUED%"_s, valued.join(u' '));
-    return script;
+    return filledIn(script, completionTable(cli));
+}
+
+QString cliZshCompletion(const Cli &cli)
+{
+    // The bash script's rules in zsh: words[1] is the program, CURRENT the word completed.
+    const QString script = uR"zsh(#compdef flashstock-cli
+# zsh completion for flashstock-cli %VERSION%, generated from its command table
+# (flashstock-cli completion zsh).
+_flashstock-cli()
+{
+    local -a commands typed next cw
+    commands=(
+%TABLE%    )
+    local globals='%GLOBALS%'
+    local valued=' %VALUED% '
+    local cur=${words[CURRENT]} prev=${words[CURRENT-1]}
+    if (( CURRENT > 2 )) && [[ $valued == *" $prev "* ]]; then
+        [[ $prev == --data-dir ]] && _files -/
+        return
+    fi
+    local i w
+    for (( i = 2; i < CURRENT; i++ )); do
+        w=${words[i]}
+        if [[ $w == -* ]]; then
+            [[ $w != *=* && $valued == *" $w "* ]] && (( i++ ))
+            continue
+        fi
+        typed+=("$w")
+    done
+    local line=" ${typed[*]} " entry cmdwords opts options=$globals
+    (( ${#typed} == 0 )) && line=" "
+    for entry in "${commands[@]}"; do
+        cmdwords=${entry%%|*}
+        opts=${entry#*|}
+        if [[ $line == " $cmdwords "* ]]; then
+            options="$globals $opts"
+        elif [[ " $cmdwords " == "$line"* ]]; then
+            cw=(${=cmdwords})
+            next+=("${cw[${#typed}+1]}")
+        fi
+    done
+    if [[ $cur == -* ]] || (( ${#next} == 0 )); then
+        compadd -- ${=options}
+    else
+        compadd -- ${(ou)next}
+    fi
+}
+
+_flashstock-cli "$@"
+)zsh"_s;
+    return filledIn(script, completionTable(cli));
 }
 
 } // namespace flashstock

@@ -16,4 +16,8 @@ QString cliManPage(const Cli &cli);
 /// Printed by `flashstock-cli completion bash`.
 QString cliBashCompletion(const Cli &cli);
 
+/// The same completion for zsh (a `#compdef` file, installed as
+/// /usr/share/zsh/vendor-completions/_flashstock-cli). Printed by `flashstock-cli completion zsh`.
+QString cliZshCompletion(const Cli &cli);
+
 } // namespace flashstock

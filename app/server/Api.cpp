@@ -458,11 +458,10 @@ void Api::read(int route, const QString &id, const Actor &by, std::shared_ptr<Pe
         HttpReply r;
         if (route == RouteOrder) {
             auto order = engine.book().order(id, by);
-            r = order ? jsonReply(MHD_HTTP_OK, orderJson(*order), orderStatusName(order->status).toLower())
-                      : errorReply(order.error());
+            r = order ? jsonReply(MHD_HTTP_OK, orderJson(*order), u"found"_s) : errorReply(order.error());
         } else {
             auto levels = engine.book().levels(id);
-            r = levels ? jsonReply(MHD_HTTP_OK, skuJson(*levels, engine.gateLevels(id)), u"sku"_s)
+            r = levels ? jsonReply(MHD_HTTP_OK, skuJson(*levels, engine.gateLevels(id)), u"found"_s)
                        : errorReply(levels.error());
         }
         metrics->bookCall(u"read"_s, double(book.nsecsElapsed()) / 1e9);

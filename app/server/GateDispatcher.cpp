@@ -8,10 +8,12 @@ using namespace Qt::StringLiterals;
 
 namespace flashstock::server {
 
-GateDispatcher::GateDispatcher(ResolvedProfile profile, BookWriters &book, ServerMetrics &metrics)
+GateDispatcher::GateDispatcher(ResolvedProfile profile, BookWriters &book, ServerMetrics &metrics,
+                               UnknownOutcomes &unknown)
     : m_profile(std::move(profile))
     , m_book(book)
     , m_metrics(metrics)
+    , m_unknown(unknown)
 {
 }
 
@@ -22,7 +24,7 @@ GateDispatcher::~GateDispatcher()
 
 Result<void> GateDispatcher::start()
 {
-    auto first = std::make_unique<GateLane>(u"gate dispatcher"_s, m_profile, m_book, m_metrics,
+    auto first = std::make_unique<GateLane>(u"gate dispatcher"_s, m_profile, m_book, m_metrics, m_unknown,
                                             [this](const SlotMap &map) { mapRead(map); });
     if (auto opened = first->start(); !opened)
         return opened;
@@ -63,7 +65,7 @@ GateLane &GateDispatcher::lane(const QString &key)
         m_lanes.erase(key);
         return *m_lanes.at(QString());
     }
-    slot = std::make_unique<GateLane>(u"gate dispatcher (%1)"_s.arg(key), m_profile, m_book, m_metrics,
+    slot = std::make_unique<GateLane>(u"gate dispatcher (%1)"_s.arg(key), m_profile, m_book, m_metrics, m_unknown,
                                       [this](const SlotMap &map) { mapRead(map); });
     slot->launch();
     return *slot;

@@ -13,6 +13,7 @@
 
 namespace flashstock {
 class BookWriters;
+class UnknownOutcomes;
 }
 
 namespace flashstock::server {
@@ -38,7 +39,8 @@ public:
     /// Most lanes, the first one included.
     static constexpr int kMaxLanes = 16;
 
-    GateDispatcher(ResolvedProfile profile, BookWriters &book, ServerMetrics &metrics);
+    /// Its lanes keep the tokens of reserves whose book outcome stays unknown in `unknown`.
+    GateDispatcher(ResolvedProfile profile, BookWriters &book, ServerMetrics &metrics, UnknownOutcomes &unknown);
     ~GateDispatcher();
 
     /// Opens the first lane's engine. The open's error if it fails.
@@ -65,6 +67,7 @@ private:
     ResolvedProfile m_profile;
     BookWriters &m_book;
     ServerMetrics &m_metrics;
+    UnknownOutcomes &m_unknown;
     std::mutex m_mutex;
     std::optional<SlotMap> m_map;                      ///< the newest slot map a lane read
     std::map<QString, std::unique_ptr<GateLane>> m_lanes; ///< by lane key; "" is the first lane

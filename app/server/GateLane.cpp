@@ -14,11 +14,12 @@ using namespace Qt::StringLiterals;
 namespace flashstock::server {
 
 GateLane::GateLane(QString name, ResolvedProfile profile, BookWriters &book, ServerMetrics &metrics,
-                   std::function<void(const SlotMap &)> onSlotMap)
+                   UnknownOutcomes &unknown, std::function<void(const SlotMap &)> onSlotMap)
     : m_name(std::move(name))
     , m_profile(std::move(profile))
     , m_book(book)
     , m_metrics(metrics)
+    , m_unknown(unknown)
     , m_onSlotMap(std::move(onSlotMap))
 {
 }
@@ -84,6 +85,7 @@ void GateLane::Queue::take(Round &out, int)
 
 void GateLane::run(Engine &engine)
 {
+    engine.recordUnknownOutcomes(&m_unknown);
     if (Gate *gate = engine.gate(); gate && m_onSlotMap)
         gate->setSlotMapListener(m_onSlotMap);
     for (;;) {

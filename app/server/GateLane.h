@@ -12,6 +12,7 @@
 namespace flashstock {
 class BookWriters;
 class SlotMap;
+class UnknownOutcomes;
 }
 
 namespace flashstock::server {
@@ -25,7 +26,9 @@ class ServerMetrics;
 /// completes what the gate left open (Engine::prepareBook) and hands them to the book
 /// writers, which take every waiting order into one transaction (group commit). The book's
 /// answers come back to this thread, which gives back or settles the tokens of every answer
-/// that is back (Engine::applyBooks: the settles in one pipeline) and answers.
+/// that is back (Engine::applyBooks: the settles in one pipeline) and answers. The tokens
+/// of a reserve whose book outcome stays unknown go to `unknown` (resolved by the
+/// housekeeping).
 ///
 /// Batches grow by themselves under load (whatever arrived during one round trip goes in
 /// the next, in the gate and in the book alike), and a lone reserve goes at once: nothing
@@ -41,7 +44,7 @@ public:
     /// `name` is for logs. `onSlotMap` (may be empty) gets every slot map the lane's gate
     /// reads (Gate::setSlotMapListener), on the lane's thread.
     GateLane(QString name, ResolvedProfile profile, BookWriters &book, ServerMetrics &metrics,
-             std::function<void(const SlotMap &)> onSlotMap);
+             UnknownOutcomes &unknown, std::function<void(const SlotMap &)> onSlotMap);
     /// stop().
     ~GateLane();
     GateLane(const GateLane &) = delete;
@@ -106,6 +109,7 @@ private:
     ResolvedProfile m_profile;
     BookWriters &m_book;
     ServerMetrics &m_metrics;
+    UnknownOutcomes &m_unknown;
     std::function<void(const SlotMap &)> m_onSlotMap;
     WorkerLoop<Queue> m_loop; ///< one thread; closed when its engine could not open
 };

@@ -3,12 +3,16 @@
 #include "EngineThread.h"
 #include "ServerLog.h"
 #include "ServerMetrics.h"
+#include "UnknownOutcomes.h"
 #include "gate/Gate.h"
 #include "reconcile/Reconciler.h"
 #include "store/AccessTokenStore.h"
 #include "store/Database.h"
+#include "store/DiscrepancyStore.h"
+#include "store/ReconcilePassStore.h"
 #include "store/SaleStore.h"
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QThread>
 
@@ -26,12 +30,14 @@ constexpr qint64 kLevelsEvery = 5;
 } // namespace
 
 Housekeeping::Housekeeping(ResolvedProfile profile, HousekeepingPlan plan, ServerMetrics &metrics,
-                           Published<AccessTokenSet> &tokens, Published<Readiness> &readiness)
+                           Published<AccessTokenSet> &tokens, Published<Readiness> &readiness,
+                           UnknownOutcomes &unknown)
     : m_profile(std::move(profile))
     , m_plan(plan)
     , m_metrics(metrics)
     , m_tokens(tokens)
     , m_readiness(readiness)
+    , m_unknown(unknown)
 {
 }
 
@@ -85,7 +91,6 @@ Result<void> Housekeeping::start()
                     discrepancyKindName(d.kind), d.sku, discrepancyStatusName(d.status)).arg(d.delta).arg(d.detail));
             for (const QString &w : std::as_const(report->warnings))
                 ServerLog::trouble(u"reconcile-warning"_s, u"reconcile: "_s + w);
-            m_metrics.setPendingDiscrepancies(report->stillPending);
             logEngineWarnings(e, u"reconcile"_s);
         });
         if (!r)
@@ -124,7 +129,9 @@ void Housekeeping::refresh(Engine &engine, qint64 tick)
                                             valid.error().message, QString::number(kTokensTrustedFor.count())));
     }
     probe(engine);
+    resolveUnknown(engine);
     if (tick % kLevelsEvery == 0) {
+        readBookFigures(engine);
         auto sales = SaleStore(engine.database()).list();
         if (!sales)
             return;
@@ -135,6 +142,49 @@ void Housekeeping::refresh(Engine &engine, qint64 tick)
                     open << *levels;
         m_metrics.setSaleLevels(open);
     }
+}
+
+void Housekeeping::resolveUnknown(Engine &engine)
+{
+    if (m_unknown.size() == 0 || !engine.gate())
+        return;
+    Reconciler reconciler(engine);
+    const QHash<QString, QStringList> unknown = m_unknown.take();
+    for (auto it = unknown.cbegin(); it != unknown.cend(); ++it) {
+        ReconcileReport report;
+        auto left = reconciler.resolveTokens(it.key(), *it, Reconciler::minSafeGraceMs(), report);
+        m_unknown.putBack(it.key(), left ? *left : *it);
+        if (!left)
+            ServerLog::trouble(u"unknown-outcomes"_s, u"reserves of unknown outcome on %1 not resolved yet: %2"_s.arg(
+                                                          it.key(), left.error().message));
+        for (const Discrepancy &d : std::as_const(report.discrepancies))
+            ServerLog::warning(u"reserve of unknown outcome: %1"_s.arg(d.detail));
+        for (const QString &w : std::as_const(report.warnings))
+            ServerLog::trouble(u"unknown-outcomes"_s, u"reserves of unknown outcome: "_s + w);
+    }
+    logEngineWarnings(engine, u"unknown outcomes"_s);
+}
+
+void Housekeeping::logBookRoom(const std::optional<WriteRefusal> &refused)
+{
+    if (refused && m_bookRefusedSince != refused->sinceMs)
+        ServerLog::warning(u"book: %1; reserves answer unavailable (their units go back to the gate) until it has "
+                           u"room"_s.arg(refused->message));
+    else if (!refused && m_bookRefusedSince)
+        ServerLog::info(u"book: writes commit again, %1 s after it first refused one"_s.arg(
+            (QDateTime::currentMSecsSinceEpoch() - *m_bookRefusedSince) / 1000));
+    m_bookRefusedSince = refused ? std::optional(refused->sinceMs) : std::nullopt;
+}
+
+void Housekeeping::readBookFigures(Engine &engine)
+{
+    // A figure that cannot be read keeps its last value; readiness says the book is down.
+    if (auto pending = DiscrepancyStore(engine.database()).pendingCount())
+        m_metrics.setPendingDiscrepancies(*pending);
+    if (auto expiry = engine.expiryStatus())
+        m_metrics.setExpiry(*expiry);
+    if (auto pass = ReconcilePassStore(engine.database()).last())
+        m_metrics.setLastReconcilePass(*pass);
 }
 
 void Housekeeping::probe(Engine &engine)
@@ -148,6 +198,14 @@ void Housekeeping::probe(Engine &engine)
         r.down << u"book: not answering"_s;
         ServerLog::trouble(u"ready-book"_s, u"readiness: book: "_s + now.error().message);
     }
+    // A book that refused a write for want of room (SQLite's disk full) is not ready until a
+    // write of this process commits on it again.
+    const std::optional<WriteRefusal> refused = Database::writeRefusal(engine.database().url());
+    if (refused) {
+        r.book = false;
+        r.down << u"book: full (refusing writes)"_s;
+    }
+    logBookRoom(refused);
     Gate *gate = engine.gate();
     r.gateConfigured = gate != nullptr;
     if (gate) {
@@ -166,6 +224,7 @@ void Housekeeping::probe(Engine &engine)
             ServerLog::trouble(u"ready-gate"_s, u"readiness: gate: "_s + h.detail);
         }
     }
+    m_metrics.setReadiness(r.book, r.gateConfigured ? std::optional<bool>(r.gate && r.scripts) : std::nullopt);
     m_readiness.publish(r);
 }
 

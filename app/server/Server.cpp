@@ -10,6 +10,7 @@
 #include "HttpServer.h"
 #include "ServerLog.h"
 #include "ServerMetrics.h"
+#include "UnknownOutcomes.h"
 #include "open/EngineOpener.h"
 
 #include <QElapsedTimer>
@@ -120,9 +121,14 @@ int Server::run()
     // and releases alike.
     const Actor self{profile->operatorName, serverSource()};
     BookWriters book(profile->book, self, m_o.bookWriters);
+    book.setBatchObserver([&metrics](const QString &operation, int orders) { metrics.bookBatch(operation, orders); });
+    metrics.setBookWritersQueueSource([&book] { return book.stats().queued; });
     EngineWorkers workers(*profile, m_o.engineWorkers, book, metrics);
-    GateDispatcher dispatcher(*profile, book, metrics);
-    Housekeeping housekeeping(*profile, m_o.housekeeping, metrics, tokens, readiness);
+    // Tokens of reserves whose book outcome was lost: the dispatcher keeps them, the
+    // housekeeping resolves them.
+    UnknownOutcomes unknown;
+    GateDispatcher dispatcher(*profile, book, metrics, unknown);
+    Housekeeping housekeeping(*profile, m_o.housekeeping, metrics, tokens, readiness, unknown);
     for (auto start : {std::function<Result<void>()>([&] { return book.start(); }),
                        std::function<Result<void>()>([&] { return workers.start(); }),
                        std::function<Result<void>()>([&] { return dispatcher.start(); }),

@@ -6,6 +6,8 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <limits>
+
 namespace flashstock::server {
 
 namespace {
@@ -52,9 +54,68 @@ struct ServerMetrics::Families {
                    .Register(r))
         , bookQueue(prometheus::BuildGauge()
                         .Name("flashstock_book_queue_jobs")
-                        .Help("Book jobs waiting for a writer")
+                        .Help("Confirms, releases and reads waiting for an engine worker")
                         .Register(r)
                         .Add({}))
+        , writersQueued(prometheus::BuildGauge()
+                            .Name("flashstock_book_writers_queued_orders")
+                            .Help("Orders waiting for a book writer (not yet in a group-commit batch)")
+                            .Register(r)
+                            .Add({}))
+        , bookBatch(prometheus::BuildHistogram()
+                        .Name("flashstock_book_batch_orders")
+                        .Help("Orders in one book writers' transaction (group commit), by operation")
+                        .Register(r))
+        , bookUp(prometheus::BuildGauge()
+                     .Name("flashstock_book_up")
+                     .Help("1 if the book answered the last readiness probe (every second), else 0")
+                     .Register(r)
+                     .Add({}))
+        , gateUp(prometheus::BuildGauge()
+                     .Name("flashstock_gate_up")
+                     .Help("1 if the gate answered the last readiness probe with its scripts loaded, else 0 (absent "
+                           "without a gate)")
+                     .Register(r))
+        , holdsPastExpiry(prometheus::BuildGauge()
+                              .Name("flashstock_holds_past_expiry")
+                              .Help("PENDING orders whose hold has expired and is not released yet (book)")
+                              .Register(r)
+                              .Add({}))
+        , holdsPastExpiryUnits(prometheus::BuildGauge()
+                                   .Name("flashstock_holds_past_expiry_units")
+                                   .Help("Units locked by holds past their expiry (book)")
+                                   .Register(r)
+                                   .Add({}))
+        , heartbeatAge(prometheus::BuildGauge()
+                           .Name("flashstock_expirer_heartbeat_age_seconds")
+                           .Help("Age of the newest expirer heartbeat in the book (+Inf: none in the last day)")
+                           .Register(r)
+                           .Add({}))
+        , expirersAlive(prometheus::BuildGauge()
+                            .Name("flashstock_expirers_alive")
+                            .Help("Expirers whose last heartbeat is at most two of their intervals and 5 s old")
+                            .Register(r)
+                            .Add({}))
+        , reconcileFinished(prometheus::BuildGauge()
+                                .Name("flashstock_reconcile_last_pass_timestamp_seconds")
+                                .Help("When the last reconcile pass recorded in the book ended, Unix time (0: never)")
+                                .Register(r)
+                                .Add({}))
+        , reconcileDuration(prometheus::BuildGauge()
+                                .Name("flashstock_reconcile_last_pass_duration_seconds")
+                                .Help("How long the last reconcile pass recorded in the book ran")
+                                .Register(r)
+                                .Add({}))
+        , reconcileFound(prometheus::BuildGauge()
+                             .Name("flashstock_reconcile_last_pass_discrepancies")
+                             .Help("Discrepancies the last reconcile pass found, by status (auto_fixed, "
+                                   "pending_approval)")
+                             .Register(r))
+        , reconcileWarnings(prometheus::BuildGauge()
+                                .Name("flashstock_reconcile_last_pass_warnings")
+                                .Help("Trouble the last reconcile pass met without stopping (e.g. the gate unreachable)")
+                                .Register(r)
+                                .Add({}))
         , expired(prometheus::BuildCounter()
                       .Name("flashstock_expired_holds_total")
                       .Help("Holds released by the server's expiry")
@@ -92,6 +153,18 @@ struct ServerMetrics::Families {
     prometheus::Histogram &batch;
     prometheus::Family<prometheus::Histogram> &book;
     prometheus::Gauge &bookQueue;
+    prometheus::Gauge &writersQueued;
+    prometheus::Family<prometheus::Histogram> &bookBatch;
+    prometheus::Gauge &bookUp;
+    prometheus::Family<prometheus::Gauge> &gateUp;
+    prometheus::Gauge &holdsPastExpiry;
+    prometheus::Gauge &holdsPastExpiryUnits;
+    prometheus::Gauge &heartbeatAge;
+    prometheus::Gauge &expirersAlive;
+    prometheus::Gauge &reconcileFinished;
+    prometheus::Gauge &reconcileDuration;
+    prometheus::Family<prometheus::Gauge> &reconcileFound;
+    prometheus::Gauge &reconcileWarnings;
     prometheus::Counter &expired;
     prometheus::Family<prometheus::Counter> &refused;
     prometheus::Gauge &pending;
@@ -108,6 +181,10 @@ ServerMetrics::ServerMetrics()
     for (const QString &reason : {QStringLiteral("connection_limit"), QStringLiteral("per_ip_limit"),
                                   QStringLiteral("request_timeout")})
         m_refusedSeries.insert(reason, &m_f->refused.Add({{"reason", s(reason)}}));
+    for (const QString &operation : {QStringLiteral("reserve"), QStringLiteral("confirm"), QStringLiteral("release")})
+        m_batchSeries.insert(operation, &m_f->bookBatch.Add({{"operation", s(operation)}}, kBatch));
+    setLastReconcilePass(std::nullopt);
+    m_f->heartbeatAge.Set(std::numeric_limits<double>::infinity());
 }
 
 ServerMetrics::~ServerMetrics() = default;
@@ -167,6 +244,48 @@ void ServerMetrics::expired(qint64 orders) { m_f->expired.Increment(double(order
 
 void ServerMetrics::setPendingDiscrepancies(qint64 count) { m_f->pending.Set(double(count)); }
 
+void ServerMetrics::setReadiness(bool bookUp, std::optional<bool> gateUp)
+{
+    m_f->bookUp.Set(bookUp ? 1 : 0);
+    if (!gateUp)
+        return;
+    prometheus::Gauge *gate = nullptr;
+    {
+        std::lock_guard lock(m_requestMutex);
+        if (!m_gateUp)
+            m_gateUp = &m_f->gateUp.Add({});
+        gate = m_gateUp;
+    }
+    gate->Set(*gateUp ? 1 : 0);
+}
+
+void ServerMetrics::setExpiry(const ExpiryStatus &status)
+{
+    m_f->holdsPastExpiry.Set(double(status.overdueOrders));
+    m_f->holdsPastExpiryUnits.Set(double(status.overdueUnits()));
+    m_f->heartbeatAge.Set(status.expirers.isEmpty()
+                              ? std::numeric_limits<double>::infinity()
+                              : double(std::max<qint64>(0, status.nowMs - status.expirers.constFirst().atMs)) / 1000);
+    m_f->expirersAlive.Set(double(status.alive().size()));
+}
+
+void ServerMetrics::setLastReconcilePass(const std::optional<ReconcilePassRecord> &pass)
+{
+    const ReconcilePassRecord p = pass.value_or(ReconcilePassRecord{});
+    m_f->reconcileFinished.Set(double(p.finishedAtMs) / 1000);
+    m_f->reconcileDuration.Set(double(p.durationMs) / 1000);
+    m_f->reconcileFound.Add({{"status", "auto_fixed"}}).Set(double(p.autoFixed));
+    m_f->reconcileFound.Add({{"status", "pending_approval"}}).Set(double(p.pendingApproval));
+    m_f->reconcileWarnings.Set(double(p.warnings));
+}
+
+void ServerMetrics::bookBatch(const QString &operation, int orders)
+{
+    // Made in the constructor for every operation, so read without a lock.
+    if (prometheus::Histogram *series = m_batchSeries.value(operation))
+        series->Observe(double(orders));
+}
+
 void ServerMetrics::setSaleLevels(const QList<SkuLevels> &levels)
 {
     std::lock_guard lock(m_levelsMutex);
@@ -193,6 +312,8 @@ QByteArray ServerMetrics::text() const
 {
     if (m_inFlight)
         m_f->inFlight.Set(double(m_inFlight()));
+    if (m_writersQueued)
+        m_f->writersQueued.Set(double(m_writersQueued()));
     const std::string out = prometheus::TextSerializer().Serialize(m_registry->Collect());
     return QByteArray(out.data(), qsizetype(out.size()));
 }

@@ -1,6 +1,8 @@
 #pragma once
 
 #include "Domain.h"
+#include "Expiry.h"
+#include "store/ReconcilePassStore.h"
 
 #include <QByteArray>
 #include <QHash>
@@ -9,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 namespace prometheus {
 class Registry;
@@ -48,8 +51,20 @@ public:
     void expired(qint64 orders);
     /// The levels of the SKUs with an open sale; gauges of SKUs no longer listed go away.
     void setSaleLevels(const QList<SkuLevels> &levels);
-    /// Discrepancies waiting for approval after the server's last reconcile pass.
+    /// Discrepancies waiting for approval, as the book holds them.
     void setPendingDiscrepancies(qint64 count);
+    /// What the readiness probe found: the book answers; the gate answers with its scripts
+    /// loaded (nullopt: no gate configured, so no gate gauge).
+    void setReadiness(bool bookUp, std::optional<bool> gateUp);
+    /// Holds past their expiry and the expirers' heartbeats, as the book holds them.
+    void setExpiry(const ExpiryStatus &status);
+    /// The last reconcile pass the book recorded (nullopt: none ever; its time reads 0).
+    void setLastReconcilePass(const std::optional<ReconcilePassRecord> &pass);
+    /// One book writers' batch (group commit): its operation and how many orders it held.
+    void bookBatch(const QString &operation, int orders);
+    /// Where the orders waiting for a book writer are counted; read when the metrics are
+    /// rendered. Set once, before serving.
+    void setBookWritersQueueSource(std::function<qint64()> source) { m_writersQueued = std::move(source); }
 
     /// Everything, in the Prometheus text format (version 0.0.4).
     QByteArray text() const;
@@ -75,9 +90,12 @@ private:
     QHash<RequestKey, RequestSeries> m_requestSeries;
     QHash<QString, prometheus::Histogram *> m_bookSeries; ///< by operation, under m_requestMutex
     QHash<QString, prometheus::Counter *> m_refusedSeries; ///< by reason, under m_requestMutex
+    QHash<QString, prometheus::Histogram *> m_batchSeries; ///< by operation, made in the constructor
+    prometheus::Gauge *m_gateUp = nullptr; ///< made by the first setReadiness() with a gate, under m_requestMutex
     std::mutex m_levelsMutex;
     QHash<QString, SkuLevels> m_levels; ///< SKUs whose gauges exist now
     std::function<qint64()> m_inFlight;
+    std::function<qint64()> m_writersQueued;
 };
 
 } // namespace flashstock::server

@@ -13,6 +13,9 @@
 #include "store/DiscrepancyStore.h"
 #include "store/Invariants.h"
 #include "store/LedgerWindow.h"
+#include "store/ReconcilePassStore.h"
+
+#include <QElapsedTimer>
 
 using namespace Qt::StringLiterals;
 
@@ -268,6 +271,8 @@ bool Reconciler::record(const DiscrepancyRow &row, ReconcileReport &report)
 
 Result<ReconcileReport> Reconciler::runPass(qint64 graceMs)
 {
+    QElapsedTimer took;
+    took.start();
     ReconcileReport report;
     auto checkedThrough = checkBook(report);
     if (!checkedThrough)
@@ -281,6 +286,10 @@ Result<ReconcileReport> Reconciler::runPass(qint64 graceMs)
     if (!pending)
         return std::unexpected(pending.error());
     report.stillPending = *pending;
+    // In the book, so that whoever watches (any server's /metrics) sees when passes stop.
+    const ReconcilePassRecord pass{0, took.elapsed(), report.autoFixed, report.pendingApproval, report.warnings.size()};
+    if (auto r = ReconcilePassStore(m_engine.database()).record(pass); !r)
+        report.warnings << u"this pass was not recorded in the book: "_s + r.error().message;
     return report;
 }
 
@@ -370,69 +379,87 @@ void Reconciler::giveBack(const QString &sku, const GateToken &t, DiscrepancyKin
 
 bool Reconciler::healTokens(const QString &sku, qint64 nowMs, qint64 graceMs, ReconcileReport &report)
 {
-    Gate &gate = *m_engine.gate();
-    Book &book = m_engine.book();
-    auto tokens = gate.openTokens(sku);
+    auto tokens = m_engine.gate()->openTokens(sku);
     if (!tokens) {
         report.warnings << u"gate tokens of %1 not read: %2"_s.arg(sku, tokens.error().message);
         return true;
     }
     bool inFlight = false;
-    for (const GateToken &t : *tokens) {
-        auto order = book.orderOnSku(t.order, sku);
-        if (!order) {
-            report.warnings << order.error().message;
-            inFlight = true;
-            continue;
-        }
-        const qint64 age = nowMs - t.createdMs;
-        // No order, or one fenced for an earlier attempt: this token may be a retry on its
-        // way to the book, so it is given the grace too.
-        if (!*order || (*order)->status == OrderStatus::Abandoned) {
-            if (age < graceMs) {
-                inFlight = true;
-                continue;
-            }
-            // Fence this attempt first: a reserve carrying this token that arrives later must
-            // fail in the book, not commit units the gate is about to give back.
-            if (auto fenced = book.fenceOrder(t.order, t.user, t.token); !fenced) {
-                report.warnings << fenced.error().message;
-                inFlight = true;
-                continue;
-            }
-            order = book.orderOnSku(t.order, sku);
-            if (!order || !*order) {
-                inFlight = true;
-                continue;
-            }
-        }
-        const Book::OrderOnSku &o = **order;
-        if (o.status == OrderStatus::Abandoned) {
-            giveBack(sku, t, DiscrepancyKind::OrphanPreDeduct,
-                     u"had no order in the book %1 ms after the pre-deduct; this attempt is fenced (a retry of the "
-                     u"order reserves afresh)"_s.arg(age),
-                     report);
-        } else if (o.token != t.token) {
-            // The order is in the book under another token (a repeat's extra pre-deduct).
-            if (age < graceMs)
-                inFlight = true;
-            else
-                giveBack(sku, t, DiscrepancyKind::OrphanPreDeduct,
-                         u"is not the token order %1 holds in the book (%2)"_s.arg(t.order, o.token), report);
-        } else if (o.status == OrderStatus::Closed) {
-            giveBack(sku, t, DiscrepancyKind::StaleHold, u"belongs to an order the book has closed"_s, report);
-        } else {
-            // PENDING or PAID: a settle or mark-sold that did not reach the gate. Bookkeeping,
-            // no units move; one that fails now is retried by the next pass.
-            if (t.state == TokenState::Held)
-                if (auto r = gate.settle(sku, t.token); !r)
-                    report.warnings << u"token %1 of %2 not settled: %3"_s.arg(t.token, sku, r.error().message);
-            if (o.status == OrderStatus::Paid)
-                if (auto r = gate.markSold(sku, t.token); !r)
-                    report.warnings << u"token %1 of %2 not marked sold: %3"_s.arg(t.token, sku, r.error().message);
-        }
-    }
+    for (const GateToken &t : *tokens)
+        inFlight = healToken(sku, t, nowMs, graceMs, report) || inFlight;
     return inFlight;
+}
+
+Result<QStringList> Reconciler::resolveTokens(const QString &sku, const QStringList &tokens, qint64 graceMs,
+                                              ReconcileReport &report)
+{
+    Gate *gate = m_engine.gate();
+    if (!gate)
+        return QStringList{};
+    auto now = gate->nowMs();
+    if (!now)
+        return std::unexpected(now.error());
+    auto open = gate->openTokens(sku);
+    if (!open)
+        return std::unexpected(open.error());
+    QStringList left;
+    for (const GateToken &t : *open)
+        if (t.state == TokenState::Held && tokens.contains(t.token) && healToken(sku, t, *now, graceMs, report))
+            left << t.token;
+    return left;
+}
+
+bool Reconciler::healToken(const QString &sku, const GateToken &t, qint64 nowMs, qint64 graceMs,
+                           ReconcileReport &report)
+{
+    Gate &gate = *m_engine.gate();
+    Book &book = m_engine.book();
+    auto order = book.orderOnSku(t.order, sku);
+    if (!order) {
+        report.warnings << order.error().message;
+        return true;
+    }
+    const qint64 age = nowMs - t.createdMs;
+    // No order, or one fenced for an earlier attempt: this token may be a retry on its
+    // way to the book, so it is given the grace too.
+    if (!*order || (*order)->status == OrderStatus::Abandoned) {
+        if (age < graceMs)
+            return true;
+        // Fence this attempt first: a reserve carrying this token that arrives later must
+        // fail in the book, not commit units the gate is about to give back.
+        if (auto fenced = book.fenceOrder(t.order, t.user, t.token); !fenced) {
+            report.warnings << fenced.error().message;
+            return true;
+        }
+        order = book.orderOnSku(t.order, sku);
+        if (!order || !*order)
+            return true;
+    }
+    const Book::OrderOnSku &o = **order;
+    if (o.status == OrderStatus::Abandoned) {
+        giveBack(sku, t, DiscrepancyKind::OrphanPreDeduct,
+                 u"had no order in the book %1 ms after the pre-deduct; this attempt is fenced (a retry of the "
+                 u"order reserves afresh)"_s.arg(age),
+                 report);
+    } else if (o.token != t.token) {
+        // The order is in the book under another token (a repeat's extra pre-deduct).
+        if (age < graceMs)
+            return true;
+        giveBack(sku, t, DiscrepancyKind::OrphanPreDeduct,
+                 u"is not the token order %1 holds in the book (%2)"_s.arg(t.order, o.token), report);
+    } else if (o.status == OrderStatus::Closed) {
+        giveBack(sku, t, DiscrepancyKind::StaleHold, u"belongs to an order the book has closed"_s, report);
+    } else {
+        // PENDING or PAID: a settle or mark-sold that did not reach the gate. Bookkeeping,
+        // no units move; one that fails now is retried by the next pass.
+        if (t.state == TokenState::Held)
+            if (auto r = gate.settle(sku, t.token); !r)
+                report.warnings << u"token %1 of %2 not settled: %3"_s.arg(t.token, sku, r.error().message);
+        if (o.status == OrderStatus::Paid)
+            if (auto r = gate.markSold(sku, t.token); !r)
+                report.warnings << u"token %1 of %2 not marked sold: %3"_s.arg(t.token, sku, r.error().message);
+    }
+    return false;
 }
 
 void Reconciler::healLevels(const QString &sku, ReconcileReport &report)

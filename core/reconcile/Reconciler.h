@@ -44,7 +44,18 @@ public:
 
     /// One pass. `graceMs`: how old a held token must be, by Redis time, before it counts
     /// as orphaned. Idempotent: a second pass over an unchanged state finds nothing new.
+    /// A pass that completes is recorded in the book (ReconcilePassStore: when it ended, how
+    /// long it took, what it found); one that could not be recorded says so in its warnings.
     [[nodiscard]] Result<ReconcileReport> runPass(qint64 graceMs = 30000);
+
+    /// Settles or gives back `tokens` of `sku`: tokens this process left held when the
+    /// book's answer to their reserve was lost (UnknownOutcomes). Each is decided as a pass
+    /// decides it (its order in the book holding it: settled; no order, or a fenced one:
+    /// fenced, then given back and recorded), once it is `graceMs` old by Redis time.
+    /// Returns those still held for a later try (too young, the book did not answer); a
+    /// token the gate no longer holds is done. Errors: the gate unreachable.
+    [[nodiscard]] Result<QStringList> resolveTokens(const QString &sku, const QStringList &tokens, qint64 graceMs,
+                                                    ReconcileReport &report);
 
     /// Discrepancies, newest first; `status` filters when set.
     [[nodiscard]] Result<QList<Discrepancy>> list(std::optional<DiscrepancyStatus> status = std::nullopt);
@@ -92,6 +103,8 @@ private:
     Result<void> checkGates(qint64 graceMs, ReconcileReport &report);
     /// Gives back the units of dead tokens of `sku`; true if a token may still be in flight.
     bool healTokens(const QString &sku, qint64 nowMs, qint64 graceMs, ReconcileReport &report);
+    /// One open token of `sku` (healTokens, resolveTokens); true if it may still be in flight.
+    bool healToken(const QString &sku, const GateToken &token, qint64 nowMs, qint64 graceMs, ReconcileReport &report);
     /// The gate's available of `sku` set to the book's, if nothing is in flight and they differ.
     void healLevels(const QString &sku, ReconcileReport &report);
     /// Records a given-back token's discrepancy, then releases it in the gate.

@@ -52,6 +52,7 @@ Result<QList<OrderLine>> Book::normalizeLines(QList<OrderLine> lines)
 
 Book::Book(Database &db, Actor actor)
     : m_db(db)
+    , m_locks(db)
     , m_actor(std::move(actor))
 {
 }
@@ -306,7 +307,11 @@ Result<QList<BucketTake>> Book::takeLine(const QString &order, const OrderLine &
         return QList<BucketTake>{**first};
     if (buckets <= 1)
         return QList<BucketTake>{};
-    // Borrow: the preferred bucket is short, try any bucket that has enough.
+    // Borrow: the preferred bucket is short, try any bucket that has enough. The preferred
+    // one stays locked (the lock order, BookLocks: every reserve of an order holds it
+    // before the order's row).
+    if (auto r = m_locks.lock({{line.sku, preferred}}); !r)
+        return std::unexpected(r.error());
     auto more = m_db.exec(u"SELECT bucket FROM buckets WHERE sku = ? AND bucket <> ? AND bucket < ? AND available >= ? "
                           u"ORDER BY bucket"_s,
                           {line.sku, preferred, buckets, line.qty});
@@ -325,11 +330,14 @@ Result<QList<BucketTake>> Book::takeLine(const QString &order, const OrderLine &
 
 Result<std::optional<BucketTake>> Book::takeFromBucket(const OrderLine &line, int bucket)
 {
+    if (auto r = m_locks.beforeChange(line.sku, bucket); !r)
+        return std::unexpected(r.error());
     auto upd = m_db.exec(sql::reserveBucket(), {line.qty, line.qty, line.sku, bucket, line.qty});
     if (!upd)
         return std::unexpected(upd.error());
     if (upd->isEmpty())
         return std::optional<BucketTake>{};
+    m_locks.took(line.sku, bucket);
     return std::optional<BucketTake>{BucketTake{bucket, line.qty, levelsFrom(upd->first(), bucket)}};
 }
 

@@ -2,6 +2,7 @@
 
 #include "Domain.h"
 #include "Result.h"
+#include "store/BookLocks.h"
 #include "store/Invariants.h"
 
 #include <QHash>
@@ -279,6 +280,14 @@ private:
     /// (one its takeOverFenced did not find: a fence that came after).
     Result<ReserveResult> answerExisting(const QString &order, const QList<OrderLine> &wanted, const Actor &by,
                                          bool &fenced);
+    /// A refused reserve's answer if the order exists (inside the reserve's transaction):
+    /// true with `out` set as answerExisting() for an order the book holds, true with
+    /// `fenced` set for an order the reconciler fenced for one of these tokens; false (a new
+    /// order, or a fenced one this attempt may take over) if the refusal stands.
+    Result<bool> existingAnswer(const ReserveOrder &order, const QList<OrderLine> &wanted, ReserveResult &out,
+                                bool &fenced);
+    /// True if a fence of `order` holds one of the gate tokens of `wanted`.
+    Result<bool> fencedToken(const QString &order, const QList<OrderLine> &wanted);
     /// A reserve of an order the reconciler fenced (ABANDONED), inside the reserve's
     /// transaction: an attempt whose tokens no fence holds takes the order over (PENDING
     /// again, a new hold, created by `by`) and returns its expires_at; one carrying a fenced
@@ -323,7 +332,8 @@ private:
     /// transaction, any other error is that order's alone.
     using OrderBody = std::function<Result<OrderStep>(qsizetype index, OrderRun &run)>;
     /// Runs `body` for each of `indexes` in one write transaction, after locking `locks`
-    /// ((sku, bucket) pairs) in order on PostgreSQL; with several orders each order whose
+    /// ((sku, bucket) pairs) in order on PostgreSQL (BookLocks::lockFirst; a body takes any
+    /// other bucket through m_locks before its order rows); with several orders each order whose
     /// `savepointFirst` says so (always under a write-fault seam) runs in a savepoint opened
     /// before its body. `orderIds[i]` names order i for the write-fault seam. Returns the
     /// batch's error, or the per-order errors (nullopt: the body's answer stands) in
@@ -333,7 +343,7 @@ private:
     /// if the transaction is retried); its error rolls the batch back with `rerunAlone` set
     /// unless it is of the whole batch kind.
     Result<void> runBatch(const QList<qsizetype> &indexes, const QStringList &orderIds,
-                          QList<std::pair<QString, int>> locks, const std::function<bool(qsizetype)> &savepointFirst,
+                          const QList<BookLocks::Bucket> &locks, const std::function<bool(qsizetype)> &savepointFirst,
                           const OrderBody &body, QList<std::optional<Error>> &orderErrors, bool &rerunAlone,
                           const std::function<Result<void>()> &prelude = {});
     QList<Result<ReserveResult>> reserveOrders(const QList<ReserveOrder> &orders, Replay replay);
@@ -389,6 +399,7 @@ private:
     Result<bool> adjustBucket(qint64 adjustment, const QString &sku, int bucket, qint64 delta);
 
     Database &m_db;
+    BookLocks m_locks; ///< the lock order of the transaction this Book writes now
     Actor m_actor;
     QHash<QString, int> m_bucketCounts;
     LineTaker *m_taker = nullptr; ///< setLineTakerForTesting(); nullptr: the book's own take

@@ -30,16 +30,23 @@ bool endsBatch(ErrorCode code)
     return code == ErrorCode::Conflict || code == ErrorCode::Unavailable || code == ErrorCode::OutcomeUnknown;
 }
 
-/// `{a,b,c}`: a PostgreSQL array literal of identifiers that need no quoting
-/// (SKU and order ids are `[A-Za-z0-9._-]`).
-QString arrayLiteral(const QStringList &items) { return u'{' + items.join(u',') + u'}'; }
-
 /// The answer a repeat of the same call gives once `first` committed: what a replay finds
 /// when the lost COMMIT did commit.
 bool isRepeatOf(Outcome replay, Outcome first)
 {
     return replay == first || (first == Outcome::Paid && replay == Outcome::Duplicate)
         || (first == Outcome::Released && replay == Outcome::AlreadyClosed);
+}
+
+/// The answer of a replay after a lost COMMIT (`lost`): the replay's own, unless it could not
+/// reach the book either; then nobody knows yet, and the answer says so.
+template <typename T>
+Result<T> afterReplay(Result<T> replay, const Error &lost)
+{
+    if (replay || (replay.error().code != ErrorCode::Unavailable && replay.error().code != ErrorCode::OutcomeUnknown))
+        return replay;
+    return fail(ErrorCode::OutcomeUnknown, u"%1; asking the book again failed too (%2)"_s.arg(lost.message,
+                                                                                               replay.error().message));
 }
 
 /// True if a line of the order holds a gate token (its units are the gate's to give back).
@@ -51,31 +58,26 @@ bool heldAtGate(const QList<OrderLine> &lines)
 } // namespace
 
 Result<void> Book::runBatch(const QList<qsizetype> &indexes, const QStringList &orderIds,
-                            QList<std::pair<QString, int>> locks, const std::function<bool(qsizetype)> &savepointFirst,
+                            const QList<BookLocks::Bucket> &locks, const std::function<bool(qsizetype)> &savepointFirst,
                             const OrderBody &body, QList<std::optional<Error>> &orderErrors, bool &rerunAlone,
                             const std::function<Result<void>()> &prelude)
 {
     const bool several = indexes.size() > 1;
     rerunAlone = false;
-    std::sort(locks.begin(), locks.end());
-    locks.erase(std::unique(locks.begin(), locks.end()), locks.end());
-    QStringList lockSkus, lockBuckets;
-    for (const auto &[sku, bucket] : std::as_const(locks)) {
-        lockSkus << sku;
-        lockBuckets << QString::number(bucket);
-    }
     WriteFaults *faults = m_db.writeFaults();
+    m_locks.newTransaction();
     auto done = m_db.write<bool>([&](Transaction &tx) -> Result<bool> {
         rerunAlone = false;
-        // One order alone locks its rows in (sku, bucket) order by itself (its lines are
-        // sorted); several take every row they will touch first, in that order. SQLite's
-        // BEGIN IMMEDIATE already made this transaction the only writer.
-        if (several && m_db.dialect() == Dialect::Postgres && locks.size() > 1) {
-            if (auto r = m_db.exec(sql::lockBucketsInOrder(), {arrayLiteral(lockSkus), arrayLiteral(lockBuckets)}); !r)
-                return std::unexpected(r.error());
-        }
+        // The lock order (BookLocks): the buckets the batch knows it will touch first, in
+        // (sku, bucket) order; each order's body takes the rest of its buckets before its
+        // order rows. SQLite's BEGIN IMMEDIATE already made this transaction the only writer.
+        m_locks.newAttempt();
+        if (auto r = m_locks.lockFirst(locks); !r)
+            return std::unexpected(r.error());
         if (prelude) {
-            if (auto r = prelude(); !r) {
+            auto r = prelude();
+            m_locks.tookOrderRows();
+            if (!r) {
                 rerunAlone = !endsBatch(r.error().code);
                 return std::unexpected(r.error());
             }
@@ -89,6 +91,7 @@ Result<void> Book::runBatch(const QList<qsizetype> &indexes, const QStringList &
                 run.inSavepoint = true;
             }
             Result<OrderStep> step = body(i, run);
+            m_locks.tookOrderRows();
             const bool injected = step && run.inSavepoint && faults && faults->failOrder(orderIds.at(i));
             const bool injectedAlone = step && !several && faults && faults->failOrder(orderIds.at(i));
             if (injected || injectedAlone)
@@ -186,8 +189,10 @@ QList<Result<ReserveResult>> Book::reserveOrders(const QList<ReserveOrder> &orde
     std::function<Result<void>()> prelude;
     if (todo.size() > 1 && !m_taker && !m_db.writeFaults())
         prelude = [&] { return reserveGrouped(orders, wanted, todo, answers, grouped); };
+    // One order alone takes its buckets in order by itself (its lines are sorted by SKU).
     auto ran = runBatch(
-        todo, ids, locks, [&](qsizetype i) { return !grouped.at(i) && !oneStatement(orders.at(i), wanted.at(i)); },
+        todo, ids, todo.size() > 1 ? locks : QList<BookLocks::Bucket>{},
+        [&](qsizetype i) { return !grouped.at(i) && !oneStatement(orders.at(i), wanted.at(i)); },
         [&](qsizetype i, OrderRun &run) -> Result<OrderStep> {
             if (grouped.at(i))
                 return OrderStep::Keep; // reserved by the prelude
@@ -206,7 +211,7 @@ QList<Result<ReserveResult>> Book::reserveOrders(const QList<ReserveOrder> &orde
     if (!ran && ran.error().code == ErrorCode::OutcomeUnknown && replay == Replay::OnUnknown) {
         // Nobody knows whether the batch committed: each order on its own says what the book holds.
         for (qsizetype i : std::as_const(todo)) {
-            out[i] = reserveOrders({orders.at(i)}, Replay::Never).constFirst();
+            out[i] = afterReplay(reserveOrders({orders.at(i)}, Replay::Never).constFirst(), ran.error());
             if (out[i] && answers.at(i).order == orders.at(i).order && isRepeatOf(out[i]->outcome, answers.at(i).outcome))
                 out[i]->outcome = answers.at(i).outcome;
         }
@@ -239,6 +244,8 @@ Result<bool> Book::reserveInOneStatement(const ReserveOrder &order, const OrderL
     const int bucket = preferredBucket(order.order, m_bucketCounts.value(line.sku, 1));
     const QVariant token = nullable(line.token);
     const Actor &by = actorOf(order.actor);
+    if (auto r = m_locks.beforeChange(line.sku, bucket); !r)
+        return std::unexpected(r.error());
     auto r = m_db.exec(sql::reserveOneLine(m_db.nowMsExpr()),
                        {line.qty, line.qty, line.sku, bucket, line.qty, order.order,
                         order.order, nullable(order.user), order.holdSeconds * 1000, by.operatorName,
@@ -254,6 +261,7 @@ Result<bool> Book::reserveInOneStatement(const ReserveOrder &order, const OrderL
     }
     if (r->isEmpty())
         return false;
+    m_locks.took(line.sku, bucket);
     out = ReserveResult{Outcome::Reserved, order.order, {line}, {}, i64(r->first().at(0))};
     return true;
 }
@@ -276,7 +284,7 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
         return json(rows);
     };
     auto existing = m_db.exec(sql::existingOrdersOf(dialect),
-                              {dialect == Dialect::Postgres ? arrayLiteral(ids) : idRows()});
+                              {dialect == Dialect::Postgres ? sql::arrayLiteral(ids) : idRows()});
     if (!existing)
         return std::unexpected(existing.error());
     QSet<QString> seen; // an id that exists, or comes twice: the second is reserveOne's
@@ -304,10 +312,16 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
 
     // Every group's total in one guarded UPDATE: the common case, where each bucket covers
     // its whole group. (PostgreSQL: runBatch locked the batch's buckets in order first when
-    // there are several.)
+    // there are several; one is taken by this UPDATE.)
     QJsonArray totals;
-    for (const auto &[key, group] : groups)
+    QList<Bucket> keys;
+    for (const auto &[key, group] : groups) {
         totals.append(QJsonArray{key.first, key.second, group.total});
+        keys << key;
+    }
+    if (auto r = keys.size() == 1 ? m_locks.beforeChange(keys.first().first, keys.first().second) : m_locks.lock(keys);
+        !r)
+        return std::unexpected(r.error());
     auto moved = m_db.exec(sql::reserveBucketsOf(dialect), {json(totals)});
     if (!moved)
         return std::unexpected(moved.error());
@@ -315,6 +329,7 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
     for (const QVariantList &row : moved->rows) {
         const int bucket = row.at(1).toInt();
         movedTo[{row.at(0).toString(), bucket}] = levelsFrom(row, bucket, 2);
+        m_locks.took(row.at(0).toString(), bucket);
     }
 
     QJsonArray orderRows, lineRows, ledgerRows;
@@ -412,8 +427,42 @@ Result<Book::OrderStep> Book::reserveOne(const ReserveOrder &order, const QList<
             return std::unexpected(r.error());
         run.inSavepoint = true;
     }
-    // The order row first: it is the idempotency key.
+    // The stock first, then the order row (the lock order, BookLocks): a reserve holds its
+    // lines' preferred buckets before the row of its order, so two reserves of one order
+    // meet at a bucket, never at the row while each holds a bucket.
     const Actor &by = actorOf(order.actor);
+    QList<QList<BucketTake>> taken;
+    for (const OrderLine &line : wanted) {
+        std::optional<Outcome> refusal;
+        if (const qint64 limit = order.userLimits.value(line.sku); limit > 0) {
+            // The batch's earlier orders are visible here: the limit holds within a batch too.
+            auto held = SaleStore(m_db).userUnits(line.sku, order.user);
+            if (!held)
+                return std::unexpected(held.error());
+            if (*held + line.qty > limit)
+                refusal = Outcome::LimitExceeded;
+        }
+        if (!refusal) {
+            const int buckets = m_bucketCounts.value(line.sku, 1);
+            auto parts = m_taker ? m_taker->take(m_db, order.order, line, buckets) : takeLine(order.order, line, buckets);
+            if (!parts)
+                return std::unexpected(parts.error());
+            if (parts->isEmpty())
+                refusal = Outcome::OutOfStock;
+            else
+                taken << *parts;
+        }
+        if (refusal) {
+            // A repeat of an order the book holds is answered as that order, not refused.
+            auto existing = existingAnswer(order, wanted, out, fenced);
+            if (!existing)
+                return std::unexpected(existing.error());
+            if (!*existing)
+                out = ReserveResult{*refusal, order.order, wanted, line.sku, 0};
+            return OrderStep::Undo;
+        }
+    }
+    // The order row: it is the idempotency key.
     auto ins = m_db.exec(sql::insertOrder(m_db.nowMsExpr()),
                          {order.order, nullable(order.user), order.holdSeconds * 1000, by.operatorName});
     if (!ins)
@@ -421,48 +470,65 @@ Result<Book::OrderStep> Book::reserveOne(const ReserveOrder &order, const QList<
     qint64 expiresAt = 0;
     if (ins->isEmpty()) {
         // An order the reconciler fenced: a new attempt takes it over, a fenced one fails.
-        auto taken = takeOverFenced(order.order, order.user, wanted, order.holdSeconds, by, fenced);
-        if (!taken)
-            return std::unexpected(taken.error());
-        if (!*taken) {
+        auto takenOver = takeOverFenced(order.order, order.user, wanted, order.holdSeconds, by, fenced);
+        if (!takenOver)
+            return std::unexpected(takenOver.error());
+        if (!*takenOver) {
             if (!fenced) {
                 auto existing = answerExisting(order.order, wanted, by, fenced);
                 if (!existing)
                     return std::unexpected(existing.error());
                 out = *existing;
             }
-            return OrderStep::Undo; // nothing was written (a take-over is undone with the rest)
+            return OrderStep::Undo; // the stock taken above goes back with the rest
         }
-        expiresAt = **taken;
+        expiresAt = **takenOver;
     } else {
         expiresAt = i64(ins->first().at(0));
     }
     out = ReserveResult{Outcome::Reserved, order.order, wanted, {}, expiresAt};
-    for (const OrderLine &line : wanted) {
-        if (const qint64 limit = order.userLimits.value(line.sku); limit > 0) {
-            // The batch's earlier orders are visible here: the limit holds within a batch too.
-            auto held = SaleStore(m_db).userUnits(line.sku, order.user);
-            if (!held)
-                return std::unexpected(held.error());
-            if (*held + line.qty > limit) {
-                out.outcome = Outcome::LimitExceeded;
-                out.shortSku = line.sku;
-                return OrderStep::Undo;
-            }
-        }
-        const int buckets = m_bucketCounts.value(line.sku, 1);
-        auto parts = m_taker ? m_taker->take(m_db, order.order, line, buckets) : takeLine(order.order, line, buckets);
-        if (!parts)
-            return std::unexpected(parts.error());
-        if (parts->isEmpty()) {
-            out.outcome = Outcome::OutOfStock;
-            out.shortSku = line.sku;
-            return OrderStep::Undo;
-        }
-        if (auto r = recordTake(order.order, line, *parts, by); !r)
+    for (qsizetype i = 0; i < wanted.size(); ++i)
+        if (auto r = recordTake(order.order, wanted.at(i), taken.at(i), by); !r)
             return std::unexpected(r.error());
-    }
     return OrderStep::Keep;
+}
+
+Result<bool> Book::existingAnswer(const ReserveOrder &order, const QList<OrderLine> &wanted, ReserveResult &out,
+                                  bool &fenced)
+{
+    auto status = orderStatus(order.order);
+    if (!status)
+        return std::unexpected(status.error());
+    if (!*status)
+        return false;
+    if (**status == OrderStatus::Abandoned) {
+        // Fenced: this attempt fails if the reconciler gave its tokens back; a fresh attempt
+        // is refused as a new order would be.
+        auto hit = fencedToken(order.order, wanted);
+        if (!hit)
+            return std::unexpected(hit.error());
+        fenced = *hit;
+        return *hit;
+    }
+    auto existing = answerExisting(order.order, wanted, actorOf(order.actor), fenced);
+    if (!existing)
+        return std::unexpected(existing.error());
+    out = *existing;
+    return true;
+}
+
+Result<bool> Book::fencedToken(const QString &order, const QList<OrderLine> &wanted)
+{
+    for (const OrderLine &line : wanted) {
+        if (line.token.isEmpty())
+            continue;
+        auto hit = m_db.exec(u"SELECT 1 FROM order_fences WHERE order_id = ? AND token = ?"_s, {order, line.token});
+        if (!hit)
+            return std::unexpected(hit.error());
+        if (!hit->isEmpty())
+            return true;
+    }
+    return false;
 }
 
 Result<std::optional<qint64>> Book::takeOverFenced(const QString &order, const QString &user,
@@ -481,16 +547,12 @@ Result<std::optional<qint64>> Book::takeOverFenced(const QString &order, const Q
         return std::unexpected(upd.error());
     if (upd->isEmpty())
         return std::optional<qint64>{};
-    for (const OrderLine &line : wanted) {
-        if (line.token.isEmpty())
-            continue;
-        auto hit = m_db.exec(u"SELECT 1 FROM order_fences WHERE order_id = ? AND token = ?"_s, {order, line.token});
-        if (!hit)
-            return std::unexpected(hit.error());
-        if (!hit->isEmpty()) {
-            fenced = true;
-            return std::optional<qint64>{};
-        }
+    auto hit = fencedToken(order, wanted);
+    if (!hit)
+        return std::unexpected(hit.error());
+    if (*hit) {
+        fenced = true;
+        return std::optional<qint64>{};
     }
     return std::optional<qint64>{i64(upd->first().at(0))};
 }
@@ -513,7 +575,7 @@ Result<QList<std::pair<QString, int>>> Book::bucketsOfOrders(const QStringList &
     QList<std::pair<QString, int>> out;
     if (m_db.dialect() != Dialect::Postgres || orders.size() < 2)
         return out;
-    auto rows = m_db.exec(sql::bucketsOfOrders(), {arrayLiteral(orders)});
+    auto rows = m_db.exec(sql::bucketsOfOrders(), {sql::arrayLiteral(orders)});
     if (!rows)
         return std::unexpected(rows.error());
     for (const QVariantList &row : rows->rows)
@@ -537,6 +599,10 @@ QList<Result<OrderChange>> Book::finishOrders(const QList<FinishOrder> &orders, 
     }
     if (todo.isEmpty())
         return out;
+    // In order of their ids (the lock order, BookLocks: rows of orders without lines, such
+    // as the refunds of fenced orders, are taken in that order by every batch).
+    std::stable_sort(todo.begin(), todo.end(),
+                     [&](qsizetype a, qsizetype b) { return orders.at(a).order < orders.at(b).order; });
     // An order's lines never change once reserved, so they can be read before the lock.
     auto locks = bucketsOfOrders(valid);
     if (!locks) {
@@ -562,7 +628,7 @@ QList<Result<OrderChange>> Book::finishOrders(const QList<FinishOrder> &orders, 
 
     if (!ran && ran.error().code == ErrorCode::OutcomeUnknown && replay == Replay::OnUnknown) {
         for (qsizetype i : std::as_const(todo)) {
-            out[i] = finishOrders({orders.at(i)}, finish, Replay::Never).constFirst();
+            out[i] = afterReplay(finishOrders({orders.at(i)}, finish, Replay::Never).constFirst(), ran.error());
             if (out[i] && answers.at(i).order == orders.at(i).order && isRepeatOf(out[i]->outcome, answers.at(i).outcome))
                 out[i]->outcome = answers.at(i).outcome;
         }
@@ -599,12 +665,20 @@ Result<Book::OrderStep> Book::finishOne(const QString &order, Finish finish, con
     const QString status = row->first().at(0).toString();
     const qint64 version = i64(row->first().at(1));
     const QString paidWith = row->first().at(2).toString();
+    // After the status: a PENDING order's lines were committed with it.
     auto rows = m_db.exec(u"SELECT sku, bucket, qty, token FROM order_lines WHERE order_id = ? "
                           u"ORDER BY sku, bucket"_s, {order});
     if (!rows)
         return std::unexpected(rows.error());
-    for (const QVariantList &r : rows->rows)
+    // The order's buckets before anything of the order is written (the lock order,
+    // BookLocks): the batch locked them first, unless its lines were not known then.
+    QList<BookLocks::Bucket> buckets;
+    for (const QVariantList &r : rows->rows) {
         out.lines << OrderLine{r.at(0).toString(), i64(r.at(2)), r.at(3).toString()};
+        buckets << BookLocks::Bucket{r.at(0).toString(), r.at(1).toInt()};
+    }
+    if (auto locked = m_locks.lock(buckets); !locked)
+        return std::unexpected(locked.error());
 
     if (status != u"PENDING"_s) {
         if (!pay) {

@@ -19,11 +19,16 @@ constexpr int kMaxBuckets = 1024;
 
 Result<QList<BucketTake>> Book::takeSplit(const OrderLine &line, int buckets)
 {
-    // PostgreSQL: lock the SKU's buckets in bucket order first, so the figures read are the
-    // figures written. SQLite: BEGIN IMMEDIATE already made this transaction the only writer.
-    const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
+    // PostgreSQL: lock the SKU's buckets first (the lock order, BookLocks), so the figures
+    // read are the figures written. SQLite: BEGIN IMMEDIATE already made this transaction
+    // the only writer.
+    QList<BookLocks::Bucket> all;
+    for (int b = 0; b < buckets; ++b)
+        all << BookLocks::Bucket{line.sku, b};
+    if (auto r = m_locks.lock(all); !r)
+        return std::unexpected(r.error());
     auto rows = m_db.exec(u"SELECT bucket, available FROM buckets WHERE sku = ? AND bucket < ? AND available > 0 "
-                          u"ORDER BY bucket"_s + lock,
+                          u"ORDER BY bucket"_s,
                           {line.sku, buckets});
     if (!rows)
         return std::unexpected(rows.error());
@@ -100,6 +105,14 @@ Result<Adjustment> Book::setBucketCount(const QString &sku, int count)
         return fail(ErrorCode::InvalidArgument, u"buckets must be from 1 to %1, got %2"_s.arg(kMaxBuckets).arg(count),
                     u"buckets"_s);
     auto changed = m_db.write<Adjustment>([&](Transaction &) -> Result<Adjustment> {
+        // The SKU's row first: one change of its buckets at a time. Then its buckets in bucket
+        // order (the lock order, BookLocks), then the new ones, which nobody else can want.
+        auto upd = m_db.exec(u"UPDATE skus SET bucket_count = ? WHERE sku = ?"_s, {count, sku});
+        if (!upd)
+            return std::unexpected(upd.error());
+        const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
+        if (auto r = m_db.exec(u"SELECT bucket FROM buckets WHERE sku = ? ORDER BY bucket"_s + lock, {sku}); !r)
+            return std::unexpected(r.error());
         for (int b = 0; b < count; ++b) {
             auto r = m_db.exec(u"INSERT INTO buckets (sku, bucket, available, locked, sold, total) "
                                u"VALUES (?, ?, 0, 0, 0, 0) ON CONFLICT (sku, bucket) DO NOTHING"_s,
@@ -107,11 +120,7 @@ Result<Adjustment> Book::setBucketCount(const QString &sku, int count)
             if (!r)
                 return std::unexpected(r.error());
         }
-        auto upd = m_db.exec(u"UPDATE skus SET bucket_count = ? WHERE sku = ?"_s, {count, sku});
-        if (!upd)
-            return std::unexpected(upd.error());
-        const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
-        auto rows = m_db.exec(u"SELECT bucket, available FROM buckets WHERE sku = ? ORDER BY bucket"_s + lock, {sku});
+        auto rows = m_db.exec(u"SELECT bucket, available FROM buckets WHERE sku = ? ORDER BY bucket"_s, {sku});
         if (!rows)
             return std::unexpected(rows.error());
         qint64 available = 0;

@@ -75,14 +75,7 @@ Result<std::optional<BucketLevels>> Book::lockBucket(const QString &sku, int buc
 {
     // PostgreSQL: the row stays as read until the caller commits. SQLite: BEGIN IMMEDIATE
     // already made the caller's transaction the only writer.
-    const QString lock = m_db.dialect() == Dialect::Postgres ? u" FOR UPDATE"_s : QString();
-    auto cur = m_db.exec(u"SELECT available, locked, sold, total FROM buckets WHERE sku = ? AND bucket = ?"_s + lock,
-                         {sku, bucket});
-    if (!cur)
-        return std::unexpected(cur.error());
-    if (cur->isEmpty())
-        return std::optional<BucketLevels>{};
-    return std::optional<BucketLevels>{levelsFrom(cur->first(), bucket)};
+    return m_locks.lockAndRead(sku, bucket);
 }
 
 Result<qint64> Book::setBucket(const QString &sku, int bucket, const Levels3 &found, const Levels3 &ledger,
@@ -114,6 +107,16 @@ Result<qint64> Book::setBucket(const QString &sku, int bucket, const Levels3 &fo
 Result<std::optional<qint64>> Book::changeOrderStatus(const QString &order, const QString &sku, OrderStatus from,
                                                       OrderStatus to, const QString &reason)
 {
+    // The order's buckets before its row (the lock order, BookLocks), as a confirm or a
+    // release of the order takes them.
+    auto buckets = m_db.exec(u"SELECT sku, bucket FROM order_lines WHERE order_id = ?"_s, {order});
+    if (!buckets)
+        return std::unexpected(buckets.error());
+    QList<BookLocks::Bucket> held;
+    for (const QVariantList &row : buckets->rows)
+        held << BookLocks::Bucket{row.at(0).toString(), row.at(1).toInt()};
+    if (auto r = m_locks.lock(held); !r)
+        return std::unexpected(r.error());
     auto upd = m_db.exec(u"UPDATE orders SET status = ?, version = version + 1 WHERE order_id = ? AND status = ?"_s,
                          {orderStatusName(to), order, orderStatusName(from)});
     if (!upd)

@@ -158,11 +158,22 @@ QString releaseSavepoint() { return u"RELEASE SAVEPOINT fs_order"_s; }
 
 // The rows are locked as the sorted rows come out (LockRows sits above the Sort), so in
 // (sku, bucket) order.
-QString lockBucketsInOrder()
+QString lockBucketsInOrder(bool wait)
 {
     return u"SELECT b.sku, b.bucket FROM buckets b JOIN unnest(?::text[], ?::int[]) AS w(sku, bucket) "
-           u"ON b.sku = w.sku AND b.bucket = w.bucket ORDER BY b.sku, b.bucket FOR UPDATE OF b"_s;
+           u"ON b.sku = w.sku AND b.bucket = w.bucket ORDER BY b.sku, b.bucket FOR UPDATE OF b"_s
+        + (wait ? QString() : u" NOWAIT"_s);
 }
+
+QString lockBucket(Dialect dialect, bool wait)
+{
+    const QString read = u"SELECT available, locked, sold, total FROM buckets WHERE sku = ? AND bucket = ?"_s;
+    if (dialect != Dialect::Postgres)
+        return read;
+    return read + (wait ? u" FOR UPDATE"_s : u" FOR UPDATE NOWAIT"_s);
+}
+
+QString arrayLiteral(const QStringList &items) { return u'{' + items.join(u',') + u'}'; }
 
 QString bucketsOfOrders()
 {

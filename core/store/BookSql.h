@@ -78,10 +78,17 @@ QString walCheckpointPassive();
 QString savepoint();
 QString rollbackToSavepoint();
 QString releaseSavepoint();
-/// PostgreSQL: locks the buckets a batch is about to touch, in (sku, bucket) order, so two
-/// batches cannot deadlock. Binds: SKU ids and bucket numbers as array literals
-/// (`{A,B}`, `{0,3}`), pairwise.
-QString lockBucketsInOrder();
+/// PostgreSQL: locks buckets in (sku, bucket) order (BookLocks), waiting for each as long as
+/// it takes, or with `wait` false failing at once (lock_not_available, 55P03) if another
+/// transaction holds one. Binds: SKU ids and bucket numbers as array literals (`{A,B}`,
+/// `{0,3}`), pairwise.
+QString lockBucketsInOrder(bool wait);
+/// One bucket's levels (available, locked, sold, total); PostgreSQL: locked for the
+/// transaction (FOR UPDATE, or with `wait` false FOR UPDATE NOWAIT). Binds: sku, bucket.
+QString lockBucket(Dialect dialect, bool wait);
+/// `{a,b,c}`: a PostgreSQL array literal of identifiers that need no quoting (SKU and
+/// order ids are `[A-Za-z0-9._-]`, bucket numbers are digits), to bind as `?::text[]`.
+QString arrayLiteral(const QStringList &items);
 /// PostgreSQL: the (sku, bucket) pairs the lines of some orders hold. Binds: the order ids
 /// as an array literal.
 QString bucketsOfOrders();

@@ -163,7 +163,12 @@ Result<OrderChange> BookWriters::releaseAndWait(FinishOrder order)
 
 BookWriters::Stats BookWriters::stats() const
 {
-    Stats s = m_loop.update([this](const Lanes &) { return m_stats; });
+    Stats s = m_loop.update([this](const Lanes &queue) {
+        Stats out = m_stats;
+        for (const Lane &lane : queue.lanes)
+            out.queued += qint64(lane.jobs.size());
+        return out;
+    });
     std::lock_guard lock(m_checkpointMutex);
     s.checkpoints = m_checkpoints;
     return s;
@@ -274,6 +279,10 @@ void BookWriters::runWriter(int index, std::promise<Result<void>> opened)
         do {
             answer(book, batch);
             committed(**db);
+            if (m_batchObserver)
+                m_batchObserver(batch.kind == Kind::Reserve ? u"reserve"_s
+                                : batch.kind == Kind::Confirm ? u"confirm"_s : u"release"_s,
+                                int(batch.jobs.size()));
         } while (finished(batch));
     }
 }

@@ -88,14 +88,21 @@ public:
     [[nodiscard]] Result<OrderChange> confirmAndWait(FinishOrder order);
     [[nodiscard]] Result<OrderChange> releaseAndWait(FinishOrder order);
 
-    /// Figures for people and benchmarks (any thread).
+    /// Figures for people, benchmarks and metrics (any thread).
     struct Stats {
         qint64 batches = 0; ///< transactions run
         qint64 orders = 0;  ///< orders answered
         int largest = 0;    ///< the largest batch so far
         qint64 checkpoints = 0; ///< SQLite: WAL checkpoints run by the checkpointer thread
+        qint64 queued = 0;  ///< orders waiting for a writer now (not yet in a batch)
     };
     Stats stats() const;
+
+    /// Called after each batch, on the writer's thread, with its operation (`reserve`,
+    /// `confirm`, `release`) and how many orders it held: for metrics. It must not block.
+    using BatchObserver = std::function<void(const QString &operation, int orders)>;
+    /// Sets the batch observer; before start(). Empty: none.
+    void setBatchObserver(BatchObserver observer) { m_batchObserver = std::move(observer); }
 
     /// TEST SEAM (the drill's db-error fault, tests): every writer's Database asks `faults`
     /// (Database::setWriteFaults), from the writers' threads. Set before start(); not owned.
@@ -154,6 +161,7 @@ private:
     Actor m_actor;
     int m_count;
     WriteFaults *m_faults = nullptr;
+    BatchObserver m_batchObserver; ///< setBatchObserver()
 
     bool m_started = false;      ///< start() ran (the owner's thread)
     Stats m_stats;               ///< under the loop's lock (WorkerLoop::update)

@@ -4,6 +4,7 @@
 #include "store/BookSql.h"
 
 #include <QAtomicInteger>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -12,6 +13,9 @@
 #include <QSqlError>
 #include <QSqlRecord>
 #include <QThread>
+
+#include <atomic>
+#include <mutex>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -66,6 +70,41 @@ namespace {
 
 QAtomicInteger<quint64> g_connectionSerial;
 
+/// Database::writeRefusal(): the process's record, by book.
+struct Refusals {
+    std::mutex mutex;
+    QHash<QString, WriteRefusal> byBook;
+    std::atomic<int> count{0}; ///< byBook.size(): a commit looks here first, without the lock
+};
+
+Refusals &refusals()
+{
+    static Refusals r;
+    return r;
+}
+
+void noteRefusal(const QString &book, const QString &message)
+{
+    Refusals &r = refusals();
+    std::lock_guard lock(r.mutex);
+    auto it = r.byBook.find(book);
+    if (it == r.byBook.end())
+        it = r.byBook.insert(book, WriteRefusal{QDateTime::currentMSecsSinceEpoch(), {}});
+    it->message = message;
+    r.count = int(r.byBook.size());
+}
+
+/// True if some book has a refusal on record (a commit then clears its book's).
+bool anyRefusal() { return refusals().count.load(std::memory_order_relaxed) != 0; }
+
+void noteCommit(const QString &book)
+{
+    Refusals &r = refusals();
+    std::lock_guard lock(r.mutex);
+    r.byBook.remove(book);
+    r.count = int(r.byBook.size());
+}
+
 QString migrationDir(Dialect dialect)
 {
     return dialect == Dialect::Sqlite ? u":/sql/sqlite"_s : u":/sql/postgresql"_s;
@@ -103,6 +142,23 @@ QStringList splitStatements(const QString &script)
 }
 
 } // namespace
+
+std::optional<WriteRefusal> Database::writeRefusal(const DbUrl &url)
+{
+    if (!anyRefusal())
+        return std::nullopt;
+    Refusals &r = refusals();
+    const QString key = refusalKey(url);
+    std::lock_guard lock(r.mutex);
+    if (auto it = r.byBook.constFind(key); it != r.byBook.cend())
+        return *it;
+    return std::nullopt;
+}
+
+QString Database::refusalKey(const DbUrl &url)
+{
+    return url.dialect == Dialect::Sqlite ? u"sqlite:"_s + QFileInfo(url.path).absoluteFilePath() : url.display();
+}
 
 int Database::schemaVersion()
 {
@@ -257,7 +313,17 @@ Error Database::classify(const QSqlError &error, const QString &sql)
             m_lastUnique = true;
         if (primary == 26)
             return {ErrorCode::InvalidArgument, message, u"db"_s};
-        if (primary == 10 || primary == 13 || primary == 14)
+        if (primary == 13 || primary == 10) {
+            // SQLITE_FULL, SQLITE_IOERR: the write did not happen (SQLite rolled its statement
+            // or its COMMIT back).
+            // Where the book lives is not said: the answer goes to clients.
+            const QString why = primary == 13 ? u"the book is full: no room for this write (database or disk full)"_s
+                                              : u"the book could not be written: an I/O error"_s;
+            const Error refused{ErrorCode::Unavailable, u"%1; nothing was written (%2)"_s.arg(why, message), {}};
+            noteRefusal(refusalKey(m_url), refused.message);
+            return refused;
+        }
+        if (primary == 14)
             return {ErrorCode::Unavailable, message, {}};
         return {ErrorCode::Internal, message, {}};
     }
@@ -354,11 +420,16 @@ Result<void> Database::runWrite(const std::function<Result<void>(Transaction &)>
         if (r && !tx.isRollbackOnly()) {
             if (m_writeFaults)
                 m_writeFaults->beforeCommit();
-            if (auto c = directExec(u"COMMIT"_s); c)
+            if (auto c = directExec(u"COMMIT"_s); c) {
+                if (anyRefusal())
+                    noteCommit(refusalKey(m_url));
                 return {};
-            else
+            } else {
                 last = c.error();
-            if (last.code == ErrorCode::Unavailable) {
+            }
+            // SQLite: the file is local, so a refused COMMIT is known not to have happened
+            // (the transaction was rolled back): a failure like any other below.
+            if (last.code == ErrorCode::Unavailable && m_url.dialect == Dialect::Postgres) {
                 // The COMMIT was sent and the connection went: it may have committed or not.
                 return fail(ErrorCode::OutcomeUnknown,
                             u"the connection to the book was lost at COMMIT: the transaction may or may not have "

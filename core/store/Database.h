@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 
 namespace flashstock {
@@ -53,6 +54,13 @@ public:
     virtual bool failOrder(const QString &order) { Q_UNUSED(order); return false; }
 };
 
+/// A write the book refused for want of room, as this process last saw it
+/// (Database::writeRefusal).
+struct WriteRefusal {
+    qint64 sinceMs = 0; ///< the first refusal since the last commit, ms since the epoch (this host's clock)
+    QString message;    ///< the newest refusal, for people
+};
+
 /// Adds a QtSql connection named `name` to the PostgreSQL database of `url` (its servers,
 /// user, password, database and libpq parameters; a 5 s connect timeout unless the URL sets
 /// one, `applicationName` as libpq's application_name unless the URL sets one, and
@@ -75,6 +83,13 @@ class Database {
 public:
     /// Schema version this binary writes and reads.
     static int schemaVersion();
+
+    /// The book at `url` refused a write of this process for want of room (SQLite: the
+    /// database or its disk is full, or writing it failed with an I/O error; the write did
+    /// not happen) and no write transaction of this process has committed on it since: why,
+    /// and since when. nullopt otherwise. A record of the whole process, which each of its
+    /// connections to that book keeps up to date. Any thread.
+    static std::optional<WriteRefusal> writeRefusal(const DbUrl &url);
 
     /// Opens the database and applies pending migrations. Errors: InvalidArgument for a file
     /// that is not a FlashStock database or a schema newer than this binary; Unavailable
@@ -107,7 +122,9 @@ public:
     /// Runs `body` in a write transaction (SQLite: BEGIN IMMEDIATE). Commits when it returns
     /// a value and did not call rollbackOnly(); rolls back otherwise. A body or commit that
     /// fails with ErrorCode::Conflict is retried up to `kMaxAttempts` times with backoff. A
-    /// connection lost at COMMIT is ErrorCode::OutcomeUnknown (it may have committed).
+    /// connection lost at COMMIT is ErrorCode::OutcomeUnknown (it may have committed). A
+    /// COMMIT SQLite refused (the disk full, an I/O error) did not happen: Unavailable, and
+    /// writeRefusal() says so until a write commits again.
     template <typename T>
     [[nodiscard]] Result<T> write(const std::function<Result<T>(Transaction &)> &body)
     {
@@ -191,6 +208,8 @@ private:
     void dropConnection();
     Result<void> checkOwnedBeforeWriting();
     Error classify(const QSqlError &error, const QString &sql);
+    /// writeRefusal()'s key of the book at `url`.
+    static QString refusalKey(const DbUrl &url);
 
     DbUrl m_url;
     QString m_connectionName;

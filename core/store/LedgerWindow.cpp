@@ -35,6 +35,12 @@ Result<LedgerWindow> LedgerWatermark::window()
 Result<qint64> LedgerWatermark::advance(qint64 lagMs, qint64 upTo)
 {
     return m_db.write<qint64>([&](Transaction &) -> Result<qint64> {
+        // The watermark's row first: reconcilers (one per server) advance it one after the
+        // other, each from where the last one left it, so no ledger row is folded twice.
+        if (auto r = m_db.exec(u"INSERT INTO reconcile_state (name, value) VALUES ('ledger_watermark', 0) "
+                               u"ON CONFLICT (name) DO UPDATE SET value = reconcile_state.value"_s);
+            !r)
+            return std::unexpected(r.error());
         auto current = window();
         if (!current)
             return std::unexpected(current.error());

@@ -42,7 +42,8 @@ public:
     /// Moves the watermark to the last ledger row older than `lagMs` (database clock, so rows
     /// of slower transactions with lower ids are not skipped) and no later than `upTo` (the
     /// last row the pass checked, BookCheck::checkedThrough), folding the rows passed into
-    /// the checkpoints. One transaction. Returns the new watermark.
+    /// the checkpoints. One transaction; concurrent calls (several reconcilers) run one after
+    /// the other, each from the watermark the last one left. Returns the new watermark.
     [[nodiscard]] Result<qint64> advance(qint64 lagMs, qint64 upTo);
     /// What the ledger explains for one bucket now: its checkpoint plus the rows after the
     /// watermark, read inside the caller's transaction if there is one.

@@ -27,10 +27,8 @@ qt_add_resources(flashstock "window_icon"
 install(FILES ${icon_svg} DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps COMPONENT console)
 install(FILES ${desktop_dir}/${app_id}.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications COMPONENT console)
 
-# The metainfo's screenshot: the README's Live view (docs/screenshots/live.png) where the
-# project's site publishes it; AppStream wants a web URL, not a file in the package.
-set(FLASHSTOCK_SCREENSHOT_URL "${PROJECT_HOMEPAGE_URL}/docs/screenshots/live.png" CACHE STRING
-    "Web URL of docs/screenshots/live.png, for the AppStream metainfo")
+# The metainfo names no homepage and no screenshot: AppStream wants web URLs for both, and
+# the project publishes none yet (a field left out beats a false one).
 string(TIMESTAMP FLASHSTOCK_RELEASE_DATE "%Y-%m-%d" UTC)
 configure_file(${desktop_dir}/${app_id}.metainfo.xml.in ${CMAKE_CURRENT_BINARY_DIR}/${app_id}.metainfo.xml @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${app_id}.metainfo.xml DESTINATION ${CMAKE_INSTALL_DATADIR}/metainfo COMPONENT console)

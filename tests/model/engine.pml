@@ -137,7 +137,7 @@ book:
        :: created && stored != tok -> goto extra
        :: else -> goto settle
        fi
-    :: bres == B_UNKNOWN -> bres = 0; goto failed    /* Engine::applyBook: the tokens stay held for the reconciler */
+    :: bres == B_UNKNOWN -> bres = 0; goto failed    /* Engine::applyBook: the tokens stay held for the reconciler (or the server's own resolver, the same step) */
     :: bres == B_ERROR -> bres = 0; retry = 1;
        if
        :: created -> goto giveback

@@ -87,14 +87,17 @@ pass:
    * mark sold); a crash part way through is a pass whose remaining tokens looked young.
    * What the one step leaves out is a reserve that gave its token back between the
    * snapshot and the reconciler's look at it: the reconciler fences that order too, and a
-   * client retry of it is refused one way (fenced) instead of another ("use a new order id"). */
+   * client retry of it is refused one way (fenced) instead of another ("use a new order id").
+   * A server resolving the tokens of its own reserves of unknown outcome
+   * (Reconciler::resolveTokens, each token by healToken with the safe grace) is this step
+   * for some of the open tokens. */
   /* step: reconcile.unpause  code: core/reconcile/Reconciler.cpp Reconciler::checkGates -> core/gate/Gate.cpp Gate::setPaused -> lua/set-paused-1.lua */
   /* step: reconcile.tokens  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::openTokens -> lua/open-tokens-2.lua */
-  /* step: reconcile.order-of  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/store/BookReconcile.cpp Book::orderOnSku */
-  /* step: reconcile.fence  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/store/BookReconcile.cpp Book::fenceOrder */
+  /* step: reconcile.order-of  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/reconcile/Reconciler.cpp Reconciler::healToken -> core/store/BookReconcile.cpp Book::orderOnSku */
+  /* step: reconcile.fence  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/reconcile/Reconciler.cpp Reconciler::healToken -> core/store/BookReconcile.cpp Book::fenceOrder */
   /* step: reconcile.giveback  code: core/reconcile/Reconciler.cpp Reconciler::giveBack -> core/store/DiscrepancyStore.cpp DiscrepancyStore::insert -> core/gate/Gate.cpp Gate::release -> lua/release-3.lua */
-  /* step: reconcile.settle  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::settle -> core/gate/Gate.cpp Gate::settlePipeline -> lua/settle-2.lua */
-  /* step: reconcile.mark-sold  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/gate/Gate.cpp Gate::markSold -> lua/mark-sold-3.lua */
+  /* step: reconcile.settle  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/reconcile/Reconciler.cpp Reconciler::healToken -> core/gate/Gate.cpp Gate::settle -> core/gate/Gate.cpp Gate::settlePipeline -> lua/settle-2.lua */
+  /* step: reconcile.mark-sold  code: core/reconcile/Reconciler.cpp Reconciler::healTokens -> core/reconcile/Reconciler.cpp Reconciler::healToken -> core/gate/Gate.cpp Gate::markSold -> lua/mark-sold-3.lua */
   atomic {
     CRASHPOINT;
     script_call(gf);

@@ -90,12 +90,19 @@ FreshBook::~FreshBook()
         adminExec(m_pgAdmin, u"DROP DATABASE IF EXISTS %1 WITH (FORCE)"_s.arg(m_pgDatabase));
 }
 
+QString FreshBook::admitSessions(bool admit)
+{
+    if (m_pgDatabase.isEmpty())
+        return u"admitSessions: only a PostgreSQL book refuses sessions"_s;
+    return adminExec(m_pgAdmin,
+                     u"ALTER DATABASE %1 ALLOW_CONNECTIONS %2"_s.arg(m_pgDatabase, admit ? u"true"_s : u"false"_s));
+}
+
 QString FreshBook::setReachable(bool reachable)
 {
     if (m_pgDatabase.isEmpty())
         return u"setReachable: only a PostgreSQL book can be cut off"_s;
-    const QString allow = u"ALTER DATABASE %1 ALLOW_CONNECTIONS %2"_s.arg(m_pgDatabase, reachable ? u"true"_s : u"false"_s);
-    if (const QString e = adminExec(m_pgAdmin, allow); !e.isEmpty() || reachable)
+    if (const QString e = admitSessions(reachable); !e.isEmpty() || reachable)
         return e;
     return adminExec(m_pgAdmin,
                      u"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '%1'"_s.arg(m_pgDatabase));

@@ -38,6 +38,9 @@ public:
     /// book whose host went away looks to its clients); `true` lets sessions in again. Empty
     /// when done, else why not.
     QString setReachable(bool reachable);
+    /// PostgreSQL only: `false` refuses new sessions on this book and keeps the open ones;
+    /// `true` lets new ones in again. Empty when done, else why not.
+    QString admitSessions(bool admit);
 
 private:
     DbUrl m_url;

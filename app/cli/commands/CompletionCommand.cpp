@@ -12,9 +12,10 @@ namespace {
 
 struct Completion final : Command {
     explicit Completion(const Cli &cli)
-        : Command({{u"completion"_s}, u"completion bash"_s,
-                   u"print a bash completion script for this command table (source it, or install it as "
-                   u"/usr/share/bash-completion/completions/flashstock-cli)"_s,
+        : Command({{u"completion"_s}, u"completion (bash | zsh)"_s,
+                   u"print a completion script for this command table: bash (source it, or install it as "
+                   u"/usr/share/bash-completion/completions/flashstock-cli) or zsh (install it as _flashstock-cli in "
+                   u"a directory of $fpath, e.g. /usr/share/zsh/vendor-completions)"_s,
                    {}}),
           m_cli(cli)
     {
@@ -27,14 +28,14 @@ private:
 
 CommandOutput Completion::execute(CliContext &, const QCommandLineParser &, const QStringList &args)
 {
-    if (args != QStringList{u"bash"_s})
+    if (args != QStringList{u"bash"_s} && args != QStringList{u"zsh"_s})
         return errorOutput({ErrorCode::InvalidArgument,
-                            u"shell: expected bash, got %1 (usage: completion bash)"_s.arg(
+                            u"shell: expected bash or zsh, got %1 (usage: completion (bash | zsh))"_s.arg(
                                 args.isEmpty() ? u"nothing"_s : quoteForMessage(args.join(u' '))),
                             u"shell"_s});
     CommandOutput out;
-    out.text = cliBashCompletion(m_cli);
-    out.json = {{u"shell"_s, u"bash"_s}, {u"script"_s, out.text}};
+    out.text = args.first() == u"bash"_s ? cliBashCompletion(m_cli) : cliZshCompletion(m_cli);
+    out.json = {{u"shell"_s, args.first()}, {u"script"_s, out.text}};
     return out;
 }
 

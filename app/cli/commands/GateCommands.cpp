@@ -16,31 +16,61 @@ namespace flashstock {
 
 namespace {
 
-/// `gate rebuild SKU`: reloads the SKU's gate from the book of record.
+/// `gate rebuild SKU` / `gate rebuild --all`: reloads one SKU's gate, or every SKU's, from
+/// the book of record (after a restore of the book, or a gate that lost its data).
 struct GateRebuild final : Command {
     GateRebuild()
-        : Command({{u"gate"_s, u"rebuild"_s}, u"gate rebuild SKU"_s, u"reload a SKU's gate from the book of record"_s, {}})
+        : Command({{u"gate"_s, u"rebuild"_s}, u"gate rebuild (SKU | --all)"_s,
+                   u"reload a SKU's gate, or every SKU's, from the book of record"_s,
+                   {{u"all"_s, u"Every SKU of the book, in order (after a restore of the book)."_s}}})
     {
     }
     CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
 };
 
-CommandOutput GateRebuild::execute(CliContext &ctx, const QCommandLineParser &, const QStringList &args)
+CommandOutput GateRebuild::execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args)
 {
-    if (args.size() != 1)
-        return errorOutput({ErrorCode::InvalidArgument, u"sku: expected exactly one SKU (usage: gate rebuild SKU)"_s,
-                            u"sku"_s});
-    if (auto r = checkSkuId(args.first()); !r)
-        return errorOutput(r.error());
+    const bool all = parser.isSet(u"all"_s);
+    if (all ? !args.isEmpty() : args.size() != 1)
+        return errorOutput({ErrorCode::InvalidArgument,
+                            u"sku: expected exactly one SKU or --all (usage: gate rebuild (SKU | --all))"_s, u"sku"_s});
+    if (!all)
+        if (auto r = checkSkuId(args.first()); !r)
+            return errorOutput(r.error());
     auto engine = ctx.engine();
     if (!engine)
         return errorOutput(engine.error());
-    auto rebuilt = (*engine)->rebuildGate(args.first());
-    if (!rebuilt)
-        return errorOutput(rebuilt.error());
+    QStringList skus = args;
+    if (all) {
+        auto listed = (*engine)->book().skus();
+        if (!listed)
+            return errorOutput(listed.error());
+        skus = *listed;
+    }
     CommandOutput out;
-    out.json = {{u"sku"_s, args.first()}, {u"gate"_s, QJsonObject{{u"available"_s, *rebuilt}}}};
-    out.text = u"gate of %1 rebuilt from the book: available %2\n"_s.arg(args.first()).arg(*rebuilt);
+    QJsonArray rebuiltJson;
+    for (const QString &sku : std::as_const(skus)) {
+        auto rebuilt = (*engine)->rebuildGate(sku);
+        if (!rebuilt) {
+            // The SKUs before it are rebuilt; this one and those after it are not: say which.
+            CommandOutput failed = errorOutput(rebuilt.error());
+            if (all) {
+                failed.json.insert(u"rebuilt"_s, rebuiltJson);
+                failed.text = u"error: gate of %1 not rebuilt (%2 of %3 SKUs rebuilt before it; run it again): %4\n"_s
+                                  .arg(sku).arg(rebuiltJson.size()).arg(skus.size()).arg(rebuilt.error().message);
+            }
+            return failed;
+        }
+        rebuiltJson.append(QJsonObject{{u"sku"_s, sku}, {u"gate"_s, QJsonObject{{u"available"_s, *rebuilt}}}});
+        out.text += u"gate of %1 rebuilt from the book: available %2\n"_s.arg(sku).arg(*rebuilt);
+    }
+    if (all) {
+        out.json = {{u"rebuilt"_s, rebuiltJson}};
+        if (skus.isEmpty())
+            out.text = u"the book has no SKU: nothing to rebuild\n"_s;
+    } else {
+        out.json = rebuiltJson.first().toObject();
+    }
     return out;
 }
 

@@ -4,8 +4,8 @@
 
 namespace flashstock {
 
-/// `gate rebuild SKU` (reload a SKU's gate from the book), `embedded status` and
-/// `embedded stop` (the data dir's private redis-server).
+/// `gate rebuild (SKU | --all)` (reload the gate from the book), `gate script-keys`,
+/// `embedded status`, `embedded stop` and `embedded start` (the data dir's private redis-server).
 Commands gateCommands();
 
 } // namespace flashstock
