@@ -11,16 +11,26 @@
 # Usage: scripts/ha-lab.sh up     [--dir DIR] [--build-dir DIR] [--failover tuned|defaults]
 #                                 [--rate-limit N]
 #        scripts/ha-lab.sh status [--dir DIR] [--json]
-#        scripts/ha-lab.sh kill-primary [--dir DIR]
+#        scripts/ha-lab.sh kill-primary|kill-standby|kill-server|heal [--dir DIR]
 #        scripts/ha-lab.sh down   [--dir DIR]
 #
 #   up            brings it all up (about 20-30 s here) and prints the status; a failed up
 #                 stops what it started and says why
 #   status        what a client needs; --json prints one object: {"storefront", "book", "gate",
 #                 "token_file", "book_password_file", "primary": "host:port", "synchronous",
-#                 "servers": [URL...], "dir"}
+#                 "servers": [URL...], "dir", "faults": {NAME: [ARGV...]}, "heal": [ARGV...]}:
+#                 "faults" says how to act out each fault the drill knows (book-failover,
+#                 standby-loss, server-kill: this script's commands below) and "heal" how to
+#                 make the formation whole again (flashstock-cli drill --formation FILE)
 #   kill-primary  a lost machine: SIGKILL to the primary node's keeper (pg_autoctl) and
 #                 postmaster at once; prints {"node", "primary", "killed_at_ms"}
+#   kill-standby  the same to a secondary (a synchronous or quorum standby); prints {"node",
+#                 "standby", "killed_at_ms"}
+#   kill-server   SIGKILL to one flashstock-server behind HAProxy (the next in turn), returns
+#                 once its process is gone; prints {"server", "pid", "killed_at_ms"}
+#   heal          starts every data node's keeper and every server that is not running and
+#                 waits (up to 180 s) for a primary with two secondaries and every server
+#                 ready; prints {"healed": [NAME...], "seconds"}
 #   down          stops everything the lab started and removes DIR
 #
 #   --dir         the lab's directory (default: $FLASHSTOCK_HA_LAB_DIR, else
@@ -79,7 +89,7 @@ started() { echo "$2" > "$dir/pids/$1.pgid"; }
 spawn() { # NAME LOG COMMAND...
   local name=$1 log=$2
   shift 2
-  setsid "$@" </dev/null >"$log" 2>&1 &
+  setsid "$@" </dev/null >>"$log" 2>&1 &
   started "$name" $!
 }
 
@@ -119,6 +129,12 @@ count_state() { monitor_state | jq --arg s "$1" '[.[] | select(.current_group_st
 single_ready() { [ "$(count_state single)" = 1 ]; }
 formation_ready() {
   [ "$(count_state primary)" = 1 ] && [ "$(count_state secondary)" = 2 ]
+}
+
+# Whole again after a loss: the monitor says so, and the primary sees both standbys stream
+# (the monitor's states lag a node that was killed a moment ago).
+formation_whole() {
+  formation_ready && [ "$(book_psql "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")" = 2 ]
 }
 
 book_psql() { # SQL: on the primary, as the book's role
@@ -228,16 +244,20 @@ start_servers() {
             --redis "$gate_url" --operator ha-lab --json token add storefront --scope reserve,pay,read | jq -r .token)
   [ -n "$token" ] && [ "$token" != null ] || die "could not add the storefront token"
   (umask 077; printf '%s\n' "$token" > "$dir/token")
-  for i in 0 1 2; do
-    local d="$dir/server$((i + 1))"
-    mkdir -m 700 "$d"
-    spawn "server$((i + 1))" "$d/server.log" "${fsenv[@]}" PGPASSWORD="$(cat "$dir/book.password")" \
-      "$server" --data-dir "$d" --db "$book_url" --redis "$gate_url" --operator ha-lab \
-      --listen "127.0.0.1:${server_ports[$i]}" --pid-file "$d/server.pid"
+  for i in 1 2 3; do
+    mkdir -m 700 "$dir/server$i"
+    start_server "$i" "${server_ports[$((i - 1))]}"
   done
   for i in 0 1 2; do
     wait_for 60 "flashstock-server on ${server_ports[$i]} ready" curl -sf "http://127.0.0.1:${server_ports[$i]}/readyz"
   done
+}
+
+start_server() { # N PORT: server N on PORT (its log appended)
+  local d="$dir/server$1"
+  spawn "server$1" "$d/server.log" "${fsenv[@]}" PGPASSWORD="$(cat "$dir/book.password")" \
+    "$server" --data-dir "$d" --db "$book_url" --redis "$gate_url" --operator ha-lab \
+    --listen "127.0.0.1:$2" --pid-file "$d/server.pid"
 }
 
 start_haproxy() {
@@ -320,6 +340,9 @@ book_url='$book_url'
 gate_url='$gate_url'
 storefront=http://127.0.0.1:$haproxy_port
 servers='http://127.0.0.1:${server_ports[0]} http://127.0.0.1:${server_ports[1]} http://127.0.0.1:${server_ports[2]}'
+server_ports='${server_ports[*]}'
+node_ports='${node_ports[*]}'
+server='$server'
 failover=$failover
 EOF
   up_ok=1
@@ -350,10 +373,14 @@ status() {
   if [ $json = 1 ]; then
     jq -n --arg storefront "$storefront" --arg book "$book_url" --arg gate "$gate_url" --arg token "$dir/token" \
       --arg password "$dir/book.password" --arg primary "$primary" --argjson synchronous "$synchronous" \
-      --arg servers "$servers" --arg dir "$dir" --arg failover "$failover" \
+      --arg servers "$servers" --arg dir "$dir" --arg failover "$failover" --arg script "$repo/scripts/ha-lab.sh" \
       '{storefront: $storefront, book: $book, gate: $gate, token_file: $token, book_password_file: $password,
         primary: (if $primary == "" then null else $primary end), synchronous: $synchronous,
-        servers: ($servers | split(" ")), failover: $failover, dir: $dir}'
+        servers: ($servers | split(" ")), failover: $failover, dir: $dir,
+        faults: {"book-failover": ["bash", $script, "kill-primary", "--dir", $dir],
+                 "standby-loss": ["bash", $script, "kill-standby", "--dir", $dir],
+                 "server-kill": ["bash", $script, "kill-server", "--dir", $dir]},
+        heal: ["bash", $script, "heal", "--dir", $dir]}'
   else
     cat <<EOF
 storefront  $storefront  (bearer token in $dir/token)
@@ -366,15 +393,15 @@ EOF
   fi
 }
 
-# --- kill-primary ----------------------------------------------------------------------------
+# --- faults: kill-primary, kill-standby, kill-server, heal ----------------------------------
 descendants() { local p; for p in $(ps -o pid= --ppid "$1"); do echo "$p"; descendants "$p"; done; }
 
-kill_primary() {
+kill_node() { # STATE ROLE: SIGKILL to a data node in STATE (primary, secondary), printed as ROLE
   load_env
-  local node port pgdata top pids
-  node=$(monitor_state | jq -r '[.[] | select(.current_group_state == "primary")][0] | "\(.nodename) \(.nodeport)"')
+  local state=$1 role=$2 node port pgdata top pids
+  node=$(monitor_state | jq -r --arg s "$state" '[.[] | select(.current_group_state == $s and .assigned_group_state == $s)][0] | "\(.nodename) \(.nodeport)"')
   read -r node port <<<"$node"
-  [ -n "$node" ] && [ "$node" != null ] || die "no primary to kill (pg_autoctl show state)"
+  [ -n "$node" ] && [ "$node" != null ] || die "no $state node to kill (pg_autoctl show state)"
   pgdata="$dir/pg/$node"
   top=$(head -1 "$dir/pg/run/pg_autoctl$pgdata/pg_autoctl.pid" 2>/dev/null) || die "$node's keeper is not running"
   pids="$top $(descendants "$top") $(head -1 "$pgdata/postmaster.pid" 2>/dev/null || true)"
@@ -388,7 +415,74 @@ kill_primary() {
   at=$(date +%s%3N)
   # shellcheck disable=SC2086
   kill -KILL -- "-$group" $pids 2>/dev/null || true
-  jq -nc --arg node "$node" --arg primary "127.0.0.1:$port" --argjson at "$at" '{node: $node, primary: $primary, killed_at_ms: $at}'
+  jq -nc --arg node "$node" --arg role "$role" --arg address "127.0.0.1:$port" --argjson at "$at" \
+    '{node: $node, ($role): $address, killed_at_ms: $at}'
+}
+
+server_running() { # N: its pid file names a live flashstock-server
+  local pid
+  pid=$(cat "$dir/server$1/server.pid" 2>/dev/null) || return 1
+  alive "$pid" && [ "$(readlink "/proc/$pid/exe" 2>/dev/null | xargs -r basename)" = flashstock-server ]
+}
+
+kill_server() {
+  load_env
+  # The next server in turn that runs (a file remembers the last one killed).
+  local last n pid i
+  last=$(cat "$dir/server.killed" 2>/dev/null || echo 0)
+  for i in 1 2 3; do
+    n=$(( (last + i - 1) % 3 + 1 ))
+    server_running "$n" && break
+    n=""
+  done
+  [ -n "$n" ] || die "no flashstock-server runs (scripts/ha-lab.sh heal)"
+  pid=$(cat "$dir/server$n/server.pid")
+  local at
+  at=$(date +%s%3N)
+  kill -KILL -- "-$(cat "$dir/pids/server$n.pgid")" "$pid" 2>/dev/null || true
+  echo "$n" > "$dir/server.killed"
+  local deadline=$((SECONDS + 10))
+  while alive "$pid"; do
+    [ $SECONDS -lt $deadline ] || die "server$n (pid $pid) still runs 10 s after SIGKILL"
+    sleep 0.05
+  done
+  jq -nc --arg server "server$n" --argjson pid "$pid" --argjson at "$at" '{server: $server, pid: $pid, killed_at_ms: $at}'
+}
+
+alive() { # PID: runs and is not a zombie (a process SIGKILLed a moment ago may be one)
+  [ -n "$1" ] && [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
+}
+
+keeper_running() { # NODE
+  alive "$(head -1 "$dir/pg/run/pg_autoctl$dir/pg/$1/pg_autoctl.pid" 2>/dev/null)"
+}
+
+heal() {
+  load_env
+  local began=$SECONDS healed=() n i
+  read -r -a server_ports <<<"$server_ports"
+  for n in node1 node2 node3; do
+    keeper_running "$n" && continue
+    # pg_autoctl refuses to start while its pid file names a process that exists, even a
+    # zombie not reaped yet: the old one must be gone first.
+    local old
+    old=$(head -1 "$dir/pg/run/pg_autoctl$dir/pg/$n/pg_autoctl.pid" 2>/dev/null || true)
+    [ -n "$old" ] && wait_for 10 "$n's killed keeper (pid $old) gone" sh -c "! test -d /proc/$old"
+    # The node's keeper brings its PostgreSQL back and the monitor makes it a secondary again
+    # (an old primary rewinds to the new one's timeline first).
+    spawn "$n" "$dir/log/$n.log" "${pgenv[@]}" pg_autoctl run --pgdata "$dir/pg/$n"
+    healed+=("$n")
+  done
+  for i in 1 2 3; do
+    server_running "$i" && continue
+    start_server "$i" "${server_ports[$((i - 1))]}"
+    healed+=("server$i")
+  done
+  wait_for 180 "a primary with two secondaries streaming" formation_whole
+  for i in 0 1 2; do
+    wait_for 60 "flashstock-server on ${server_ports[$i]} ready" curl -sf "http://127.0.0.1:${server_ports[$i]}/readyz"
+  done
+  jq -nc --argjson seconds $((SECONDS - began)) '{healed: $ARGS.positional, seconds: $seconds}' --args "${healed[@]}"
 }
 
 # --- down ------------------------------------------------------------------------------------
@@ -433,7 +527,10 @@ down_now() {
 case "$command" in
   up) up ;;
   status) status ;;
-  kill-primary) kill_primary ;;
+  kill-primary) kill_node primary primary ;;
+  kill-standby) kill_node secondary standby ;;
+  kill-server) kill_server ;;
+  heal) heal ;;
   down) down_now ;;
-  *) echo "usage: $0 up|status|kill-primary|down [--dir DIR] [--json] (see the head of this file)" >&2; exit 2 ;;
+  *) echo "usage: $0 up|status|kill-primary|kill-standby|kill-server|heal|down [--dir DIR] [--json] (see the head of this file)" >&2; exit 2 ;;
 esac

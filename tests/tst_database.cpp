@@ -2,6 +2,7 @@
 // never as a crash; migrations and the statement cache.
 
 #include "reconcile/Reconciler.h"
+#include "store/BookReplication.h"
 #include "store/Database.h"
 #include "store/SaleStore.h"
 #include "support/BookFixture.h"
@@ -15,7 +16,6 @@
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
-#include <QTcpServer>
 #include <QTest>
 
 #include <barrier>
@@ -44,6 +44,10 @@ private slots:
     void badBookUrls_data();
     void badBookUrls();
     void lostServerIsReopenedOnTheNextCall();
+    void standbysAskedFor_data();
+    void standbysAskedFor();
+    void replicationStates();
+    void replicationOfTheBook();
     void lostCommitIsOutcomeUnknownThenReopened();
     void fullDiskRefusesTheCommit();
 };
@@ -365,6 +369,99 @@ void TestDatabase::openDoesNotWaitForTheWriteLock()
     QCOMPARE(QJsonDocument::fromJson(show.readAllStandardOutput()).object()[u"book"_s][u"available"_s].toInt(), 10);
 }
 
+void TestDatabase::standbysAskedFor_data()
+{
+    QTest::addColumn<QString>("names");
+    QTest::addColumn<int>("asked");
+    QTest::newRow("none") << QString() << 0;
+    QTest::newRow("pg_auto_failover") << u"ANY 1 (pgautofailover_standby_2, pgautofailover_standby_3)"_s << 1;
+    QTest::newRow("first") << u"FIRST 2 (a, b, c)"_s << 2;
+    QTest::newRow("counted") << u" 2 (a, b)"_s << 2;
+    QTest::newRow("lower case") << u"any 2(a, b, c)"_s << 2;
+    QTest::newRow("a list") << u"a, b"_s << 1;
+    QTest::newRow("any standby") << u"*"_s << 1;
+}
+
+void TestDatabase::standbysAskedFor()
+{
+    QFETCH(QString, names);
+    QFETCH(int, asked);
+    QCOMPARE(synchronousStandbysAskedFor(names), asked);
+}
+
+void TestDatabase::replicationStates()
+{
+    // What the primary reports, and the state it makes: three nodes, one standby asked for.
+    BookReplication r;
+    r.nodes = 3;
+    r.standbysRequired = 1;
+    r.standbys = 2;
+    r.synchronousStandbys = 1;
+    QCOMPARE(r.state(), BookReplication::State::Synchronous);
+    QVERIFY(r.synchronous() && !r.warns());
+    r.synchronousStandbys = 0; // connected but none streaming as synchronous: commits wait
+    QCOMPARE(r.state(), BookReplication::State::CommitsWaiting);
+    QVERIFY(!r.synchronous() && r.warns());
+    r.synchronousStandbys = -1; // the role may not read their states
+    QCOMPARE(r.state(), BookReplication::State::Unknown);
+    QVERIFY(!r.synchronous() && !r.warns());
+    r.synchronousStandbys = 1;
+    r.commitsWait = false; // synchronous_commit local or off: the standby is not waited for
+    QCOMPARE(r.state(), BookReplication::State::WritingAlone);
+    r.commitsWait = true;
+    r.standbysRequired = 0; // pg_auto_failover's wait_primary: no standby asked for
+    QCOMPARE(r.state(), BookReplication::State::WritingAlone);
+    QVERIFY(r.warns());
+    QVERIFY2(r.describe().contains(u"WRITING ALONE"_s), qPrintable(r.describe()));
+    r.nodes = 1;
+    r.standbys = 0;
+    r.synchronousStandbys = 0;
+    QCOMPARE(r.state(), BookReplication::State::Single); // one server, nothing asked for: a plain book
+    QVERIFY(!r.warns());
+    QCOMPARE(BookReplication::states().size(), 5);
+}
+
+void TestDatabase::replicationOfTheBook()
+{
+    // SQLite has none.
+    {
+        FS_FRESH_BOOK(lite, u"sqlite"_s);
+        auto db = Database::open(lite.url());
+        FS_VERIFY_OK(db);
+        QVERIFY(!FS_OK(readBookReplication(**db)).has_value());
+    }
+    // The test's PostgreSQL alone: one server, no standby.
+    FS_FRESH_BOOK(fresh, u"postgresql"_s);
+    const DbHost server = fresh.url().hosts.constFirst();
+    {
+        auto db = Database::open(fresh.url());
+        FS_VERIFY_OK(db);
+        const auto r = FS_OK(readBookReplication(**db));
+        QVERIFY(r.has_value());
+        QCOMPARE(r->state(), BookReplication::State::Single);
+        QCOMPARE(r->primaryNode, 1);
+        QCOMPARE(r->nodes, 1);
+        QCOMPARE(r->primary, u"%1:%2"_s.arg(server.host).arg(server.port));
+    }
+    // Named second after a server that is down: the session is on node 2 of 2, a replicated
+    // book whose primary has no standby, so every commit is its only copy.
+    const DbUrl two = FS_OK(DbUrl::parse(u"postgresql://%1@127.0.0.1:%2,%3:%4/%5?connect_timeout=2"_s
+                                             .arg(fresh.url().user)
+                                             .arg(test::deadPort())
+                                             .arg(server.host)
+                                             .arg(server.port)
+                                             .arg(fresh.url().database),
+                                         fresh.url().password));
+    auto db = Database::open(two);
+    FS_VERIFY_OK(db);
+    const auto r = FS_OK(readBookReplication(**db));
+    QVERIFY(r.has_value());
+    QCOMPARE(r->primaryNode, 2);
+    QCOMPARE(r->nodes, 2);
+    QCOMPARE(r->state(), BookReplication::State::WritingAlone);
+    QCOMPARE(r->stateName(), u"writing_alone"_s);
+}
+
 QTEST_GUILESS_MAIN(TestDatabase)
 #include "tst_database.moc"
 #include "support/TestChecks.h"
@@ -472,20 +569,12 @@ void TestDatabase::badBookUrls()
 
 namespace {
 
-/// A loopback port nothing listens on (it was free a moment ago).
-int deadPort()
-{
-    QTcpServer probe;
-    probe.listen(QHostAddress::LocalHost, 0);
-    return probe.serverPort();
-}
-
 /// The test server's book through `relay`, named second after a server that is down: libpq
 /// must skip the dead one, as it does a failed primary in a formation's URL.
 DbUrl throughRelay(const test::FreshBook &fresh, const test::TcpCut &relay)
 {
     const QString text = u"postgresql://%1@127.0.0.1:%2,127.0.0.1:%3/%4?connect_timeout=2"_s.arg(fresh.url().user)
-                             .arg(deadPort())
+                             .arg(test::deadPort())
                              .arg(relay.port())
                              .arg(fresh.url().database);
     return DbUrl::parse(text, fresh.url().password).value();

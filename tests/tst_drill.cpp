@@ -100,6 +100,7 @@ class TestDrill : public QObject {
 
 private slots:
     void sameSeedSameSchedule();
+    void onceFiresExactlyOnce();
     void allFaultsHoldEveryInvariant_data();
     void allFaultsHoldEveryInvariant();
     void brokenEngineFails();
@@ -111,6 +112,30 @@ private slots:
     void cliRejectsBadOptions();
 };
 
+void TestDrill::onceFiresExactlyOnce()
+{
+    // NAME=once: one event per gate-wide kind, one buyer per per-buyer kind, whatever the
+    // seed; between 10% and 50% of the buyers for the gate-wide ones.
+    const FaultSpec spec = FS_OK(parseFaults(u"script-flush=once, lost-callback=once,redis-restart=0.5"_s));
+    QCOMPARE(spec.once, (QSet<FaultKind>{FaultKind::ScriptFlush, FaultKind::LostCallback}));
+    QVERIFY(spec.mustFire(FaultKind::ScriptFlush) && !spec.mustFire(FaultKind::RedisRestart));
+    for (quint64 seed = 1; seed <= 20; ++seed) {
+        DrillOptions o = shortDrill(seed);
+        o.redis = RedisUrl::unixSocket(u"/nowhere/redis.sock"_s);
+        o.faults = spec;
+        const DrillSchedule s = DrillSchedule::build(o);
+        QCOMPARE(s.scheduled.value(FaultKind::ScriptFlush), 1);
+        QCOMPARE(s.scheduled.value(FaultKind::LostCallback), 1);
+        QVERIFY(s.scheduled.value(FaultKind::RedisRestart) > 1);
+        for (const GlobalEvent &e : s.events)
+            if (e.kind == FaultKind::ScriptFlush)
+                QVERIFY2(e.beforeBuyer >= o.buyers / 10 && e.beforeBuyer < o.buyers / 2, qPrintable(QString::number(e.beforeBuyer)));
+    }
+    const auto bad = parseFaults(u"script-flush=twice"_s);
+    QVERIFY(!bad);
+    QCOMPARE(bad.error().field, u"faults"_s);
+}
+
 void TestDrill::sameSeedSameSchedule()
 {
     DrillOptions a = shortDrill(7);
@@ -121,13 +146,16 @@ void TestDrill::sameSeedSameSchedule()
     QVERIFY(first == second);
     QCOMPARE(first.digest(), second.digest());
     // `all` fires every kind at least once, per-buyer kinds on buyers that still find stock;
-    // node-failover only on a Redis Cluster, server-kill only through a server (--via).
+    // node-failover only on a Redis Cluster, server-kill only through a server (--via),
+    // book-failover and standby-loss only on a formation (--formation).
+    const auto outside = [](FaultKind k) {
+        return k == FaultKind::NodeFailover || k == FaultKind::ServerKill || isFormationFault(k);
+    };
     for (FaultKind k : allFaultKinds())
-        QVERIFY2(first.scheduled.value(k)
-                     >= (k == FaultKind::NodeFailover || k == FaultKind::ServerKill ? 0 : 1),
-                 qPrintable(faultName(k)));
-    QCOMPARE(first.scheduled.value(FaultKind::NodeFailover), 0);
-    QCOMPARE(first.scheduled.value(FaultKind::ServerKill), 0);
+        QVERIFY2(first.scheduled.value(k) >= (outside(k) ? 0 : 1), qPrintable(faultName(k)));
+    for (FaultKind k : allFaultKinds())
+        if (outside(k))
+            QCOMPARE(first.scheduled.value(k), 0);
     DrillOptions onCluster = a;
     onCluster.redis = RedisUrl::cluster({{u"127.0.0.1"_s, 7000}});
     QCOMPARE(DrillSchedule::build(onCluster).scheduled.value(FaultKind::NodeFailover), 1);
@@ -225,8 +253,8 @@ void TestDrill::allFaultsHoldEveryInvariant()
     QCOMPARE(report->oversold, 0);
     QCOMPARE(report->stuck, 0);
     for (FaultKind k : allFaultKinds()) {
-        // A single redis-server and no server: left out, and the report says so.
-        if (k == FaultKind::NodeFailover || k == FaultKind::ServerKill)
+        // A single redis-server, no server and no formation: left out, and the report says so.
+        if (k == FaultKind::NodeFailover || k == FaultKind::ServerKill || isFormationFault(k))
             continue;
         const FaultTally t = report->faults.value(k);
         QVERIFY2(t.injected >= 1, qPrintable(faultName(k) + u" never fired\n"_s + text));
@@ -235,6 +263,7 @@ void TestDrill::allFaultsHoldEveryInvariant()
     QVERIFY(!report->faults.contains(FaultKind::NodeFailover));
     QVERIFY2(text.contains(u"node-failover left out: it needs a Redis Cluster gate"_s), qPrintable(text));
     QVERIFY2(text.contains(u"server-kill left out: it needs a running server (drill --via URL)"_s), qPrintable(text));
+    QVERIFY2(text.contains(u"book-failover left out: it needs a formation"_s), qPrintable(text));
 
     // The book and the gate agree with the report (what `sku show` and `ledger` print).
     auto engine = Engine::open(EngineOptions{fresh.url(), *url, Actor{u"tester"_s, u"test"_s}});
@@ -371,6 +400,19 @@ void TestDrill::cliRejectsBadOptions_data()
     QTest::addRow("server-command alone")
         << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--server-command"_s, u"true"_s} << u"server-command"_s;
     QTest::addRow("token-file without via") << QStringList{u"--token-file"_s, u"/dev/null"_s} << u"token-file"_s;
+    QTest::addRow("book-failover without formation")
+        << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--faults"_s, u"book-failover=once"_s} << u"faults"_s;
+    QTest::addRow("formation without via") << QStringList{u"--formation"_s, u"/dev/null"_s} << u"formation"_s;
+    QTest::addRow("formation and pid file")
+        << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--formation"_s, u"/dev/null"_s, u"--server-pid-file"_s,
+                       u"/dev/null"_s}
+        << u"formation"_s;
+    QTest::addRow("formation not json")
+        << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--formation"_s, u"/dev/null"_s} << u"formation"_s;
+    QTest::addRow("formation missing a fault")
+        << QStringList{u"--via"_s, u"http://127.0.0.1:1"_s, u"--formation"_s,
+                       QFINDTESTDATA("drill/formation-no-standby.json")}
+        << u"formation"_s;
 }
 
 void TestDrill::cliRejectsBadOptions()

@@ -176,6 +176,16 @@ void TestDrillVia::viaServerPassesWithOutsideFaults()
         QVERIFY2(f.value(u"healed"_s).toInteger() == f.value(u"injected"_s).toInteger(),
                  qPrintable(kind + u" not healed\n"_s + report));
     }
+    // The write probe timed each gate-wide fault: the writes came back, no answer was lost.
+    QCOMPARE(run.json.value(u"probe_sku"_s).toString(), u"VIA-%1.probe"_s.arg(backend));
+    QCOMPARE(run.json.value(u"acknowledged_lost"_s).toInteger(), 0);
+    for (const QString &kind : {u"redis-restart"_s, u"script-flush"_s, u"server-kill"_s}) {
+        const QJsonObject f = faults.value(kind).toObject();
+        QVERIFY2(f.value(u"outage_s"_s).isDouble() && f.value(u"outage_s"_s).toDouble() >= 0,
+                 qPrintable(kind + u": no outage\n"_s + report));
+        QVERIFY2(f.value(u"acknowledged_lost"_s).toInteger() == 0, qPrintable(kind + u"\n"_s + report));
+    }
+    QCOMPARE(FS_OK(engine->book().levels(u"VIA-%1.probe"_s.arg(backend))).locked, 0);
     QVERIFY(!faults.contains(u"crash-after-gate"_s));
     QVERIFY(!faults.contains(u"db-error"_s));
     QVERIFY2(faults.value(u"server-kill"_s).toObject().value(u"note"_s).toString().contains(u"killed with SIGKILL"_s),

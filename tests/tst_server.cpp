@@ -8,12 +8,14 @@
 #include "server/ClientAddress.h"
 #include "server/StrictJson.h"
 #include "store/Database.h"
+#include "store/DiscrepancyStore.h"
 #include "store/AccessTokenStore.h"
 #include "store/SaleStore.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
 #include "support/ServerProcess.h"
+#include "support/TcpCut.h"
 #include "support/TinyDisk.h"
 
 #include <QDateTime>
@@ -121,6 +123,9 @@ private slots:
     void tokensRecordedAsActors();
     void tokenReachesItsOwnOrders_data() { test::addBackendRows(); }
     void tokenReachesItsOwnOrders();
+    void bookReplicationIsShown();
+    void twoServersReconcileOnce_data() { test::addBackendRows(); }
+    void twoServersReconcileOnce();
     void cleanupTestCase() { m_badInput.clear(); }
 
 private:
@@ -1123,6 +1128,85 @@ void TestServer::tokenReachesItsOwnOrders()
         QCOMPARE(row.operatorName, row.operation == u"RELEASE"_s ? u"ops"_s : u"shop-a"_s);
     QCOMPARE(FS_OK(engine->book().levels(u"TEE"_s)).available, 10);
     QCOMPARE(engine->gateLevels(u"TEE"_s).available, 10);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestServer::bookReplicationIsShown()
+{
+    // The book URL names a server that is down, then the test's PostgreSQL, which has no
+    // standby: a replicated book whose primary (node 2 of 2) writes alone. /readyz says so
+    // by the node's position (no address: any client reads it), /metrics with the address,
+    // and the log warns.
+    FS_FRESH_BOOK(fresh, u"postgresql"_s);
+    const DbHost real = fresh.url().hosts.constFirst();
+    const DbUrl two = FS_OK(DbUrl::parse(u"postgresql://%1@127.0.0.1:%2,%3:%4/%5?connect_timeout=2"_s
+                                             .arg(fresh.url().user)
+                                             .arg(test::deadPort())
+                                             .arg(real.host)
+                                             .arg(real.port)
+                                             .arg(fresh.url().database),
+                                         fresh.url().password));
+    test::ServerProcess server(two, std::nullopt, {u"--no-auth"_s});
+    QVERIFY2(server.start(), qPrintable(server.errorString()));
+    const auto ready = http("GET", server.baseUrl() + u"/readyz"_s);
+    QCOMPARE(ready.status, 200); // writing alone is a warning, not down
+    const QJsonObject replication = ready.json.value(u"book_replication"_s).toObject();
+    QCOMPARE(replication.value(u"primary_node"_s).toInt(), 2);
+    QCOMPARE(replication.value(u"nodes"_s).toInt(), 2);
+    QCOMPARE(replication.value(u"state"_s).toString(), u"writing_alone"_s);
+    QCOMPARE(replication.value(u"synchronous"_s).toBool(true), false);
+    QVERIFY2(!ready.body.contains(QByteArray::number(real.port)), ready.body.constData());
+    const auto metrics = http("GET", server.baseUrl() + u"/metrics"_s);
+    QCOMPARE(metrics.status, 200);
+    for (const QByteArray &line : {QByteArray("flashstock_book_replication_state{state=\"writing_alone\"} 1"),
+                                   QByteArray("flashstock_book_replication_state{state=\"synchronous\"} 0"),
+                                   QByteArray("flashstock_book_synchronous 0"),
+                                   "flashstock_book_primary{node=\"" + real.host.toUtf8() + ':'
+                                       + QByteArray::number(real.port) + "\",position=\"2\"} 1"})
+        QVERIFY2(metrics.body.contains(line), line.constData());
+    QTRY_VERIFY2_WITH_TIMEOUT(server.log().contains(u"WRITING ALONE"_s), qPrintable(server.log()), 10000);
+}
+
+/// The reconcile passes a server's loop ran to their end, from its /metrics; -1 if unread.
+static qint64 reconcilePasses(const test::ServerProcess &server, const QString &token)
+{
+    const auto metrics = http("GET", server.baseUrl() + u"/metrics"_s, {}, token, {});
+    for (const QByteArray &line : metrics.body.split('\n'))
+        if (line.startsWith("flashstock_reconcile_passes_total "))
+            return qint64(line.mid(line.indexOf(' ') + 1).toDouble());
+    return -1;
+}
+
+void TestServer::twoServersReconcileOnce()
+{
+    // Two servers on one book and gate, each with its reconcile loop every second: a token
+    // the gate holds for an order the book never got (the process died between the two) is
+    // found and given back once: one discrepancy, the units back once, however the two
+    // servers' passes interleave.
+    QFETCH(QString, backend);
+    const QStringList loop{u"--reconcile-every"_s, u"1"_s, u"--reconcile-grace"_s, u"1"_s};
+    FS_SERVED(backend, loop);
+    test::ServerProcess second(fresh.url(), redis.url(), loop);
+    QVERIFY2(second.start(), qPrintable(second.errorString()));
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    auto orphan = engine->gate()->reserve(u"A"_s, u"o-orphan"_s, {}, 3);
+    QVERIFY(orphan && orphan->code == GateCode::Reserved);
+    DiscrepancyStore store(engine->database());
+    QTRY_VERIFY_WITH_TIMEOUT(FS_OK(store.list()).size() >= 1, 30000);
+    // Both loops run on past it: two more passes each, counted, not waited for.
+    const qint64 firstFrom = reconcilePasses(server, token), secondFrom = reconcilePasses(second, token);
+    QVERIFY(firstFrom >= 0 && secondFrom >= 0);
+    QTRY_VERIFY_WITH_TIMEOUT(reconcilePasses(server, token) >= firstFrom + 2 && reconcilePasses(second, token) >= secondFrom + 2,
+                             30000);
+    const QList<Discrepancy> found = FS_OK(store.list());
+    QCOMPARE(found.size(), 1);
+    QCOMPARE(found.first().kind, DiscrepancyKind::OrphanPreDeduct);
+    QCOMPARE(found.first().status, DiscrepancyStatus::AutoFixed);
+    QCOMPARE(found.first().token, orphan->token);
+    QCOMPARE(found.first().delta, 3);
+    QCOMPARE(engine->gateLevels(u"A"_s).available, 10);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"o-orphan"_s)), std::optional(OrderStatus::Abandoned));
     QVERIFY(test::bookHolds(*engine));
 }
 

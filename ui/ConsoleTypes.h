@@ -8,6 +8,7 @@
 #include "open/EngineProfile.h"
 #include "reconcile/Reconciler.h"
 #include "store/ApproverStore.h"
+#include "store/BookReplication.h"
 
 #include <QList>
 #include <QMetaType>
@@ -39,6 +40,7 @@ struct HealthSnapshot {
     qint64 gateRoundTripUs = 0; ///< one PING, microseconds
     QString gateDetail;         ///< why down or degraded
     QList<GateNodeHealth> gateNodes; ///< per node: the one server, or each master and replica of a cluster
+    std::optional<BookReplication> bookReplication; ///< a PostgreSQL book's primary and its commits; nullopt: SQLite or unread
 };
 
 /// One SKU at one sample: book levels and the gate's available.

@@ -6,6 +6,7 @@
 #include "open/EngineOpener.h"
 #include "reconcile/Approvers.h"
 #include "store/ApproverStore.h"
+#include "store/BookReplication.h"
 #include "reconcile/Reconciler.h"
 #include "store/DiscrepancyStore.h"
 #include "store/SaleStore.h"
@@ -87,6 +88,8 @@ void EngineWorker::sample()
     h.bookUp = levels.has_value();
     if (!levels)
         h.bookDetail = levels.error().message;
+    else if (auto replication = readBookReplication(m_engine->database()))
+        h.bookReplication = *replication;
 
     if (Gate *gate = m_engine->gate()) {
         h.gateConfigured = true;

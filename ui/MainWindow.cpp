@@ -102,8 +102,22 @@ QString gateBadge(const HealthSnapshot &h)
 /// The book's badge for one health sample.
 QString bookBadge(const HealthSnapshot &h)
 {
-    return h.bookUp ? badge(kGreen, QObject::tr("Book: up, %1").arg(latency(h.bookRoundTripUs)))
-                    : badge(kRed, QObject::tr("Book: DOWN — %1").arg(h.bookDetail.left(80)));
+    if (!h.bookUp)
+        return badge(kRed, QObject::tr("Book: DOWN — %1").arg(h.bookDetail.left(80)));
+    const QString rtt = latency(h.bookRoundTripUs);
+    const std::optional<BookReplication> &rep = h.bookReplication;
+    if (!rep || rep->state() == BookReplication::State::Single)
+        return badge(kGreen, QObject::tr("Book: up, %1").arg(rtt));
+    switch (rep->state()) {
+    case BookReplication::State::WritingAlone:
+        return badge(kAmber, QObject::tr("Book: up, primary %1 WRITING ALONE (no standby copy), %2").arg(rep->primary, rtt));
+    case BookReplication::State::CommitsWaiting:
+        return badge(kAmber, QObject::tr("Book: up, primary %1, commits WAITING for a standby, %2").arg(rep->primary, rtt));
+    case BookReplication::State::Unknown:
+        return badge(kAmber, QObject::tr("Book: up, primary %1, standbys unreadable, %2").arg(rep->primary, rtt));
+    default:
+        return badge(kGreen, QObject::tr("Book: up, primary %1, synchronous, %2").arg(rep->primary, rtt));
+    }
 }
 
 /// The README's sections Help offers, in the order of the README.
@@ -382,6 +396,8 @@ void MainWindow::onSampled(const LiveSnapshot &snap)
         return; // from the engine of the connection before
     const HealthSnapshot &h = snap.health;
     m_bookStatus->setText(bookBadge(h));
+    m_bookStatus->setToolTip(h.bookReplication ? m_session->connection().bookDisplay + u'\n' + h.bookReplication->describe()
+                                               : m_session->connection().bookDisplay);
     if (h.gateConfigured) {
         m_gateStatus->setText(gateBadge(h));
         m_gateNodes->setNodes(h.gateNodes);

@@ -482,6 +482,13 @@ HttpReply Api::readyz() const
         body.insert(u"book"_s, ready->book);
         body.insert(u"gate"_s, ready->gateConfigured ? QJsonValue(ready->gate) : QJsonValue(u"none"_s));
         body.insert(u"scripts_loaded"_s, ready->scripts);
+        // Which of the book URL's servers is the primary by position, never its address.
+        if (const auto &rep = ready->replication)
+            body.insert(u"book_replication"_s,
+                        QJsonObject{{u"primary_node"_s, rep->primaryNode},
+                                    {u"nodes"_s, rep->nodes},
+                                    {u"state"_s, rep->stateName()},
+                                    {u"synchronous"_s, rep->synchronous()}});
     }
     HttpReply r = jsonReply(down.isEmpty() ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, body,
                             down.isEmpty() ? u"ready"_s : u"not_ready"_s);

@@ -7,6 +7,7 @@
 #include "gate/Gate.h"
 #include "reconcile/Reconciler.h"
 #include "store/AccessTokenStore.h"
+#include "store/BookReplication.h"
 #include "store/Database.h"
 #include "store/DiscrepancyStore.h"
 #include "store/ReconcilePassStore.h"
@@ -91,6 +92,7 @@ Result<void> Housekeeping::start()
                     discrepancyKindName(d.kind), d.sku, discrepancyStatusName(d.status)).arg(d.delta).arg(d.detail));
             for (const QString &w : std::as_const(report->warnings))
                 ServerLog::trouble(u"reconcile-warning"_s, u"reconcile: "_s + w);
+            m_metrics.reconcilePassed();
             logEngineWarnings(e, u"reconcile"_s);
         });
         if (!r)
@@ -194,6 +196,7 @@ void Housekeeping::probe(Engine &engine)
     Readiness r;
     if (auto now = engine.database().nowMs()) {
         r.book = true;
+        noteReplication(engine, r);
     } else {
         r.down << u"book: not answering"_s;
         ServerLog::trouble(u"ready-book"_s, u"readiness: book: "_s + now.error().message);
@@ -226,6 +229,25 @@ void Housekeeping::probe(Engine &engine)
     }
     m_metrics.setReadiness(r.book, r.gateConfigured ? std::optional<bool>(r.gate && r.scripts) : std::nullopt);
     m_readiness.publish(r);
+}
+
+void Housekeeping::noteReplication(Engine &engine, Readiness &r)
+{
+    auto read = readBookReplication(engine.database());
+    if (!read) {
+        ServerLog::trouble(u"book-replication"_s, u"book: replication not read: "_s + read.error().message);
+        return;
+    }
+    r.replication = *read;
+    if (!*read)
+        return;
+    const BookReplication &now = **read;
+    m_metrics.setBookReplication(now);
+    const std::optional<BookReplication> before = std::exchange(m_replication, now);
+    if (now.warns())
+        ServerLog::trouble(u"book-alone"_s, u"book: "_s + now.describe()); // again every 10 s while it lasts
+    else if (before && (before->warns() || before->primary != now.primary))
+        ServerLog::info(u"book: "_s + now.describe());
 }
 
 } // namespace flashstock::server

@@ -26,12 +26,12 @@ struct HousekeepingPlan {
 /// The server's background threads, each with its own engine: expiry, reconciliation (when
 /// asked for), and the refresher that keeps the request threads' snapshots fresh: the valid
 /// bearer tokens (every 1 s; a revoke takes effect within 5 s, and tokens not read for 5 s
-/// are not taken: kTokensTrustedFor), readiness (every 1 s, also /metrics' book and gate
-/// gauges) and, every 5 s, what /metrics shows of the book: the levels of SKUs with an open
-/// sale, the discrepancies waiting for approval, the holds past expiry and the expirers'
-/// heartbeats, and the last reconcile pass; a scrape reads none of them from the book. Each
-/// second it also resolves the gate tokens reserves left held for a book outcome they could
-/// not learn (UnknownOutcomes: settled, or given back after a fence).
+/// are not taken: kTokensTrustedFor), readiness and the book's replication (every 1 s, also
+/// /metrics' book and gate gauges) and, every 5 s, what /metrics shows of the book: the
+/// levels of SKUs with an open sale, the discrepancies waiting for approval, the holds past
+/// expiry and the expirers' heartbeats, and the last reconcile pass; a scrape reads none of
+/// them from the book. Each second it also resolves the gate tokens reserves left held for a
+/// book outcome they could not learn (UnknownOutcomes: settled, or given back after a fence).
 class Housekeeping {
 public:
     Housekeeping(ResolvedProfile profile, HousekeepingPlan plan, ServerMetrics &metrics,
@@ -56,6 +56,10 @@ private:
     /// Settles or gives back the tokens in m_unknown (Reconciler::resolveTokens, with the
     /// reconciler's safe grace); the unresolved stay for the next tick.
     void resolveUnknown(Engine &engine);
+    /// The book's replication into `r`, /metrics and the log (a warning while the primary
+    /// writes alone or its commits wait for a standby; a line when that ends or the primary
+    /// changes).
+    void noteReplication(Engine &engine, Readiness &r);
 
     ResolvedProfile m_profile;
     HousekeepingPlan m_plan;
@@ -65,6 +69,7 @@ private:
     bool m_tokensUnread = false; ///< the last read of the tokens failed (refresher thread only)
     UnknownOutcomes &m_unknown;
     std::optional<qint64> m_bookRefusedSince; ///< logBookRoom(): the refusal last logged (refresher thread)
+    std::optional<BookReplication> m_replication; ///< as last read (refresher thread only)
     WorkerLoop<NoJobs> m_loop;   ///< the threads, each on its own timer
 };
 

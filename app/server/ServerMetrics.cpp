@@ -126,6 +126,11 @@ struct ServerMetrics::Families {
                       .Help("Connections refused at accept (reason connection_limit, per_ip_limit) or closed before "
                             "their request was in (request_timeout)")
                       .Register(r))
+        , reconcilePasses(prometheus::BuildCounter()
+                              .Name("flashstock_reconcile_passes_total")
+                              .Help("Reconcile passes of the server's loop (--reconcile-every) that ran to their end")
+                              .Register(r)
+                              .Add({}))
         , pending(prometheus::BuildGauge()
                       .Name("flashstock_discrepancies_pending")
                       .Help("Discrepancies waiting for approval after the last reconcile pass")
@@ -143,6 +148,25 @@ struct ServerMetrics::Families {
                    .Name("flashstock_sku_sold_units")
                    .Help("Book sold units of a SKU with an open sale")
                    .Register(r))
+        , primary(prometheus::BuildGauge()
+                      .Name("flashstock_book_primary")
+                      .Help("1 for the book server the server writes to (node: host:port as the book URL names it, "
+                            "position: its place in the URL's host list from 1)")
+                      .Register(r))
+        , replication(prometheus::BuildGauge()
+                          .Name("flashstock_book_replication_state")
+                          .Help("1 for how the primary's commits stand now (synchronous, writing_alone, "
+                                "commits_waiting, unknown, single), 0 for the others")
+                          .Register(r))
+        , synchronous(prometheus::BuildGauge()
+                          .Name("flashstock_book_synchronous")
+                          .Help("1 while a commit acknowledged now has a copy on a standby")
+                          .Register(r))
+        , standbys(prometheus::BuildGauge()
+                       .Name("flashstock_book_standbys")
+                       .Help("Standbys of the primary: connected, and streaming as synchronous or quorum standbys "
+                             "(-1: the book's role may not read their state)")
+                       .Register(r))
     {
     }
 
@@ -167,10 +191,15 @@ struct ServerMetrics::Families {
     prometheus::Gauge &reconcileWarnings;
     prometheus::Counter &expired;
     prometheus::Family<prometheus::Counter> &refused;
+    prometheus::Counter &reconcilePasses;
     prometheus::Gauge &pending;
     prometheus::Family<prometheus::Gauge> &available;
     prometheus::Family<prometheus::Gauge> &locked;
     prometheus::Family<prometheus::Gauge> &sold;
+    prometheus::Family<prometheus::Gauge> &primary;
+    prometheus::Family<prometheus::Gauge> &replication;
+    prometheus::Family<prometheus::Gauge> &synchronous;
+    prometheus::Family<prometheus::Gauge> &standbys;
 };
 
 ServerMetrics::ServerMetrics()
@@ -286,6 +315,8 @@ void ServerMetrics::bookBatch(const QString &operation, int orders)
         series->Observe(double(orders));
 }
 
+void ServerMetrics::reconcilePassed() { m_f->reconcilePasses.Increment(); }
+
 void ServerMetrics::setSaleLevels(const QList<SkuLevels> &levels)
 {
     std::lock_guard lock(m_levelsMutex);
@@ -306,6 +337,22 @@ void ServerMetrics::setSaleLevels(const QList<SkuLevels> &levels)
         m_f->sold.Add(labels).Set(double(l.sold));
     }
     m_levels = now;
+}
+
+void ServerMetrics::setBookReplication(const BookReplication &r)
+{
+    std::lock_guard lock(m_levelsMutex);
+    const prometheus::Labels primary{{"node", s(r.primary)}, {"position", std::to_string(r.primaryNode)}};
+    if (m_primary && *m_primary != primary)
+        m_f->primary.Remove(&m_f->primary.Add(*m_primary));
+    m_f->primary.Add(primary).Set(1);
+    m_primary = primary;
+    const BookReplication::State now = r.state();
+    for (BookReplication::State state : BookReplication::states())
+        m_f->replication.Add({{"state", s(BookReplication::stateName(state))}}).Set(state == now ? 1 : 0);
+    m_f->synchronous.Add({}).Set(r.synchronous() ? 1 : 0);
+    m_f->standbys.Add({{"kind", "connected"}}).Set(double(r.standbys));
+    m_f->standbys.Add({{"kind", "synchronous"}}).Set(double(r.synchronousStandbys));
 }
 
 QByteArray ServerMetrics::text() const

@@ -2,6 +2,7 @@
 
 #include "Domain.h"
 #include "Expiry.h"
+#include "store/BookReplication.h"
 #include "store/ReconcilePassStore.h"
 
 #include <QByteArray>
@@ -9,9 +10,11 @@
 #include <QString>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
 namespace prometheus {
 class Registry;
@@ -65,6 +68,11 @@ public:
     /// Where the orders waiting for a book writer are counted; read when the metrics are
     /// rendered. Set once, before serving.
     void setBookWritersQueueSource(std::function<qint64()> source) { m_writersQueued = std::move(source); }
+    /// One reconcile pass of the server's loop ran to its end.
+    void reconcilePassed();
+    /// The book's replication as the server last read it: which server is the primary,
+    /// whether commits are synchronous, the standbys (a PostgreSQL book only).
+    void setBookReplication(const BookReplication &replication);
 
     /// Everything, in the Prometheus text format (version 0.0.4).
     QByteArray text() const;
@@ -92,8 +100,9 @@ private:
     QHash<QString, prometheus::Counter *> m_refusedSeries; ///< by reason, under m_requestMutex
     QHash<QString, prometheus::Histogram *> m_batchSeries; ///< by operation, made in the constructor
     prometheus::Gauge *m_gateUp = nullptr; ///< made by the first setReadiness() with a gate, under m_requestMutex
-    std::mutex m_levelsMutex;
+    std::mutex m_levelsMutex; ///< guards m_levels and m_primary
     QHash<QString, SkuLevels> m_levels; ///< SKUs whose gauges exist now
+    std::optional<std::map<std::string, std::string>> m_primary; ///< the labels of the primary's series
     std::function<qint64()> m_inFlight;
     std::function<qint64()> m_writersQueued;
 };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "auth/AccessToken.h"
+#include "store/BookReplication.h"
 
 #include <QString>
 #include <QStringList>
@@ -8,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 namespace flashstock::server {
 
@@ -64,6 +66,8 @@ struct Readiness {
     bool gate = false;
     bool scripts = false;
     QStringList down;           ///< what is not ready, for any client (`gate: not answering`; why and where only in the log)
+    /// The book's replication (a PostgreSQL book that answered; nullopt otherwise).
+    std::optional<BookReplication> replication;
 };
 
 } // namespace flashstock::server

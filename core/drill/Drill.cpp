@@ -1,14 +1,19 @@
 #include "drill/Drill.h"
 
 #include "Engine.h"
+#include "Identifiers.h"
 #include "drill/DrillGateFaults.h"
+#include "drill/DrillProbe.h"
 #include "drill/DrillQuiesce.h"
 #include "drill/DrillShared.h"
 #include "gate/Gate.h"
+#include "gate/HashSlot.h"
+#include "store/BookReplication.h"
 #include "store/BookWriters.h"
 #include "store/Database.h"
 #include "store/SaleStore.h"
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QSet>
 #include <QThread>
@@ -27,6 +32,19 @@ constexpr int kExpireEveryMs = 250;
 /// After the sale, how long past the hold to wait for every hold to expire.
 constexpr qint64 kExpireSlackMs = 30000;
 constexpr int kMaxUnhealedListed = 5;
+/// The probe's SKU: units enough for a reserve every 100 ms held for an hour.
+constexpr qint64 kProbeStock = 1'000'000;
+/// How often the book's replication is read during a sale with a formation.
+constexpr qint64 kReplicationEveryMs = 1000;
+/// How long the next gate-wide fault waits for the writes to come back after the last one.
+constexpr qint64 kRecoveryWaitNs = 180'000'000'000;
+
+/// What one gate-wide fault cost, from the probe, the replication samples and the book.
+struct FaultCost {
+    std::optional<double> outageSeconds; ///< from the fault to the first reserve that succeeded after it
+    double aloneSeconds = 0;             ///< the book's primary sampled writing alone meanwhile
+    qint64 acknowledgedLost = 0;         ///< answers given meanwhile that the book lost
+};
 
 double percentileMs(std::vector<qint64> &us, double p)
 {
@@ -35,6 +53,19 @@ double percentileMs(std::vector<qint64> &us, double p)
     const size_t k = std::min(us.size() - 1, size_t(double(us.size()) * p));
     std::nth_element(us.begin(), us.begin() + qsizetype(k), us.end());
     return double(us[k]) / 1000.0;
+}
+
+/// The write probe's SKU for a drill on `sku`: `SKU.probe`, or on a Redis Cluster the first
+/// `SKU.probeN` whose gate keys share the sale's hash slot, so the probe meets what the
+/// buyers meet (a master failover of that slot included).
+QString probeSkuFor(const QString &sku, bool cluster)
+{
+    if (!cluster)
+        return sku + u".probe"_s;
+    const int slot = HashSlot::ofSku(sku);
+    for (int n = 0;; ++n)
+        if (const QString probe = u"%1.probe%2"_s.arg(sku).arg(n); HashSlot::ofSku(probe) == slot)
+            return probe;
 }
 
 void markUnhealed(FaultTally &t, const QString &what)
@@ -59,6 +90,7 @@ public:
         if (auto r = setUp(); !r)
             return std::unexpected(r.error());
         runSale();
+        healFormation();
         if (auto r = expireAll(); !r)
             return std::unexpected(r.error());
         deliverLatePayments();
@@ -86,9 +118,20 @@ private:
     void reconcile();
     /// The invariants and figures, from the book and the gate themselves.
     Result<void> check();
-    /// Each fault: healed or not.
+    /// Each fault: healed or not, and what each gate-wide one cost.
     void judgeFaults();
-    bool healed(const FaultRecord &r);
+    /// The probe SKU's part of the checks: its locked units and I5.
+    Result<void> probeChecks();
+    bool healed(const FaultRecord &r, const FaultCost &cost);
+    /// The cost of each gate-wide record, in the order of m_shared.records (empty for others).
+    std::vector<std::optional<FaultCost>> costs() const;
+    /// The formation made whole again after the sale (the next drill finds it so).
+    void healFormation();
+    /// Steady-clock ns of a wall-clock instant (ms since the epoch).
+    static qint64 steadyNsOf(qint64 wallMs);
+    /// Whether the writes came back after the last gate-wide fault (or it waited too long, or
+    /// the probe could not run).
+    bool recovered() const;
 
     void progress(const QString &phase);
     void drainWarnings() { m_report.gateWarnings += m_control->takeWarnings().size(); }
@@ -102,6 +145,14 @@ private:
     QElapsedTimer m_sale;
     QHash<QString, Outcome> m_lateAnswers;   ///< late-payment orders: the answer to their payment
     QSet<QString> m_openTokens, m_openOrders; ///< the gate's open tokens after quiescence
+    QString m_probeSku;                       ///< --via with gate-wide faults: the probe's SKU
+    std::unique_ptr<DrillProbe> m_probe;      ///< during the sale
+    qint64 m_lastFaultNs = 0;                 ///< when the last gate-wide fault took effect
+    /// With a formation: the book's replication read every second of the sale (when, state).
+    std::vector<std::pair<qint64, BookReplication::State>> m_replication;
+    std::vector<qint64> m_lostAtNs;           ///< when each answer the book lost was given
+    qint64 m_saleExpiryFailures = 0;          ///< expiry passes during the sale that failed
+    QString m_saleExpiryFirstError;
 };
 
 void Rehearsal::progress(const QString &phase)
@@ -157,6 +208,18 @@ Result<void> Rehearsal::setUp()
         if (m_o.via->checkServer)
             if (auto ok = m_o.via->checkServer(m_o.sku); !ok)
                 return ok;
+        // Gate-wide faults: a probe SKU whose reserves time each fault's write outage.
+        if (!m_schedule.events.empty()) {
+            const QString probe = probeSkuFor(m_o.sku, m_o.redis && m_o.redis->isCluster());
+            if (!checkSkuId(probe)) {
+                m_report.notes << u"no write probe: the SKU id %1 is too long for %2"_s.arg(m_o.sku, probe);
+            } else if (auto added = m_control->addSku(probe, kProbeStock); !added) {
+                return std::unexpected(added.error());
+            } else {
+                m_probeSku = probe;
+                m_report.probeSku = probe;
+            }
+        }
     }
     for (auto it = m_schedule.scheduled.cbegin(); it != m_schedule.scheduled.cend(); ++it)
         m_report.faults[it.key()].scheduled = it.value();
@@ -194,13 +257,18 @@ void Rehearsal::runSale()
             writers.reset();
         }
     }
+    if (!m_probeSku.isEmpty()) {
+        m_probe = std::make_unique<DrillProbe>(m_o.via->channels, m_probeSku, m_o.holdSeconds);
+        m_probe->start();
+    }
+    const bool formation = m_o.via && m_o.via->formationFault;
     std::vector<std::thread> workers;
     workers.reserve(size_t(m_o.concurrency));
     for (int w = 0; w < m_o.concurrency; ++w)
         workers.emplace_back([this] { runDrillWorker(m_shared); });
 
     size_t nextEvent = 0;
-    qint64 lastExpire = 0, lastProgress = 0;
+    qint64 lastExpire = 0, lastProgress = 0, lastReplication = -kReplicationEveryMs;
     while (m_shared.workersDone.load() < m_o.concurrency) {
         if (!m_shared.stop.load() && m_o.cancelled && m_o.cancelled()) {
             m_shared.stop = true;
@@ -213,8 +281,8 @@ void Rehearsal::runSale()
         const qint64 now = m_sale.elapsed();
         if (now - lastExpire >= kExpireEveryMs) {
             // Abandoned holds come back while the sale runs, as they would in production.
-            if (auto ex = m_control->expire(); !ex)
-                m_report.notes << u"expiry during the sale failed once: %1"_s.arg(ex.error().message);
+            if (auto ex = m_control->expire(); !ex && m_saleExpiryFailures++ == 0)
+                m_saleExpiryFirstError = ex.error().message;
             drainWarnings();
             lastExpire = m_sale.elapsed();
         }
@@ -222,10 +290,26 @@ void Rehearsal::runSale()
             progress(u"sale"_s);
             lastProgress = now;
         }
+        if (formation && now - lastReplication >= kReplicationEveryMs) {
+            if (auto rep = readBookReplication(m_control->database()); rep && *rep)
+                m_replication.emplace_back(drillNowNs(), (*rep)->state());
+            lastReplication = m_sale.elapsed();
+        }
         QThread::msleep(kControllerTickMs);
     }
     for (std::thread &t : workers)
         t.join();
+    if (m_saleExpiryFailures > 0)
+        m_report.notes << u"expiry during the sale failed %1 time(s), the first: %2"_s.arg(m_saleExpiryFailures)
+                              .arg(m_saleExpiryFirstError);
+    if (m_probe) {
+        // The last fault's outage too: the probe goes on until the writes are back.
+        while (!recovered())
+            QThread::msleep(kControllerTickMs);
+        m_probe->stop();
+        if (!m_probe->problem().isEmpty())
+            m_report.notes << u"the write probe did not run: %1"_s.arg(m_probe->problem());
+    }
     m_report.saleSeconds = double(m_sale.nsecsElapsed()) / 1e9;
     if (writers) {
         const BookWriters::Stats stats = writers->stats();
@@ -241,8 +325,11 @@ void Rehearsal::runSale()
 void Rehearsal::fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_t &nextEvent)
 {
     while (nextEvent < m_schedule.events.size() && m_shared.next.load() >= m_schedule.events[nextEvent].beforeBuyer) {
+        // One fault at a time: the next waits until the writes came back after the last.
+        if (!recovered())
+            return;
         const GlobalEvent &e = m_schedule.events[nextEvent++];
-        if (!gateFaults && e.kind != FaultKind::ServerKill) {
+        if (!gateFaults && e.kind != FaultKind::ServerKill && !isFormationFault(e.kind)) {
             m_shared.holdFrom = std::numeric_limits<qint64>::max();
             continue;
         }
@@ -252,7 +339,17 @@ void Rehearsal::fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_
                                                                      : std::numeric_limits<qint64>::max();
         };
         Result<QString> done = u"SCRIPT FLUSH"_s;
-        if (e.kind == FaultKind::ServerKill) {
+        if (isFormationFault(e.kind) || (e.kind == FaultKind::ServerKill && m_o.via->formationFault)) {
+            // Acted out on the formation, which recovers by itself; the buyers go on at once.
+            auto acted = m_o.via->formationFault(e.kind);
+            if (acted) {
+                rec.startNs = steadyNsOf(acted->atMs);
+                rec.downNs = rec.startNs;
+                done = acted->detail;
+            } else {
+                done = std::unexpected(acted.error());
+            }
+        } else if (e.kind == FaultKind::ServerKill) {
             // The buyers go on once the server is gone (not before: a buyer answered by the
             // old server would not show that the new one serves), retrying until it answers.
             done = m_o.via->killServer([&] {
@@ -272,14 +369,42 @@ void Rehearsal::fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_
         if (e.kind != FaultKind::ScriptFlush && rec.ok)
             m_report.faults[e.kind].note = rec.detail;
         rec.doneNs = drillNowNs();
+        if (rec.startNs == 0)
+            rec.startNs = rec.downNs > 0 ? rec.downNs : rec.doneNs;
         releaseBuyers();
-        if (rec.ok)
+        if (rec.ok) {
+            m_lastFaultNs = rec.startNs;
             m_shared.addRecord(rec);
+        }
         else
             m_report.notes << u"%1 before buyer %2 could not be injected: %3"_s.arg(faultName(e.kind))
                                   .arg(e.beforeBuyer)
                                   .arg(rec.detail);
     }
+}
+
+bool Rehearsal::recovered() const
+{
+    if (!m_probe || m_lastFaultNs == 0 || !m_probe->problem().isEmpty())
+        return true;
+    return m_probe->outageAfter(m_lastFaultNs).has_value() || drillNowNs() - m_lastFaultNs > kRecoveryWaitNs;
+}
+
+qint64 Rehearsal::steadyNsOf(qint64 wallMs)
+{
+    return drillNowNs() - (QDateTime::currentMSecsSinceEpoch() - wallMs) * 1'000'000;
+}
+
+void Rehearsal::healFormation()
+{
+    if (!m_o.via || !m_o.via->healFormation || m_lastFaultNs == 0)
+        return;
+    progress(u"heal"_s);
+    auto healed = m_o.via->healFormation();
+    if (!healed)
+        m_report.notes << u"the formation was not made whole after the sale: %1"_s.arg(healed.error().message);
+    else
+        m_report.notes << u"the formation made whole after the sale: %1"_s.arg(*healed);
 }
 
 Result<void> Rehearsal::expireAll()
@@ -290,13 +415,19 @@ Result<void> Rehearsal::expireAll()
     for (;;) {
         if (auto ex = m_control->expire(); !ex)
             m_report.notes << u"expiry failed once: %1"_s.arg(ex.error().message);
-        auto levels = m_control->book().levels(m_o.sku);
-        if (!levels)
-            return std::unexpected(levels.error());
-        if (levels->locked == 0)
+        qint64 locked = 0;
+        for (const QString &sku : {m_o.sku, m_probeSku}) {
+            if (sku.isEmpty())
+                continue;
+            auto levels = m_control->book().levels(sku);
+            if (!levels)
+                return std::unexpected(levels.error());
+            locked += levels->locked;
+        }
+        if (locked == 0)
             break;
         if (waiting.elapsed() > m_o.holdSeconds * 1000 + kExpireSlackMs) {
-            m_report.notes << u"%1 units still locked %2 s after the sale (holds of %3 s)"_s.arg(levels->locked)
+            m_report.notes << u"%1 units still locked %2 s after the sale (holds of %3 s)"_s.arg(locked)
                                   .arg(waiting.elapsed() / 1000)
                                   .arg(m_o.holdSeconds);
             break;
@@ -367,8 +498,15 @@ Result<void> Rehearsal::check()
     if (!check)
         return std::unexpected(check.error());
     DrillReport &r = m_report;
-    // Its own SKU: another SKU's history never fails a rehearsal.
+    // Its own SKUs: another SKU's history never fails a rehearsal.
     r.check = check->ofSku(m_o.sku);
+    if (!m_probeSku.isEmpty()) {
+        const BookCheck probe = check->ofSku(m_probeSku);
+        r.check.buckets << probe.buckets;
+        r.check.lines << probe.lines;
+        r.check.strayRows << probe.strayRows;
+        r.check.payments << probe.payments;
+    }
     r.sold = levels->sold;
     r.bookAvailable = levels->available;
     r.bookLocked = levels->locked;
@@ -405,31 +543,42 @@ Result<void> Rehearsal::check()
     r.p99Ms = percentileMs(m_shared.latenciesUs, 0.99);
     for (const QString &e : std::as_const(m_shared.errors))
         r.notes << u"unexpected: %1"_s.arg(e);
+    if (!m_probeSku.isEmpty())
+        if (auto probe = probeChecks(); !probe)
+            return probe;
     if (m_o.via) {
-        // Every reservation the server answered `reserved` is in the book (kill -9 included).
+        // Every reservation the server answered `reserved` is in the book (kill -9 included),
+        // the probe's too.
+        std::vector<Acknowledged> reserved = m_shared.reservedOrders;
+        if (m_probe)
+            for (const DrillProbe::Answer &a : m_probe->answers())
+                if (a.reserved)
+                    reserved.push_back({a.order, a.answeredNs});
         QStringList lost;
-        for (const QString &order : std::as_const(m_shared.reservedOrders)) {
-            auto status = m_control->book().orderStatus(order);
+        for (const Acknowledged &a : reserved) {
+            auto status = m_control->book().orderStatus(a.order);
             if (!status)
                 return std::unexpected(status.error());
             if (!*status || **status == OrderStatus::Abandoned) {
                 ++r.lostReservations;
+                m_lostAtNs.push_back(a.atNs);
                 if (lost.size() < kMaxUnhealedListed)
-                    lost << order;
+                    lost << a.order;
             }
         }
         if (!lost.isEmpty())
             r.notes << u"answered reserved by the server but not in the book: %1"_s.arg(lost.join(u", "_s));
         // Every payment the server answered `paid` is a PAID order in the book.
         QStringList unpaid;
-        for (const QString &order : std::as_const(m_shared.paidOrders)) {
-            auto status = m_control->book().orderStatus(order);
+        for (const Acknowledged &a : m_shared.paidOrders) {
+            auto status = m_control->book().orderStatus(a.order);
             if (!status)
                 return std::unexpected(status.error());
             if (*status != OrderStatus::Paid) {
                 ++r.lostPayments;
+                m_lostAtNs.push_back(a.atNs);
                 if (unpaid.size() < kMaxUnhealedListed)
-                    unpaid << order;
+                    unpaid << a.order;
             }
         }
         if (!unpaid.isEmpty())
@@ -438,7 +587,59 @@ Result<void> Rehearsal::check()
     return {};
 }
 
-bool Rehearsal::healed(const FaultRecord &r)
+Result<void> Rehearsal::probeChecks()
+{
+    DrillReport &r = m_report;
+    auto levels = m_control->book().levels(m_probeSku);
+    if (!levels)
+        return std::unexpected(levels.error());
+    r.stuck += levels->locked;
+    if (m_control->gate()) {
+        const GateAgreement agreement = checkGateAgreesWithBook(*m_control, m_probeSku);
+        if (!agreement.holds) {
+            r.i5 = false;
+            r.i5Detail += (r.i5Detail.isEmpty() ? QString() : u"; "_s) + agreement.detail;
+        }
+        if (agreement.gateAvailable >= 0)
+            r.stuck += std::max<qint64>(0, levels->available - agreement.gateAvailable);
+    }
+    return {};
+}
+
+std::vector<std::optional<FaultCost>> Rehearsal::costs() const
+{
+    // The gate-wide faults in the order they took effect: each owns the time until the next.
+    std::vector<qint64> starts;
+    for (const FaultRecord &r : m_shared.records)
+        if (isGlobalFault(r.kind))
+            starts.push_back(r.startNs);
+    std::sort(starts.begin(), starts.end());
+    std::vector<std::optional<FaultCost>> out;
+    for (const FaultRecord &r : m_shared.records) {
+        if (!isGlobalFault(r.kind)) {
+            out.emplace_back();
+            continue;
+        }
+        const auto next = std::upper_bound(starts.begin(), starts.end(), r.startNs);
+        const qint64 until = next == starts.end() ? std::numeric_limits<qint64>::max() : *next;
+        FaultCost c;
+        if (m_probe)
+            c.outageSeconds = m_probe->outageAfter(r.startNs);
+        for (size_t i = 0; i < m_replication.size(); ++i) {
+            const auto &[at, state] = m_replication[i];
+            if (at < r.startNs || at >= until || state != BookReplication::State::WritingAlone)
+                continue;
+            const qint64 end = i + 1 < m_replication.size() ? m_replication[i + 1].first : at + kReplicationEveryMs * 1'000'000;
+            c.aloneSeconds += double(std::min(end, until) - at) / 1e9;
+        }
+        c.acknowledgedLost = std::count_if(m_lostAtNs.cbegin(), m_lostAtNs.cend(),
+                                           [&](qint64 at) { return at >= r.startNs && at < until; });
+        out.push_back(c);
+    }
+    return out;
+}
+
+bool Rehearsal::healed(const FaultRecord &r, const FaultCost &cost)
 {
     Book &book = m_control->book();
     auto statusOf = [&](const QString &order) -> std::optional<OrderStatus> {
@@ -475,18 +676,38 @@ bool Rehearsal::healed(const FaultRecord &r)
     case FaultKind::NodeFailover: return m_shared.lastGateAnswerSentNs.load() > r.doneNs && m_report.i5;
     case FaultKind::ScriptFlush: return m_shared.lastGateAnswerSentNs.load() > r.doneNs;
     case FaultKind::ServerKill:
-        // A buyer sent after the old process was gone was answered by the new one.
+        // A buyer sent after the old process was gone was answered by the new one (or, on a
+        // formation, by another).
         return m_shared.lastGateAnswerSentNs.load() > r.downNs && m_report.lostReservations == 0 && m_report.i5;
+    case FaultKind::BookFailover:
+        // The writes came back (a standby took over) and no answer given was lost.
+        return cost.outageSeconds.has_value() && cost.acknowledgedLost == 0 && m_report.i5;
+    case FaultKind::StandbyLoss:
+        // The same, and no commit was acknowledged with one copy meanwhile.
+        return cost.outageSeconds.has_value() && cost.acknowledgedLost == 0 && cost.aloneSeconds == 0 && m_report.i5;
     }
     return false;
 }
 
 void Rehearsal::judgeFaults()
 {
-    for (const FaultRecord &r : m_shared.records) {
+    const std::vector<std::optional<FaultCost>> cost = costs();
+    for (size_t i = 0; i < m_shared.records.size(); ++i) {
+        const FaultRecord &r = m_shared.records[i];
         FaultTally &t = m_report.faults[r.kind];
         ++t.injected;
-        if (healed(r))
+        if (const std::optional<FaultCost> &c = cost[i]) {
+            if (m_probe) {
+                t.probed = true;
+                if (c->outageSeconds)
+                    t.outageSeconds = std::max(t.outageSeconds.value_or(0), *c->outageSeconds);
+                else
+                    t.outageEnded = false;
+            }
+            t.aloneSeconds += c->aloneSeconds;
+            t.acknowledgedLost += c->acknowledgedLost;
+        }
+        if (healed(r, cost[i].value_or(FaultCost{})))
             ++t.healed;
         else
             markUnhealed(t, r.order.isEmpty() ? u"event before buyer %1"_s.arg(r.buyer) : r.order);

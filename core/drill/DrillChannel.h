@@ -46,8 +46,16 @@ public:
 /// for the late payments). Errors: the channel cannot be set up.
 using DrillChannelFactory = std::function<Result<std::unique_ptr<DrillChannel>>()>;
 
+enum class FaultKind;
+
+/// A fault acted out on a formation: when it took effect and what was done.
+struct FormationAct {
+    qint64 atMs = 0; ///< wall clock, ms since the epoch (what the formation's command printed as killed_at_ms)
+    QString detail;  ///< for people (the command's answer)
+};
+
 /// What `drill --via` needs besides its channels: checks before the sale, and the
-/// server-kill fault. All called on the drill's controller thread.
+/// server-kill and formation faults. All called on the drill's controller thread.
 struct DrillVia {
     QString url;                  ///< the server's base URL, for the report
     DrillChannelFactory channels; ///< one per worker (and one for the late payments)
@@ -59,6 +67,14 @@ struct DrillVia {
     /// is gone (before a new one is started), has it started again and returns once it is
     /// ready (what was done, for the report). Empty: server-kill is left out.
     std::function<Result<QString>(const std::function<void()> &whileDown)> killServer;
+    /// A formation's faults (`drill --formation FILE`): makes the formation whole again
+    /// (healFormation), then acts out `kind` (book-failover, standby-loss, server-kill) and
+    /// returns once it took effect; the formation recovers by itself. Empty: book-failover and
+    /// standby-loss are left out, and server-kill needs killServer.
+    std::function<Result<FormationAct>(FaultKind kind)> formationFault;
+    /// Makes the formation whole again (every node and server it lost back); what was done.
+    /// Empty with formationFault.
+    std::function<Result<QString>()> healFormation;
 };
 
 } // namespace flashstock

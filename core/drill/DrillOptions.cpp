@@ -16,7 +16,7 @@ QList<FaultKind> allFaultKinds()
 {
     return {FaultKind::CrashAfterGate, FaultKind::LostCallback, FaultKind::DuplicateCallback, FaultKind::LatePayment,
             FaultKind::RedisRestart,   FaultKind::ScriptFlush,  FaultKind::DbError,          FaultKind::NodeFailover,
-            FaultKind::ServerKill};
+            FaultKind::ServerKill,     FaultKind::BookFailover, FaultKind::StandbyLoss};
 }
 
 QString faultName(FaultKind kind)
@@ -31,6 +31,8 @@ QString faultName(FaultKind kind)
     case FaultKind::DbError: return u"db-error"_s;
     case FaultKind::NodeFailover: return u"node-failover"_s;
     case FaultKind::ServerKill: return u"server-kill"_s;
+    case FaultKind::BookFailover: return u"book-failover"_s;
+    case FaultKind::StandbyLoss: return u"standby-loss"_s;
     }
     return {};
 }
@@ -46,13 +48,20 @@ std::optional<FaultKind> faultFromName(const QString &name)
 bool isGlobalFault(FaultKind kind)
 {
     return kind == FaultKind::RedisRestart || kind == FaultKind::ScriptFlush || kind == FaultKind::NodeFailover
-        || kind == FaultKind::ServerKill;
+        || kind == FaultKind::ServerKill || isFormationFault(kind);
+}
+
+bool isFormationFault(FaultKind kind)
+{
+    return kind == FaultKind::BookFailover || kind == FaultKind::StandbyLoss;
 }
 
 QString faultLeftOutReason(FaultKind kind, const std::optional<RedisUrl> &gate)
 {
     if (kind == FaultKind::ServerKill)
         return u"it needs a running server (drill --via URL)"_s;
+    if (isFormationFault(kind))
+        return u"it needs a formation the drill can act it out on (drill --via URL --formation FILE)"_s;
     const bool needsGate = kind == FaultKind::CrashAfterGate || isGlobalFault(kind);
     if (needsGate && (!gate || gate->isNone()))
         return u"it needs a gate, and this drill runs book-only (--redis none)"_s;
@@ -75,6 +84,8 @@ double defaultFaultRate(FaultKind kind)
     case FaultKind::DbError: return 0.005;
     case FaultKind::NodeFailover: return 0.00005; // each one stops a master for a few node timeouts
     case FaultKind::ServerKill: return 0.0001;    // each one stalls the buyers until the server is back
+    case FaultKind::BookFailover:                 // each one stops the book's writes for the failover
+    case FaultKind::StandbyLoss: return 0.00005;
     }
     return 0;
 }
@@ -104,12 +115,15 @@ Result<FaultSpec> parseFaults(const QString &text)
                             quoteForMessage(name), names.join(u", "_s)),
                         u"faults"_s);
         double rate = defaultFaultRate(*kind);
-        if (item.contains(u'=')) {
+        if (item.section(u'=', 1) == u"once"_s) {
+            rate = 0;
+            spec.once.insert(*kind);
+        } else if (item.contains(u'=')) {
             bool ok = false;
             rate = item.section(u'=', 1).toDouble(&ok);
             if (!ok || !std::isfinite(rate) || rate < 0 || rate > 1)
                 return fail(ErrorCode::InvalidArgument,
-                            u"faults: the rate of %1 must be a chance per request from 0 to 1, got %2"_s.arg(
+                            u"faults: the rate of %1 must be a chance per request from 0 to 1 or once, got %2"_s.arg(
                                 name, quoteForMessage(item.section(u'=', 1))),
                             u"faults"_s);
         }
@@ -138,11 +152,13 @@ QString DrillOptions::leftOutReason(FaultKind kind) const
     if (kind == FaultKind::ServerKill) {
         if (!via)
             return faultLeftOutReason(kind, redis);
-        if (!via->killServer)
+        if (!via->killServer && !via->formationFault)
             return u"the drill does not know how to restart the server (--server-pid-file FILE, with "
-                   u"--server-command CMD unless a supervisor restarts it)"_s;
+                   u"--server-command CMD unless a supervisor restarts it, or a --formation FILE)"_s;
         return {};
     }
+    if (isFormationFault(kind))
+        return via && via->formationFault ? QString() : faultLeftOutReason(kind, redis);
     if (via && (kind == FaultKind::CrashAfterGate || kind == FaultKind::DbError))
         return u"an inside fault: with --via the drill reaches the engine only over HTTP"_s;
     return faultLeftOutReason(kind, redis);

@@ -7,6 +7,7 @@
 
 #include <QList>
 #include <QMap>
+#include <QSet>
 #include <QString>
 
 #include <functional>
@@ -27,12 +28,17 @@ enum class FaultKind {
     DbError,           ///< an order's part of its book batch fails (WriteFaults::failOrder)
     NodeFailover,      ///< a Redis Cluster master stops mid-sale and its replica takes over
     ServerKill,        ///< `drill --via`: the server is killed with SIGKILL mid-sale and started again
+    BookFailover,      ///< `drill --formation`: the book's primary is lost (keeper and postmaster SIGKILLed); a standby is promoted
+    StandbyLoss,       ///< `drill --formation`: a synchronous standby of the book is lost
 };
 
 /// Every kind, in report order.
 QList<FaultKind> allFaultKinds();
 /// `crash-after-gate`, `lost-callback`, ... (the CLI and JSON name).
 QString faultName(FaultKind kind);
+/// True for the kinds acted out on a formation (`drill --formation FILE`): book-failover,
+/// standby-loss.
+bool isFormationFault(FaultKind kind);
 /// The kind of a name, or nullopt.
 std::optional<FaultKind> faultFromName(const QString &name);
 /// True for kinds that act on the whole gate or server (restart, flush, failover, server
@@ -45,11 +51,17 @@ QString faultLeftOutReason(FaultKind kind, const std::optional<RedisUrl> &gate);
 /// The rate `all` uses for a kind (chance per request).
 double defaultFaultRate(FaultKind kind);
 
-/// `all`, `none`, or `NAME[=RATE],...` (RATE a chance per request, 0..1; a bare NAME takes
-/// its default rate). `all` also sets `forceEach`. InvalidArgument naming `faults`.
+/// `all`, `none`, or `NAME[=RATE],...` (RATE a chance per request, 0..1, or `once`; a bare
+/// NAME takes its default rate). `all` also sets `forceEach`; `NAME=once` fires that kind
+/// exactly once (rate 0, placed as `all` places a kind that drew nothing). InvalidArgument
+/// naming `faults`.
 struct FaultSpec {
     QMap<FaultKind, double> rates; ///< kinds switched on, with their rate
     bool forceEach = false;        ///< `all`: the schedule fires every kind at least once
+    QSet<FaultKind> once;          ///< `NAME=once`: fired exactly once each
+
+    /// The schedule places `kind` once if nothing drew it (`all`, or `NAME=once`).
+    bool mustFire(FaultKind kind) const { return forceEach || once.contains(kind); }
 };
 [[nodiscard]] Result<FaultSpec> parseFaults(const QString &text);
 
@@ -118,7 +130,7 @@ struct DrillOptions : DrillParameters {
 
     /// Why `kind` cannot be injected into this drill, for people; empty when it can: the
     /// gate's reasons (faultLeftOutReason), the inside faults with `via`, server-kill without
-    /// a server it can restart.
+    /// a server it can restart, book-failover and standby-loss without a formation.
     QString leftOutReason(FaultKind kind) const;
 
     /// InvalidArgument naming the field (sku, stock, buyers, concurrency, pay-ratio,

@@ -47,6 +47,12 @@ QJsonObject DrillReport::toJson() const
             f.insert(u"unhealed"_s, QJsonArray::fromStringList(it->unhealed));
         if (!it->note.isEmpty())
             f.insert(u"note"_s, it->note);
+        if (it->probed)
+            f.insert(u"outage_s"_s, it->outageEnded && it->outageSeconds ? QJsonValue(*it->outageSeconds) : QJsonValue());
+        if (!via.isEmpty() && isGlobalFault(it.key())) {
+            f.insert(u"writing_alone_s"_s, it->aloneSeconds);
+            f.insert(u"acknowledged_lost"_s, it->acknowledgedLost);
+        }
         faultsJson.insert(faultName(it.key()), f);
     }
     QJsonObject invariants;
@@ -101,6 +107,9 @@ QJsonObject DrillReport::toJson() const
         o.insert(u"via"_s, via);
         o.insert(u"lost_reservations"_s, lostReservations);
         o.insert(u"lost_payments"_s, lostPayments);
+        o.insert(u"acknowledged_lost"_s, lostReservations + lostPayments);
+        if (!probeSku.isEmpty())
+            o.insert(u"probe_sku"_s, probeSku);
     }
     if (!notes.isEmpty())
         o.insert(u"notes"_s, QJsonArray::fromStringList(notes));
@@ -131,6 +140,12 @@ QString DrillReport::toText() const
     t += u"\nfaults              injected  healed\n"_s;
     for (auto it = faults.cbegin(); it != faults.cend(); ++it) {
         t += u"  %1 %2 %3"_s.arg(faultName(it.key()), -18).arg(it->injected, 8).arg(it->healed, 7);
+        if (it->probed)
+            t += it->outageEnded && it->outageSeconds ? u"  writes out %1 s"_s.arg(*it->outageSeconds, 0, 'f', 1)
+                                                      : u"  writes NOT back"_s;
+        if (!via.isEmpty() && isGlobalFault(it.key()) && (it->aloneSeconds > 0 || it->acknowledgedLost > 0))
+            t += u", primary writing alone %1 s, acknowledged and lost %2"_s.arg(it->aloneSeconds, 0, 'f', 1)
+                     .arg(it->acknowledgedLost);
         if (!it->note.isEmpty())
             t += u"  (%1)"_s.arg(it->note);
         if (!it->unhealed.isEmpty())

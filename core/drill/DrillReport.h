@@ -8,6 +8,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <optional>
+
 namespace flashstock {
 
 /// One fault kind's account: how often it was scheduled, fired, and undone or accounted for.
@@ -17,6 +19,12 @@ struct FaultTally {
     qint64 healed = 0;    ///< of those, whose effect was undone or accounted for (see Drill)
     QStringList unhealed; ///< orders, tokens or events not healed, for people (first few)
     QString note;         ///< how it was injected when that matters (e.g. external Redis)
+    // A gate-wide fault of `drill --via` (each its own time: until the next one took effect):
+    bool probed = false;                 ///< the write probe timed it
+    std::optional<double> outageSeconds; ///< the longest time from one to the first probe reserve that succeeded after it
+    bool outageEnded = true;             ///< every one was followed by a successful probe reserve
+    double aloneSeconds = 0;             ///< seconds the book's primary was read writing alone (a formation)
+    qint64 acknowledgedLost = 0;         ///< answers `reserved` or `paid` given meanwhile that the book does not hold
 };
 
 /// What the reconciler did to reach quiescence.
@@ -43,6 +51,7 @@ struct DrillReport {
     QString book;          ///< the book's URL (password masked)
     QString gate;          ///< the gate's URL, or "none"
     QString via;           ///< `drill --via`: the server's URL the buyers went to; empty in process
+    QString probeSku;      ///< `drill --via` with gate-wide faults: the SKU of the write probe
     QString scheduleDigest;
 
     // the drill's counters

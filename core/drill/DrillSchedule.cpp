@@ -62,11 +62,13 @@ DrillSchedule DrillSchedule::build(const DrillOptions &options)
         if (plan.fault == FaultKind::DuplicateCallback)
             plan.copies = copies;
     }
-    if (options.faults.forceEach) {
+    if (options.faults.forceEach || !options.faults.once.isEmpty()) {
         // Early buyers still find stock, so a fault placed there really fires.
         const qint64 window = std::max<qint64>(1, std::min(options.buyers, std::max<qint64>(1, options.stock / 2)));
         for (const auto &[kind, rate] : std::as_const(kinds)) {
             Q_UNUSED(rate);
+            if (!options.faults.mustFire(kind))
+                continue;
             if (isGlobalFault(kind) && s.scheduled.value(kind) > 0)
                 continue;
             bool early = false; // a per-buyer fault on a late buyer may meet no stock and not fire

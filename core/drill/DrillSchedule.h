@@ -31,9 +31,10 @@ struct GlobalEvent {
 /// before any worker starts, so the same seed (and sizes, rates) gives the same schedule.
 /// Per request, in order: pays (< pay ratio), then one draw per fault kind (< its rate); the
 /// first per-buyer kind that hits is the buyer's fault, a gate-wide kind that hits is an
-/// event before that request. With `all`, a gate-wide kind that drew nothing is placed once
-/// between 10% and 50% of the buyers, and a per-buyer kind that drew no buyer among the
-/// first stock/2 (who still find stock, so the fault really fires) is placed on one of them.
+/// event before that request. With `all` (and for a kind given as `NAME=once`), a gate-wide
+/// kind that drew nothing is placed once between 10% and 50% of the buyers, and a per-buyer
+/// kind that drew no buyer among the first stock/2 (who still find stock, so the fault
+/// really fires) is placed on one of them.
 /// Kinds that cannot run in this drill (DrillOptions::leftOutReason) are dropped.
 struct DrillSchedule {
     std::vector<BuyerPlan> buyers;     ///< one per buyer, index = buyer number

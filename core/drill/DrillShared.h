@@ -33,6 +33,14 @@ struct FaultRecord {
     bool ok = true;      ///< gate-wide: the event itself succeeded
     QString detail;
     qint64 downNs = 0;   ///< server-kill: steady-clock ns when the killed server was gone and the buyers went on
+    qint64 startNs = 0;  ///< gate-wide: steady-clock ns when it took effect (the kill, the restart), for its outage
+};
+
+/// An answer the server gave that the book must keep (`drill --via`): the order and when the
+/// answer came (drillNowNs).
+struct Acknowledged {
+    QString order;
+    qint64 atNs = 0;
 };
 
 /// A payment delivery waiting for any worker (duplicate-callback copies).
@@ -96,8 +104,8 @@ struct DrillShared {
     std::vector<FaultRecord> records;
     std::vector<qint64> latenciesUs;
     QStringList errors;                       ///< first few unexpected errors
-    QStringList reservedOrders;               ///< --via: orders the server answered `reserved`
-    QStringList paidOrders;                   ///< --via: orders a payment was answered `paid` for
+    std::vector<Acknowledged> reservedOrders; ///< --via: orders the server answered `reserved`
+    std::vector<Acknowledged> paidOrders;     ///< --via: orders a payment was answered `paid` for
 
     /// The `paid` answers a duplicate-callback order's deliveries got, a lost answer
     /// resolved: the `paid` ones, or if there is none and a delivery's answer was lost (sent

@@ -211,7 +211,7 @@ void Worker::serveBuyer(qint64 i)
     ++m_s.reservedUnits;
     if (m_s.options.via) {
         std::lock_guard lock(m_s.mutex);
-        m_s.reservedOrders.push_back(order);
+        m_s.reservedOrders.push_back({order, drillNowNs()});
     }
     const QString payment = u"pay-%1"_s.arg(i);
     switch (plan.fault.value_or(FaultKind::ScriptFlush)) {
@@ -261,7 +261,7 @@ void Worker::pay(const QString &order, const QString &payment, bool countForDupl
     if (outcome == Outcome::Paid) {
         if (m_s.options.via) {
             std::lock_guard lock(m_s.mutex);
-            m_s.paidOrders.push_back(order);
+            m_s.paidOrders.push_back({order, drillNowNs()});
         }
         if (countForDuplicate)
             m_s.count(&DrillShared::paidAnswersByOrder, order); // counted in paidUnits by paidAnswers()

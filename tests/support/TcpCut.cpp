@@ -8,6 +8,13 @@
 
 namespace flashstock::test {
 
+int deadPort()
+{
+    QTcpServer probe;
+    probe.listen(QHostAddress::LocalHost, 0);
+    return probe.serverPort();
+}
+
 /// The relay's QObject side: every member is touched on its own thread only.
 class TcpCut::Relay : public QObject {
 public:

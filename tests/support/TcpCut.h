@@ -8,6 +8,10 @@ class QTcpServer;
 
 namespace flashstock::test {
 
+/// A loopback port nothing listens on (it was free a moment ago): a server that is down, for
+/// a book URL that names one.
+int deadPort();
+
 /// A TCP relay on 127.0.0.1 in front of a real server, for a test that must lose that
 /// server the way a dead machine is lost: cut() resets every relayed connection at once
 /// (the client sees its connection reset, with no goodbye from the server), while the

@@ -1,6 +1,7 @@
 #include "DrillCommand.h"
 
 #include "CliContext.h"
+#include "DrillFormation.h"
 #include "DrillVia.h"
 #include "Engine.h"
 #include "Identifiers.h"
@@ -86,7 +87,7 @@ struct DrillRun final : Command {
         : Command({{u"drill"_s},
                    u"drill [--sku S] [--stock N] [--buyers M] [--concurrency C] [--pay-ratio R] [--hold-seconds H] "
                    u"[--faults all|none|NAME[=RATE],...] [--seed S] [--via URL [--token-file FILE] "
-                   u"[--server-pid-file FILE [--server-command CMD]]]"_s,
+                   u"[--server-pid-file FILE [--server-command CMD] | --formation FILE]]"_s,
                    u"rehearse a flash sale: M buyers race for N units with injected faults, then expiry, "
                    u"reconciliation and the invariants I1-I6 (exit 1 if any fails)"_s,
                    {{u"sku"_s, u"SKU the drill creates (must not exist; default drill-<UTC time>)."_s, u"S"_s},
@@ -99,8 +100,10 @@ struct DrillRun final : Command {
                      u"H"_s},
                     {u"faults"_s, u"all, none, or NAME[=RATE],... with NAME one of crash-after-gate, lost-callback, "
                                   u"duplicate-callback, late-payment, redis-restart, script-flush, db-error, node-failover "
-                                  u"(a redis-cluster:// gate only), server-kill (--via only; RATE: chance per request; "
-                                  u"default %1)."_s.arg(DrillParameters::defaultFaults()), u"LIST"_s},
+                                  u"(a redis-cluster:// gate only), server-kill (--via only), book-failover, standby-loss "
+                                  u"(--formation only); RATE: chance per request, or once; default %1."_s.arg(
+                                      DrillParameters::defaultFaults()),
+                     u"LIST"_s},
                     {u"seed"_s, u"Seed of the fault schedule (default %1)."_s.arg(d.seed), u"S"_s},
                     {u"via"_s, u"Send the buyers and payment callbacks over HTTP to the flashstock-server at URL "
                                u"(http://HOST:PORT), which must serve this drill's book and gate (the same --data-dir, "
@@ -111,7 +114,10 @@ struct DrillRun final : Command {
                                            u"that process, then waits until a new one is ready)."_s, u"FILE"_s},
                     {u"server-command"_s, u"With --server-pid-file: how to start the server again after the kill (run "
                                           u"by /bin/sh, detached); without it a supervisor (systemd Restart=) must."_s,
-                     u"CMD"_s}}})
+                     u"CMD"_s},
+                    {u"formation"_s, u"With --via: the formation behind URL as scripts/ha-lab.sh status --json describes "
+                                     u"it (how to act out book-failover, standby-loss and server-kill, and to heal it); "
+                                     u"turns those faults on."_s, u"FILE"_s}}})
     {
     }
     CommandOutput execute(CliContext &ctx, const QCommandLineParser &parser, const QStringList &args) override;
@@ -126,7 +132,7 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
                             u"arguments"_s});
     for (const QString &name : {u"sku"_s, u"stock"_s, u"buyers"_s, u"concurrency"_s, u"pay-ratio"_s,
                                 u"hold-seconds"_s, u"faults"_s, u"seed"_s, u"via"_s, u"token-file"_s,
-                                u"server-pid-file"_s, u"server-command"_s}) {
+                                u"server-pid-file"_s, u"server-command"_s, u"formation"_s}) {
         if (parser.values(name).size() > 1)
             return errorOutput({ErrorCode::InvalidArgument, u"%1: given more than once"_s.arg(name), name});
     }
@@ -168,7 +174,7 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
     if (!profile)
         return errorOutput(profile.error());
     o.useProfile(*profile);
-    for (const QString &name : {u"token-file"_s, u"server-pid-file"_s})
+    for (const QString &name : {u"token-file"_s, u"server-pid-file"_s, u"formation"_s})
         if (parser.isSet(name) && !parser.isSet(u"via"_s))
             return errorOutput({ErrorCode::InvalidArgument, u"%1: only with --via URL"_s.arg(name), name});
     if (parser.isSet(u"server-command"_s) && !parser.isSet(u"server-pid-file"_s))
@@ -176,6 +182,10 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
                             u"server-command: only with --server-pid-file FILE (the drill must know which process to "
                             u"kill and see the new one start)"_s,
                             u"server-command"_s});
+    if (parser.isSet(u"formation"_s) && parser.isSet(u"server-pid-file"_s))
+        return errorOutput({ErrorCode::InvalidArgument,
+                            u"formation: not with --server-pid-file (the formation says how to kill a server)"_s,
+                            u"formation"_s});
     if (parser.isSet(u"via"_s)) {
         auto token = viaToken(parser);
         if (!token)
@@ -196,6 +206,9 @@ CommandOutput DrillRun::execute(CliContext &ctx, const QCommandLineParser &parse
         });
         if (!via)
             return errorOutput(via.error());
+        if (parser.isSet(u"formation"_s))
+            if (auto f = useFormation(*via, parser.value(u"formation"_s)); !f)
+                return errorOutput(f.error());
         o.via = *via;
     }
     if (auto v = o.validate(); !v)

@@ -149,6 +149,19 @@ private:
     QNetworkAccessManager m_nam;
 };
 
+/// send() again while the answer says to (HttpAnswer::again) and the restart timeout allows:
+/// a server whose book session was lost (a failover) answers that one request 503 and opens
+/// a new session for the next.
+HttpAnswer sendUntilAnswered(QNetworkAccessManager &nam, const DrillViaSettings &s, const QString &path,
+                             const QByteArray &verb, const QByteArray &body = {})
+{
+    for (QDeadlineTimer deadline(qint64(s.restartTimeoutSeconds) * 1000);; QThread::msleep(kRetrySleepMs)) {
+        HttpAnswer a = send(nam, endpoint(s.base, path), s.token, verb, body);
+        if (!a.again() || deadline.hasExpired())
+            return a;
+    }
+}
+
 Result<void> checkServer(const DrillViaSettings &s, const QString &sku,
                          const std::function<std::optional<qint64>(const QString &)> &gateAvailable)
 {
@@ -160,7 +173,7 @@ Result<void> checkServer(const DrillViaSettings &s, const QString &sku,
                     u"via: the server at %1 is not ready: %2 %3"_s.arg(where, ready.describe(),
                                                                         QString::fromUtf8(QJsonDocument(ready.body).toJson(QJsonDocument::Compact))),
                     u"via"_s);
-    const HttpAnswer skuAnswer = send(nam, endpoint(s.base, u"/v1/skus/%1"_s.arg(sku)), s.token, "GET");
+    const HttpAnswer skuAnswer = sendUntilAnswered(nam, s, u"/v1/skus/%1"_s.arg(sku), "GET");
     if (skuAnswer.status == 401 || skuAnswer.status == 403)
         return fail(ErrorCode::NotPermitted,
                     u"via: the server at %1 refused the token (%2); give the drill a token with the reserve and pay "
@@ -191,8 +204,8 @@ Result<void> checkServer(const DrillViaSettings &s, const QString &sku,
     }
     // A payment for an order that does not exist: 404 with the pay scope (and nothing is
     // written), 403 without it.
-    const HttpAnswer pay = send(nam, endpoint(s.base, u"/v1/orders/%1-via-probe/confirm"_s.arg(sku)), s.token, "POST",
-                                QByteArrayLiteral("{\"payment\":\"via-probe\"}"));
+    const HttpAnswer pay = sendUntilAnswered(nam, s, u"/v1/orders/%1-via-probe/confirm"_s.arg(sku), "POST",
+                                             QByteArrayLiteral("{\"payment\":\"via-probe\"}"));
     if (pay.status != 404)
         return fail(ErrorCode::NotPermitted,
                     u"via: the server at %1 does not take the drill's payment callbacks (%2); the token needs the pay "
