@@ -36,6 +36,9 @@ public:
     [[nodiscard]] Result<void> start();
     /// Stops every thread (an expiry or reconcile pass under way finishes first).
     void stop();
+    /// Where the server listens (`HOST:PORT`), written into the expiry heartbeat from its
+    /// next pass on, so consoles can read its /readyz and /metrics. Any thread.
+    void setListenAddress(const QString &address);
 
 private:
     /// Runs `work` now and every `seconds` s on a thread of its own until stop().
@@ -52,6 +55,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_wake;
     bool m_stopping = false;
+    QString m_listenAddress; ///< guarded by m_mutex
 };
 
 } // namespace flashstock::server

@@ -1,0 +1,4 @@
+-- FlashStock schema 14 (PostgreSQL): what a console reads. A server's heartbeat carries where it
+-- listens, so a console can ask it for /readyz and /metrics (ExpiryStore; empty for expirers
+-- that serve nothing).
+ALTER TABLE expirer_heartbeats ADD COLUMN address TEXT NOT NULL DEFAULT '';
