@@ -494,7 +494,7 @@ void LiveView::updateExpiry()
     QStringList who;
     for (const ExpirerBeat &b : e.alive())
         who << tr("%1 on %2 (%3, every %4, last pass %5 ago)")
-                   .arg(b.kind, b.expirer.section(u'@', 1).section(u':', 0, 0), b.operatorName,
+                   .arg(b.kind, b.host(), b.operatorName,
                         ConsoleText::duration(b.everyMs), ConsoleText::duration(e.nowMs - b.atMs))
                    .toHtmlEscaped();
     const QString releasing = who.isEmpty() ? QString() : tr("released by %1").arg(who.join(u"; "_s));

@@ -13,6 +13,8 @@
 #include "ProfileSettings.h"
 #include "ReconciliationView.h"
 #include "SalesView.h"
+#include "ServerMonitor.h"
+#include "ServersView.h"
 #include "SkuDialogs.h"
 #include "SkuView.h"
 #include "models/DiscrepancyModel.h"
@@ -130,12 +132,15 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     m_reconciliation = new ReconciliationView(m_session, this);
     m_ledger = new LedgerView(m_session, this);
     m_drill = new DrillView(m_session, this);
+    m_serverMonitor = new ServerMonitor(this);
+    m_serversView = new ServersView(m_serverMonitor, this);
     m_tabs->addTab(m_live, tr("&Live"));
     m_tabs->addTab(m_sales, tr("Sa&les"));
     m_tabs->addTab(m_skus, tr("S&KUs"));
     m_tabs->addTab(m_reconciliation, tr("&Reconciliation"));
     m_tabs->addTab(m_ledger, tr("Le&dger"));
     m_tabs->addTab(m_drill, tr("Dr&ill"));
+    m_tabs->addTab(m_serversView, tr("Ser&vers"));
     m_tabs->setDocumentMode(true);
     setCentralWidget(m_tabs);
     buildMenus();
@@ -145,12 +150,19 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     m_bookStatus = new QLabel(this);
     m_where = new QLabel(this);
     m_warningModel = new WarningModel(WarningModel::kDefaultCapacity, this);
+    m_serverStatus = new QToolButton(this);
+    m_serverStatus->setAutoRaise(true);
+    m_serverStatus->setToolTip(tr("The flashstock-servers working on this book (click for the list)"));
+    connect(m_serverStatus, &QToolButton::clicked, this, [this] { m_tabs->setCurrentWidget(m_serversView); });
+    connect(m_serverMonitor, &ServerMonitor::changed, this, &MainWindow::updateServerStatus);
+    updateServerStatus();
     m_warningStatus = new QToolButton(this);
     m_warningStatus->setAutoRaise(true);
     m_warningStatus->setToolTip(tr("Engine warnings: gate trouble left for the reconciler (click for the list)"));
     connect(m_warningStatus, &QToolButton::clicked, this, &MainWindow::showWarnings);
     connect(m_warningModel, &WarningModel::countChanged, this, &MainWindow::updateWarningStatus);
     updateWarningStatus();
+    statusBar()->addPermanentWidget(m_serverStatus);
     statusBar()->addPermanentWidget(m_warningStatus);
     statusBar()->addPermanentWidget(m_where);
     statusBar()->addPermanentWidget(m_gateStatus);
@@ -211,7 +223,8 @@ void MainWindow::buildMenus()
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
     auto *view = menuBar()->addMenu(tr("&View"));
-    const QString names[] = {tr("Live"), tr("Sales"), tr("SKUs"), tr("Reconciliation"), tr("Ledger"), tr("Drill")};
+    const QString names[] = {tr("Live"),   tr("Sales"), tr("SKUs"),   tr("Reconciliation"),
+                             tr("Ledger"), tr("Drill"), tr("Servers")};
     for (int i = 0; i < int(std::size(names)); ++i) {
         QAction *a = view->addAction(names[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
         a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
@@ -261,6 +274,7 @@ void MainWindow::clearViews(const QString &why)
     m_skus->clear();
     m_reconciliation->clear();
     m_ledger->clear();
+    m_serverMonitor->clear();
 }
 
 void MainWindow::reopen(const EngineProfile &profile, bool saveOnSuccess)
@@ -301,6 +315,22 @@ QString MainWindow::bookStatusText() const
 QString MainWindow::warningStatusText() const
 {
     return m_warningStatus->text();
+}
+
+QString MainWindow::serverStatusText() const
+{
+    return m_serverStatus->text();
+}
+
+void MainWindow::updateServerStatus()
+{
+    bool alarm = false, warn = false;
+    const QString line = ServersView::statusLine(*m_serverMonitor, &alarm, &warn);
+    m_serverStatus->setText(line.isEmpty() ? QString() : (alarm ? u"● "_s : QString()) + line);
+    m_serverStatus->setVisible(!line.isEmpty());
+    m_serverStatus->setStyleSheet(alarm  ? u"QToolButton { color: %1; font-weight: bold; }"_s.arg(kRed)
+                                  : warn ? u"QToolButton { color: %1; }"_s.arg(kAmber)
+                                         : QString());
 }
 
 void MainWindow::updateWarningStatus()
@@ -388,6 +418,8 @@ void MainWindow::onSampled(const LiveSnapshot &snap)
         m_gateStatus->setToolTip(h.gateDetail.isEmpty() ? m_session->connection().gateDisplay : h.gateDetail);
     }
     m_live->addSnapshot(snap);
+    if (h.bookUp && snap.expiry)
+        m_serverMonitor->update(*snap.expiry);
     if (!m_liveSkuChosen && h.bookUp) {
         // Open on what staff watch: the SKU of the newest open sale.
         for (const Sale &sale : snap.sales) {

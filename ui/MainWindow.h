@@ -25,20 +25,23 @@ class LiveView;
 class ReadmeDialog;
 class ReconciliationView;
 class SalesView;
+class ServerMonitor;
+class ServersView;
 class SkuView;
 class WarningModel;
 
-/// The operations console's main window: Live, Sales, SKUs, Reconciliation, Ledger and Drill
-/// tabs over one ConsoleSession, a 1 s sample timer, the console's own expirer (every 5 s
-/// while the Live view's switch is on), a status bar with the health and round-trip latency
-/// of the gate and the book and the engine's warnings (a count that opens their list), and
-/// Help (the built-in README's sections, About). Either tier may be down: the window says
-/// so and keeps what still works. A connection that fails leaves no stale figure and no
-/// saved profile behind. GUI thread.
+/// The operations console's main window: Live, Sales, SKUs, Reconciliation, Ledger, Drill
+/// and Servers tabs over one ConsoleSession, a 1 s sample timer, the console's own expirer
+/// (every 5 s while the Live view's switch is on), a status bar with the health and
+/// round-trip latency of the gate and the book, the servers working on the book (a stopped
+/// one named in red; a click opens the Servers tab) and the engine's warnings (a count that
+/// opens their list), and Help (the built-in README's sections, About). Either tier may be
+/// down: the window says so and keeps what still works. A connection that fails leaves no
+/// stale figure and no saved profile behind. GUI thread.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum Tab { LiveTab, SalesTab, SkusTab, ReconciliationTab, LedgerTab, DrillTab };
+    enum Tab { LiveTab, SalesTab, SkusTab, ReconciliationTab, LedgerTab, DrillTab, ServersTab };
 
     /// Opens `profile` in the background; the window shows at once.
     explicit MainWindow(const EngineProfile &profile, QWidget *parent = nullptr);
@@ -51,6 +54,11 @@ public:
     ReconciliationView *reconciliationView() const { return m_reconciliation; }
     LedgerView *ledgerView() const { return m_ledger; }
     DrillView *drillView() const { return m_drill; }
+    ServersView *serversView() const { return m_serversView; }
+    /// The servers working on the book (give it the read token for their /metrics).
+    ServerMonitor *serverMonitor() const { return m_serverMonitor; }
+    /// Text of the servers indicator, empty when no server works on the book (for tests).
+    QString serverStatusText() const;
     QTabWidget *tabs() const { return m_tabs; }
     QMenu *helpMenu() const { return m_help; }
     /// Text of the gate and book health labels (for tests).
@@ -96,6 +104,7 @@ private:
     void shootRest();
     void saveShot(QWidget *widget, const QString &name);
     void updateWarningStatus();
+    void updateServerStatus();
     void clearViews(const QString &why);
 
     ConsoleSession *m_session = nullptr;
@@ -113,6 +122,9 @@ private:
     QLabel *m_where = nullptr;
     WarningModel *m_warningModel = nullptr;
     QToolButton *m_warningStatus = nullptr;
+    ServerMonitor *m_serverMonitor = nullptr;
+    ServersView *m_serversView = nullptr;
+    QToolButton *m_serverStatus = nullptr;
     QDialog *m_warningsDialog = nullptr;
     ReadmeDialog *m_readme = nullptr;
     QTimer *m_sampleTimer = nullptr;
