@@ -32,6 +32,7 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QDir>
+#include <QFrame>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -142,7 +143,42 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     m_tabs->addTab(m_drill, tr("Dr&ill"));
     m_tabs->addTab(m_serversView, tr("Ser&vers"));
     m_tabs->setDocumentMode(true);
-    setCentralWidget(m_tabs);
+    // Above every tab: a new discrepancy that pauses a SKU is announced where the operator looks.
+    auto *banner = new QFrame(this);
+    banner->setObjectName(u"pauseBanner"_s);
+    banner->setStyleSheet(u"#pauseBanner { background: #fdecea; border: 2px solid %1; border-radius: 3px; }"
+                          u" #pauseBanner QLabel { color: #5f1a17; }"_s.arg(kRed));
+    auto *bannerRow = new QHBoxLayout(banner);
+    bannerRow->setContentsMargins(8, 4, 8, 4);
+    m_pauseText = new QLabel(banner);
+    m_pauseText->setTextFormat(Qt::RichText);
+    m_pauseText->setWordWrap(true);
+    bannerRow->addWidget(m_pauseText, 1);
+    auto *openPaused = new QPushButton(tr("Open in Reconciliation"), banner);
+    auto *dismiss = new QPushButton(tr("Dismiss"), banner);
+    bannerRow->addWidget(openPaused);
+    bannerRow->addWidget(dismiss);
+    banner->hide();
+    m_pauseBanner = banner;
+    connect(openPaused, &QPushButton::clicked, this, [this] {
+        if (m_announced.isEmpty())
+            return;
+        const qint64 id = m_announced.lastKey(); // the newest
+        m_tabs->setCurrentWidget(m_reconciliation);
+        m_selectWhenListed = m_reconciliation->select(id) ? -1 : id;
+        m_reconciliation->refresh();
+    });
+    connect(dismiss, &QPushButton::clicked, this, [this] {
+        m_announced.clear();
+        showPauseBanner();
+    });
+    auto *central = new QWidget(this);
+    auto *centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(2);
+    centralLayout->addWidget(banner);
+    centralLayout->addWidget(m_tabs, 1);
+    setCentralWidget(central);
     buildMenus();
 
     m_gateStatus = new QLabel(this);
@@ -188,6 +224,11 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     connect(w, &EngineWorker::sampled, this, &MainWindow::onSampled);
     connect(w, &EngineWorker::failed, this, &MainWindow::onFailed);
     connect(w, &EngineWorker::warned, m_warningModel, &WarningModel::add);
+    // After the view's own handler (connected first): the banner's discrepancy, once listed.
+    connect(w, &EngineWorker::discrepanciesListed, this, [this] {
+        if (m_selectWhenListed >= 0 && m_reconciliation->select(m_selectWhenListed))
+            m_selectWhenListed = -1;
+    });
     connect(w, &EngineWorker::expired, this, [this](const ExpiryRun &run) {
         m_live->showExpiryRun(run);
         if (run.manual && run.problem.isEmpty())
@@ -275,6 +316,11 @@ void MainWindow::clearViews(const QString &why)
     m_reconciliation->clear();
     m_ledger->clear();
     m_serverMonitor->clear();
+    m_pausing.clear();
+    m_pausingKnown = false;
+    m_announced.clear();
+    m_selectWhenListed = -1;
+    showPauseBanner();
 }
 
 void MainWindow::reopen(const EngineProfile &profile, bool saveOnSuccess)
@@ -322,6 +368,11 @@ QString MainWindow::serverStatusText() const
     return m_serverStatus->text();
 }
 
+QString MainWindow::pauseBannerText() const
+{
+    return m_pauseBanner->isHidden() ? QString() : m_pauseText->text();
+}
+
 void MainWindow::updateServerStatus()
 {
     bool alarm = false, warn = false;
@@ -331,6 +382,42 @@ void MainWindow::updateServerStatus()
     m_serverStatus->setStyleSheet(alarm  ? u"QToolButton { color: %1; font-weight: bold; }"_s.arg(kRed)
                                   : warn ? u"QToolButton { color: %1; }"_s.arg(kAmber)
                                          : QString());
+}
+
+void MainWindow::announcePauses(const LiveSnapshot &snap)
+{
+    QMap<qint64, QString> pausing; // id -> its SKU
+    for (const SkuSample &s : snap.skus)
+        for (qint64 id : s.pausedBy)
+            pausing.insert(id, s.sku);
+    QList<qint64> fresh;
+    for (auto it = pausing.cbegin(); it != pausing.cend(); ++it)
+        if (m_pausingKnown && !m_pausing.contains(it.key()))
+            fresh << it.key();
+    m_pausing = QSet<qint64>(pausing.keyBegin(), pausing.keyEnd());
+    m_pausingKnown = true;
+    for (auto it = m_announced.begin(); it != m_announced.end();)
+        it = pausing.contains(it.key()) ? std::next(it) : m_announced.erase(it);
+    for (qint64 id : std::as_const(fresh))
+        m_announced.insert(id, tr("New discrepancy <b>#%1</b> pauses <b>%2</b> (seen %3): its reserves answer "
+                                  "<i>paused</i> until an approver approves or rejects it.")
+                                   .arg(id)
+                                   .arg(pausing.value(id).toHtmlEscaped(), ConsoleText::utcTime(snap.atMs)));
+    showPauseBanner();
+    if (fresh.isEmpty())
+        return;
+    m_reconciliation->refresh();
+    showStatusMessage(tr("New discrepancy #%1 pauses %2").arg(fresh.last()).arg(pausing.value(fresh.last())));
+    QApplication::alert(this);
+}
+
+void MainWindow::showPauseBanner()
+{
+    QStringList lines;
+    for (const QString &line : std::as_const(m_announced))
+        lines.prepend(u"⚠ "_s + line); // newest first
+    m_pauseText->setText(lines.join(u"<br>"_s));
+    m_pauseBanner->setVisible(!lines.isEmpty());
 }
 
 void MainWindow::updateWarningStatus()
@@ -418,8 +505,11 @@ void MainWindow::onSampled(const LiveSnapshot &snap)
         m_gateStatus->setToolTip(h.gateDetail.isEmpty() ? m_session->connection().gateDisplay : h.gateDetail);
     }
     m_live->addSnapshot(snap);
-    if (h.bookUp && snap.expiry)
-        m_serverMonitor->update(*snap.expiry);
+    if (h.bookUp) {
+        if (snap.expiry)
+            m_serverMonitor->update(*snap.expiry);
+        announcePauses(snap);
+    }
     if (!m_liveSkuChosen && h.bookUp) {
         // Open on what staff watch: the SKU of the newest open sale.
         for (const Sale &sale : snap.sales) {

@@ -3,6 +3,8 @@
 #include "ConsoleTypes.h"
 
 #include <QMainWindow>
+#include <QMap>
+#include <QSet>
 
 #include <optional>
 
@@ -35,9 +37,10 @@ class WarningModel;
 /// (every 5 s while the Live view's switch is on), a status bar with the health and
 /// round-trip latency of the gate and the book, the servers working on the book (a stopped
 /// one named in red; a click opens the Servers tab) and the engine's warnings (a count that
-/// opens their list), and Help (the built-in README's sections, About). Either tier may be
-/// down: the window says so and keeps what still works. A connection that fails leaves no
-/// stale figure and no saved profile behind. GUI thread.
+/// opens their list), a banner above every tab that announces a new discrepancy pausing a
+/// SKU, and Help (the built-in README's sections, About). Either tier may be down: the
+/// window says so and keeps what still works. A connection that fails leaves no stale
+/// figure and no saved profile behind. GUI thread.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -59,6 +62,9 @@ public:
     ServerMonitor *serverMonitor() const { return m_serverMonitor; }
     /// Text of the servers indicator, empty when no server works on the book (for tests).
     QString serverStatusText() const;
+    /// The banner announcing new discrepancies that pause a SKU: its text, empty while hidden
+    /// (for tests).
+    QString pauseBannerText() const;
     QTabWidget *tabs() const { return m_tabs; }
     QMenu *helpMenu() const { return m_help; }
     /// Text of the gate and book health labels (for tests).
@@ -106,6 +112,11 @@ private:
     void updateWarningStatus();
     void updateServerStatus();
     void clearViews(const QString &why);
+    /// Announces the discrepancies that pause a SKU in `snapshot` and did not in the one
+    /// before (the first sample after connecting only learns them), and hides those no
+    /// longer pausing.
+    void announcePauses(const LiveSnapshot &snapshot);
+    void showPauseBanner();
 
     ConsoleSession *m_session = nullptr;
     QTabWidget *m_tabs = nullptr;
@@ -125,6 +136,12 @@ private:
     ServerMonitor *m_serverMonitor = nullptr;
     ServersView *m_serversView = nullptr;
     QToolButton *m_serverStatus = nullptr;
+    QWidget *m_pauseBanner = nullptr;
+    QLabel *m_pauseText = nullptr;
+    QSet<qint64> m_pausing;              ///< discrepancies pausing a SKU at the last sample
+    bool m_pausingKnown = false;         ///< m_pausing is from this connection
+    QMap<qint64, QString> m_announced;   ///< shown on the banner: id -> what it says
+    qint64 m_selectWhenListed = -1;      ///< the banner's discrepancy, selected once listed
     QDialog *m_warningsDialog = nullptr;
     ReadmeDialog *m_readme = nullptr;
     QTimer *m_sampleTimer = nullptr;

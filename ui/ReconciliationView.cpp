@@ -15,10 +15,12 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 
@@ -164,6 +166,10 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
         updateActions();
         m_session->reconcileNow(30000);
     });
+    // Another process (a server's reconcile pass, the CLI) may find discrepancies at any time.
+    m_refresh = new QTimer(this);
+    m_refresh->setInterval(kRefreshMs);
+    connect(m_refresh, &QTimer::timeout, this, &ReconciliationView::refresh);
     connect(m_approve, &QAction::triggered, this, [this] { confirmSelected(true); });
     connect(m_reject, &QAction::triggered, this, [this] { confirmSelected(false); });
 
@@ -173,15 +179,17 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
         m_banner->setVisible(!info.reconcilerAvailable);
         m_banner->setText(tr("This build has no reconciler yet: discrepancies cannot be listed or approved here."));
         updateActions();
-        if (m_available)
-            m_session->listDiscrepancies();
+        refresh();
     });
     connect(w, &EngineWorker::discrepanciesListed, this, [this](const QList<Discrepancy> &list) {
         // Keep the operator's filters: stay on the same discrepancy if it is still shown
         // (an approved one leaves the "Pending approval" filter), else on the same row.
+        // The list scrolled where the operator left it, too.
+        m_listing = false;
         const Discrepancy *current = selected();
         const qint64 keep = current ? current->id : -1;
         const int keepRow = qMax(0, m_table->selectionModel()->selectedRows().value(0).row());
+        const int scrolled = m_table->verticalScrollBar()->value();
         m_model->setDiscrepancies(list);
         const int row = keep < 0 ? -1 : m_model->rowOf(keep);
         const QModelIndex still = row < 0 ? QModelIndex() : m_filter->mapFromSource(m_model->index(row, 0));
@@ -189,7 +197,7 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
             m_table->selectRow(still.row());
         else if (m_filter->rowCount() > 0)
             m_table->selectRow(qMin(keepRow, m_filter->rowCount() - 1));
-        m_busy = false;
+        m_table->verticalScrollBar()->setValue(scrolled);
         fitColumns();
         updateDetail();
         updateActions();
@@ -208,7 +216,11 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
         m_approvers->setText(printable(who + u"  "_s + you));
         updateActions();
     });
-    connect(w, &EngineWorker::reconciled, this, [this](const QString &summary) { emit message(summary); });
+    connect(w, &EngineWorker::reconciled, this, [this](const QString &summary) {
+        m_busy = false; // the listing that follows may not be the first to come back
+        updateActions();
+        emit message(summary);
+    });
     connect(w, &EngineWorker::discrepancyResolved, this, [this](const Discrepancy &d) {
         if (d.awaitsSecondApprover())
             emit message(tr("Discrepancy #%1: your approval is recorded; a correction of %2 units needs a second, "
@@ -230,6 +242,7 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     });
     connect(w, &EngineWorker::failed, this, [this] {
         m_busy = false;
+        m_listing = false;
         updateActions();
     });
     updateActions();
@@ -263,14 +276,29 @@ bool ReconciliationView::select(qint64 id)
 void ReconciliationView::showEvent(QShowEvent *event)
 {
     QWidget::showEvent(event);
-    if (m_available)
-        m_session->listDiscrepancies();
+    refresh();
+    m_refresh->start();
+}
+
+void ReconciliationView::hideEvent(QHideEvent *event)
+{
+    m_refresh->stop();
+    QWidget::hideEvent(event);
+}
+
+void ReconciliationView::refresh()
+{
+    if (!m_available || m_listing)
+        return;
+    m_listing = true;
+    m_session->listDiscrepancies();
 }
 
 void ReconciliationView::clear()
 {
     m_model->setDiscrepancies({});
     m_available = false;
+    m_listing = false;
     updateDetail();
     updateActions();
 }

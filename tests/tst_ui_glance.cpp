@@ -1,0 +1,237 @@
+// The console during the minutes that matter, offscreen, on a real SQLite book in a
+// temporary data dir with a real redis-server as the gate: views that stay current (a
+// discrepancy another process finds appears in an open Reconciliation view, and one that
+// pauses a SKU is announced on every tab). With FLASHSTOCK_SHOT_DIR set, the windows driven
+// are saved as PNG there.
+
+#include "ConsoleSession.h"
+#include "ConsoleText.h"
+#include "Engine.h"
+#include "EngineWorker.h"
+#include "LedgerView.h"
+#include "LiveView.h"
+#include "MainWindow.h"
+#include "ProfileDialog.h"
+#include "ProfileSettings.h"
+#include "ReconciliationView.h"
+#include "SkuDialogs.h"
+#include "TableExport.h"
+#include "gate/EmbeddedRedis.h"
+#include "gate/RedisConnection.h"
+#include "models/DiscrepancyModel.h"
+#include "models/LedgerModel.h"
+#include "models/ModelRoles.h"
+#include "reconcile/Reconciler.h"
+#include "store/Database.h"
+#include "support/RedisFixture.h"
+#include "support/TestChecks.h"
+
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QtTest>
+
+#include <csignal>
+
+using namespace Qt::StringLiterals;
+using namespace flashstock;
+
+namespace {
+
+/// A data dir with a SQLite book, a redis-server as the gate, and engines of the test on both.
+struct BookAndGate {
+    QTemporaryDir dir;
+    RedisFixture redis;
+
+    EngineProfile profile() const { return EngineProfile{dir.path(), {}, redis.url().toString(), u"tester"_s}; }
+    DbUrl url() const { return DbUrl::parse(u"sqlite:///"_s + dir.filePath(u"flashstock.db"_s)).value(); }
+    /// An engine of the test, another process as far as the console knows (source `test`).
+    std::unique_ptr<Engine> engine() const
+    {
+        auto e = Engine::open(EngineOptions{url(), redis.url(), Actor{u"tester"_s, u"test"_s}});
+        return e ? std::move(*e) : nullptr;
+    }
+    /// Starts the gate, then engine(); nullptr if either fails (redis.errorString() says why).
+    std::unique_ptr<Engine> begin() { return redis.start() ? engine() : nullptr; }
+};
+
+/// Shows `w` and waits (up to 10 s) until its book is open.
+bool shownAndOpen(MainWindow &w)
+{
+    w.show();
+    return QTest::qWaitFor([&w] { return w.session()->connection().bookOpen; }, 10000);
+}
+
+/// Saves `widget` as `name` into FLASHSTOCK_SHOT_DIR, when set.
+void shoot(QWidget *widget, const QString &name)
+{
+    if (!qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR"))
+        return;
+    QCoreApplication::processEvents();
+    QVERIFY(widget->grab().save(QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(name)));
+}
+
+/// A sample of the console's worker, stamped with the test's clock `atMs` instead of the wall's.
+std::optional<LiveSnapshot> sampleAt(ConsoleSession &session, qint64 atMs)
+{
+    QSignalSpy sampled(session.worker(), &EngineWorker::sampled);
+    // The session takes a new sample once the answer to the last one reached it (queued).
+    QDeadlineTimer accepted(5000);
+    while (!session.sample()) {
+        if (accepted.hasExpired())
+            return std::nullopt;
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    }
+    if (sampled.isEmpty() && !sampled.wait(10000)) // it may be in before the wait begins
+        return std::nullopt;
+    LiveSnapshot snap = sampled.first().first().value<LiveSnapshot>();
+    snap.atMs = atMs;
+    return snap;
+}
+
+/// A snapshot of one SKU at `atMs` with `available` of `total` units, the rest sold.
+LiveSnapshot levelsAt(qint64 atMs, qint64 available, qint64 total)
+{
+    LiveSnapshot snap;
+    snap.atMs = atMs;
+    snap.health.bookUp = true;
+    SkuSample s;
+    s.sku = u"FLASH"_s;
+    s.available = available;
+    s.sold = total - available;
+    s.total = total;
+    snap.skus << s;
+    return snap;
+}
+
+/// A negative drift on `sku` that the reconciler cannot explain: it pauses the SKU.
+void driftAndReconcile(Engine &engine, const QString &sku, int units)
+{
+    FS_VERIFY_OK(engine.database().exec(u"UPDATE buckets SET available = available + %1, total = total + %1 "
+                                        u"WHERE sku = '%2'"_s.arg(units).arg(sku)));
+    FS_VERIFY_OK(Reconciler(engine).runPass(0));
+}
+
+/// The id of the pending discrepancy of `sku`, or 0.
+qint64 pendingOf(Engine &engine, const QString &sku)
+{
+    for (const Discrepancy &d : Reconciler(engine).list().value_or(QList<Discrepancy>{}))
+        if (d.sku == sku && d.status == DiscrepancyStatus::PendingApproval)
+            return d.id;
+    return 0;
+}
+
+/// The id of the discrepancy selected in the view, or 0.
+qint64 selectedId(ReconciliationView &view)
+{
+    const QModelIndexList rows = view.table()->selectionModel()->selectedRows(DiscrepancyModel::Id);
+    return rows.isEmpty() ? 0 : rows.first().data(RawRole).toLongLong();
+}
+
+QStringList csvLines(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QString::fromUtf8(f.readAll()).split(u"\r\n"_s, Qt::SkipEmptyParts);
+}
+
+} // namespace
+
+class TestUiGlance : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { std::signal(SIGPIPE, SIG_IGN); }
+    void reconciliationRefreshesByItself();
+    void newPauseIsAnnouncedOnEveryTab();
+};
+
+void TestUiGlance::reconciliationRefreshesByItself()
+{
+    // The Reconciliation view is open on discrepancy #1 with the filter on All; another
+    // process finds a new one (a gate above the book, healed: nothing pauses, so only the
+    // view's own refresh can bring it): it appears within 5 s, #1 still selected, the
+    // filter kept.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    BookAndGate b;
+    auto other = b.begin();
+    QVERIFY2(other, qPrintable(b.redis.errorString()));
+    FS_VERIFY_OK(other->addSku(u"OLD"_s, 100));
+    FS_VERIFY_OK(other->addSku(u"NEW"_s, 100));
+    driftAndReconcile(*other, u"OLD"_s, 3);
+    const qint64 first = pendingOf(*other, u"OLD"_s);
+    QVERIFY(first > 0);
+    MainWindow w(b.profile());
+    QVERIFY(shownAndOpen(w));
+    w.tabs()->setCurrentIndex(MainWindow::ReconciliationTab);
+    ReconciliationView &view = *w.reconciliationView();
+    view.setStatusFilter(QString());
+    QTRY_VERIFY_WITH_TIMEOUT(view.select(first), 10000);
+    QCOMPARE(selectedId(view), first);
+
+    QElapsedTimer found;
+    FS_VERIFY_OK(b.redis.command({"HINCRBY", "fs:{NEW}:gate", "available", "4"}));
+    const ReconcileReport pass = FS_OK(Reconciler(*other).runPass(0));
+    found.start();
+    QCOMPARE(pass.discrepancies.size(), 1);
+    QCOMPARE(pass.discrepancies.first().kind, DiscrepancyKind::GateExcess);
+    const qint64 second = pass.discrepancies.first().id;
+    QVERIFY(second > first);
+    QTRY_VERIFY_WITH_TIMEOUT(view.model()->rowOf(second) >= 0, 5000);
+    qInfo("listed %lld ms after the other process found it", found.elapsed());
+    QCOMPARE(selectedId(view), first);
+    QCOMPARE(view.statusFilter(), QString());
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::ReconciliationTab));
+}
+
+void TestUiGlance::newPauseIsAnnouncedOnEveryTab()
+{
+    // The operator watches the Ledger; a reconcile pass of another process pauses a SKU:
+    // the banner above the tabs says which discrepancy pauses which SKU, and its button
+    // opens it in Reconciliation. Pauses found before the console connected are no news.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    BookAndGate b;
+    auto other = b.begin();
+    QVERIFY2(other, qPrintable(b.redis.errorString()));
+    FS_VERIFY_OK(other->addSku(u"CALM"_s, 100));
+    FS_VERIFY_OK(other->addSku(u"HOT"_s, 100));
+    driftAndReconcile(*other, u"CALM"_s, 2);
+    MainWindow w(b.profile());
+    w.resize(1280, 800);
+    QVERIFY(shownAndOpen(w));
+    w.tabs()->setCurrentIndex(MainWindow::LedgerTab);
+    QSignalSpy sampled(w.session()->worker(), &EngineWorker::sampled);
+    QVERIFY(sampled.wait(10000));
+    QVERIFY(sampled.wait(10000));
+    QCOMPARE(w.pauseBannerText(), QString());
+
+    driftAndReconcile(*other, u"HOT"_s, 5);
+    const qint64 id = pendingOf(*other, u"HOT"_s);
+    QVERIFY(id > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.pauseBannerText().isEmpty(), 5000);
+    QVERIFY2(w.pauseBannerText().contains(u"#%1</b> pauses <b>HOT</b>"_s.arg(id)), qPrintable(w.pauseBannerText()));
+    QVERIFY(!w.pauseBannerText().contains(u"CALM"_s));
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::LedgerTab));
+    shoot(&w, u"glance-announced.png"_s);
+    QPushButton *openIt = nullptr;
+    for (QPushButton *button : w.findChildren<QPushButton *>())
+        if (button->text() == u"Open in Reconciliation"_s)
+            openIt = button;
+    QVERIFY(openIt);
+    openIt->click();
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::ReconciliationTab));
+    QTRY_COMPARE_WITH_TIMEOUT(selectedId(*w.reconciliationView()), id, 5000);
+    // Decided, it no longer pauses: the banner goes.
+    FS_VERIFY_OK(Reconciler(*other).approve(id, u"tester"_s, u"restored as the ledger explains"_s, {u"tester"_s}));
+    QCOMPARE(pendingOf(*other, u"HOT"_s), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(w.pauseBannerText(), QString(), 5000);
+}
+
+QTEST_MAIN(TestUiGlance)
+#include "tst_ui_glance.moc"
