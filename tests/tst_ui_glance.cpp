@@ -1,8 +1,10 @@
 // The console during the minutes that matter, offscreen, on a real SQLite book in a
-// temporary data dir with a real redis-server as the gate: views that stay current (a
-// discrepancy another process finds appears in an open Reconciliation view, and one that
-// pauses a SKU is announced on every tab). With FLASHSTOCK_SHOT_DIR set, the windows driven
-// are saved as PNG there.
+// temporary data dir with a real redis-server as the gate: figures true at a glance (the
+// last second's rates and their peak, a chart that follows a short sale, the Live split
+// kept across a restart), views that stay current (a discrepancy another process finds
+// appears in an open Reconciliation view, and one that pauses a SKU is announced on every
+// tab). Time is the test's: snapshots carry the clock it moves. With FLASHSTOCK_SHOT_DIR
+// set, the windows driven are saved as PNG there.
 
 #include "ConsoleSession.h"
 #include "ConsoleText.h"
@@ -148,9 +150,132 @@ class TestUiGlance : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() { std::signal(SIGPIPE, SIG_IGN); }
+    void takenPerSecondIsTheLastSecond();
+    void chartFollowsAShortSale();
+    void liveSplitSurvivesARestart();
     void reconciliationRefreshesByItself();
     void newPauseIsAnnouncedOnEveryTab();
 };
+
+void TestUiGlance::takenPerSecondIsTheLastSecond()
+{
+    // A crowd takes 240 units between two samples a second apart: one second after the
+    // burst, "Taken per second" says 240, not the 48 a five-second average would; a second
+    // later it says 0 and the peak keeps the 240 with its time.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    BookAndGate b;
+    auto engine = b.begin();
+    QVERIFY2(engine, qPrintable(b.redis.errorString()));
+    FS_VERIFY_OK(engine->addSku(u"FLASH"_s, 1000));
+    ConsoleSession session;
+    QSignalSpy opened(session.worker(), &EngineWorker::opened);
+    session.open(b.profile());
+    QVERIFY(opened.wait(10000));
+    QVERIFY(opened.first().first().value<ConnectionInfo>().bookOpen);
+    LiveView live;
+    live.resize(1280, 700);
+    live.show();
+    const qint64 t0 = QDateTime::currentMSecsSinceEpoch();
+    for (int s = 0; s < 5; ++s) { // five quiet seconds
+        auto snap = sampleAt(session, t0 + s * 1000);
+        QVERIFY(snap);
+        live.addSnapshot(*snap);
+    }
+    QCOMPARE(live.rates().value(u"FLASH"_s).taken, 0.0);
+    for (int i = 0; i < 120; ++i)
+        QCOMPARE(FS_OK(engine->reserve(u"b%1"_s.arg(i), u"u%1"_s.arg(i), {{u"FLASH"_s, 2, {}}})).outcome,
+                 Outcome::Reserved);
+    auto burst = sampleAt(session, t0 + 5000);
+    QVERIFY(burst);
+    QCOMPARE(burst->skus.first().available, 760);
+    live.addSnapshot(*burst);
+    const double trueRate = 240.0; // units taken in the last second of the test's clock
+    const SkuRates after = live.rates().value(u"FLASH"_s);
+    QVERIFY2(qAbs(after.taken - trueRate) <= 0.1 * trueRate, qPrintable(QString::number(after.taken)));
+    QVERIFY2(live.takenText().startsWith(u"240.0"_s), qPrintable(live.takenText()));
+    shoot(&live, u"glance-burst.png"_s);
+
+    auto quiet = sampleAt(session, t0 + 6000);
+    QVERIFY(quiet);
+    live.addSnapshot(*quiet);
+    const SkuRates later = live.rates().value(u"FLASH"_s);
+    QCOMPARE(later.taken, 0.0);
+    QCOMPARE(later.takenPeak, 240.0);
+    QCOMPARE(later.takenPeakAtMs, t0 + 5000);
+    const QString peakAt = QDateTime::fromMSecsSinceEpoch(t0 + 5000, Qt::UTC).toString(u"HH:mm:ss"_s);
+    QVERIFY2(live.takenText().contains(u"peak 240.0 at %1 UTC"_s.arg(peakAt)), qPrintable(live.takenText()));
+}
+
+void TestUiGlance::chartFollowsAShortSale()
+{
+    // Fourteen quiet minutes, then a sale of forty seconds: the time axis begins a little
+    // before the sale, not fifteen minutes back.
+    LiveView live;
+    live.resize(1280, 700);
+    live.show();
+    const qint64 t0 = 1'800'000'000'000;
+    qint64 t = t0;
+    for (; t < t0 + 14 * 60000; t += 10000)
+        live.addSnapshot(levelsAt(t, 500, 500));
+    const qint64 saleStart = t;
+    for (int s = 0; s <= 40; ++s, t += 1000)
+        live.addSnapshot(levelsAt(t, 500 - 10 * s, 500));
+    const qint64 now = t - 1000;
+    QVERIFY(live.followsSale());
+    auto [from, to] = live.timeAxisRange();
+    QCOMPARE(qint64(to), now);
+    // The forty seconds of the sale and a tenth more before it.
+    QCOMPARE(to - from, 1.1 * double(now - saleStart));
+    QVERIFY(live.seriesPointCount(LiveView::BookAvailable) >= 41);
+    shoot(&live, u"glance-follow.png"_s);
+    // Off: the whole window.
+    live.setFollowsSale(false);
+    std::tie(from, to) = live.timeAxisRange();
+    QCOMPARE(to - from, 15.0 * 60000);
+    // A console just started: from its oldest sample, moving or not.
+    LiveView fresh;
+    for (qint64 s = 0; s < 12; ++s)
+        fresh.addSnapshot(levelsAt(t0 + s * 1000, 500 - s, 500));
+    std::tie(from, to) = fresh.timeAxisRange();
+    QCOMPARE(from, double(t0));
+    QCOMPARE(to, double(t0 + 11000));
+}
+
+void TestUiGlance::liveSplitSurvivesARestart()
+{
+    // The operator gives the SKU table more room; the next start has it where it was left,
+    // kept in the data dir's settings (the user's alone).
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const EngineProfile profile{dir.path(), {}, u"none"_s, u"tester"_s};
+    QList<int> moved;
+    {
+        MainWindow w(profile);
+        QVERIFY(shownAndOpen(w));
+        QSplitter *split = w.liveView()->splitter();
+        const QList<int> before = split->sizes();
+        QCOMPARE(before.size(), 2);
+        const int total = before[0] + before[1];
+        QSignalSpy sampled(w.session()->worker(), &EngineWorker::sampled);
+        QVERIFY(sampled.wait(10000)); // the first figures are in, the view laid out with them
+        QCoreApplication::processEvents();
+        split->setSizes({total / 3, total - total / 3}); // the table takes two thirds
+        moved = split->sizes();
+        QVERIFY2(moved[1] > before[1] + 100, qPrintable(u"%1 -> %2"_s.arg(before[1]).arg(moved[1])));
+        w.close();
+    }
+    const QFileInfo ini(ProfileSettings::filePath(dir.path()));
+    QVERIFY(ini.exists());
+    QCOMPARE(ini.permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther | QFileDevice::WriteGroup
+                                  | QFileDevice::WriteOther),
+             QFileDevice::Permissions());
+    MainWindow again(profile);
+    QVERIFY(shownAndOpen(again));
+    QSignalSpy sampled(again.session()->worker(), &EngineWorker::sampled);
+    QVERIFY(sampled.wait(10000)); // laid out as the first was when it closed
+    QCoreApplication::processEvents();
+    QCOMPARE(again.liveView()->splitter()->sizes(), moved);
+}
 
 void TestUiGlance::reconciliationRefreshesByItself()
 {

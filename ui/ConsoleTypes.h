@@ -59,11 +59,16 @@ struct SkuSample {
     OverdueHolds overdue{};      ///< its holds past their expiry
 };
 
-/// Rates of one SKU over the last few seconds (LiveView::rates()).
+/// Rates of one SKU over the last second, and the highest in the chart's window
+/// (LiveView::rates()).
 struct SkuRates {
     double taken = 0;    ///< units per second leaving book available (net of releases)
     double refused = -1; ///< refused reserves per second, as the gate counts them; -1 = not
                          ///< counted (book-only, or the gate did not answer)
+    double takenPeak = 0;    ///< the highest `taken` in the window, units per second
+    qint64 takenPeakAtMs = 0; ///< when it was measured (the console's clock); 0: no peak yet
+    double refusedPeak = 0;   ///< the highest `refused` in the window, per second
+    qint64 refusedPeakAtMs = 0;
 };
 
 /// One 1 s sample of everything the live and sales views show.

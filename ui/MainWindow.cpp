@@ -23,6 +23,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -32,11 +33,13 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QDir>
+#include <QFileInfo>
 #include <QFrame>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -250,6 +253,15 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     });
 
     resize(1280, 800);
+    // The operator's split of the Live view, from the last run.
+    m_layoutDir = EngineProfile::dataDirFor(profile.dataDir);
+    if (const QByteArray split = ProfileSettings::layout(m_layoutDir, u"liveSplit"_s); !split.isEmpty())
+        m_live->splitter()->restoreState(split);
+    auto *saveSoon = new QTimer(this);
+    saveSoon->setSingleShot(true);
+    saveSoon->setInterval(500);
+    connect(saveSoon, &QTimer::timeout, this, &MainWindow::saveLayout);
+    connect(m_live->splitter(), &QSplitter::splitterMoved, saveSoon, qOverload<>(&QTimer::start));
     reopen(profile, false);
 }
 
@@ -420,6 +432,20 @@ void MainWindow::showPauseBanner()
     m_pauseBanner->setVisible(!lines.isEmpty());
 }
 
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    saveLayout();
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::saveLayout()
+{
+    if (!QFileInfo(m_layoutDir).isDir())
+        return; // never opened: nothing made the data dir, and the layout is the default
+    if (!ProfileSettings::saveLayout(m_layoutDir, u"liveSplit"_s, m_live->splitter()->saveState()))
+        qWarning("console: cannot keep the layout in %s", qPrintable(ProfileSettings::filePath(m_layoutDir)));
+}
+
 void MainWindow::updateWarningStatus()
 {
     const qint64 count = m_warningModel->rowCount() + m_warningModel->dropped();
@@ -542,7 +568,6 @@ void MainWindow::takeScreenshots(const QString &dir, int samples)
     m_screenshotDir = dir;
     m_samplesBeforeShots = qMax(1, samples);
     m_quiet = true;
-    m_live->setWindowMinutes(1); // a few seconds of data would be a sliver of 15 minutes
 }
 
 void MainWindow::saveShot(QWidget *widget, const QString &name)

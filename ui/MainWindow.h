@@ -40,7 +40,8 @@ class WarningModel;
 /// opens their list), a banner above every tab that announces a new discrepancy pausing a
 /// SKU, and Help (the built-in README's sections, About). Either tier may be down: the
 /// window says so and keeps what still works. A connection that fails leaves no stale
-/// figure and no saved profile behind. GUI thread.
+/// figure and no saved profile behind. The Live split is kept in the data dir's settings.
+/// GUI thread.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -95,6 +96,10 @@ public:
 signals:
     void screenshotsDone(bool ok);
 
+protected:
+    /// Keeps the layout (the Live split) for the next start.
+    void closeEvent(QCloseEvent *event) override;
+
 private slots:
     void showStatusMessage(const QString &text);
     /// File > Connection...: edit, then reopen the session (saved, without passwords, once it opens).
@@ -117,6 +122,7 @@ private:
     /// longer pausing.
     void announcePauses(const LiveSnapshot &snapshot);
     void showPauseBanner();
+    void saveLayout();
 
     ConsoleSession *m_session = nullptr;
     QTabWidget *m_tabs = nullptr;
@@ -142,6 +148,7 @@ private:
     bool m_pausingKnown = false;         ///< m_pausing is from this connection
     QMap<qint64, QString> m_announced;   ///< shown on the banner: id -> what it says
     qint64 m_selectWhenListed = -1;      ///< the banner's discrepancy, selected once listed
+    QString m_layoutDir;                 ///< the data dir whose settings keep the layout
     QDialog *m_warningsDialog = nullptr;
     ReadmeDialog *m_readme = nullptr;
     QTimer *m_sampleTimer = nullptr;
