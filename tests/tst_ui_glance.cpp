@@ -3,8 +3,9 @@
 // last second's rates and their peak, a chart that follows a short sale, the Live split
 // kept across a restart), views that stay current (a discrepancy another process finds
 // appears in an open Reconciliation view, and one that pauses a SKU is announced on every
-// tab). Time is the test's: snapshots carry the clock it moves. With FLASHSTOCK_SHOT_DIR
-// set, the windows driven are saved as PNG there.
+// tab), and the rough edges (the Add SKU dialog, the Connection dialog's Tab order, CSV
+// export). Time is the test's: snapshots carry the clock it moves. With
+// FLASHSTOCK_SHOT_DIR set, the windows driven are saved as PNG there.
 
 #include "ConsoleSession.h"
 #include "ConsoleText.h"
@@ -155,6 +156,9 @@ private slots:
     void liveSplitSurvivesARestart();
     void reconciliationRefreshesByItself();
     void newPauseIsAnnouncedOnEveryTab();
+    void addSkuDialogKeepsItsFields();
+    void connectionTabOrderFollowsTheForm();
+    void ledgerExportHasOneFieldPerValue();
 };
 
 void TestUiGlance::takenPerSecondIsTheLastSecond()
@@ -356,6 +360,95 @@ void TestUiGlance::newPauseIsAnnouncedOnEveryTab()
     FS_VERIFY_OK(Reconciler(*other).approve(id, u"tester"_s, u"restored as the ledger explains"_s, {u"tester"_s}));
     QCOMPARE(pendingOf(*other, u"HOT"_s), 0);
     QTRY_COMPARE_WITH_TIMEOUT(w.pauseBannerText(), QString(), 5000);
+}
+
+void TestUiGlance::addSkuDialogKeepsItsFields()
+{
+    // A long "what will change" text wraps over several lines: the dialog grows, and no
+    // field is squashed below the height it needs.
+    AddSkuDialog dialog({u"EXISTING"_s}, u"an-operator-with-a-rather-long-name"_s);
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    const int fieldHeight = dialog.skuField()->height();
+    const int dialogHeight = dialog.height();
+    dialog.skuField()->setText(u"PHONE-X-FLASH-SALE-OF-THE-YEAR-WITH-A-NAME-LONG-ENOUGH-TO-WRAP"_s);
+    dialog.stockField()->setValue(2'000'000'000);
+    dialog.bucketsField()->setValue(512);
+    QCoreApplication::processEvents();
+    QVERIFY(dialog.summary().size() > 200);
+    shoot(&dialog, u"glance-add-sku.png"_s);
+    for (QWidget *field : {static_cast<QWidget *>(dialog.skuField()), static_cast<QWidget *>(dialog.stockField()),
+                           static_cast<QWidget *>(dialog.bucketsField())})
+        QVERIFY2(field->height() >= field->minimumSizeHint().height() && field->height() >= fieldHeight,
+                 qPrintable(u"%1: %2 high, needs %3"_s.arg(QString::fromLatin1(field->metaObject()->className()))
+                                .arg(field->height())
+                                .arg(field->minimumSizeHint().height())));
+    QVERIFY(dialog.height() > dialogHeight);
+    // Every line of the summary is inside the dialog.
+    auto *summary = dialog.findChildren<QLabel *>().last();
+    QVERIFY(summary->wordWrap());
+    QVERIFY2(summary->height() >= summary->heightForWidth(summary->width()),
+             qPrintable(u"%1 < %2"_s.arg(summary->height()).arg(summary->heightForWidth(summary->width()))));
+}
+
+void TestUiGlance::connectionTabOrderFollowsTheForm()
+{
+    // Tab from the book's URL goes to its password, then on down the form.
+    ProfileDialog dialog(EngineProfile{u"/tmp/fs-x"_s, u"postgresql://ops@db:5432/book"_s, u"redis://cache:6379"_s,
+                                       u"ops"_s});
+    dialog.show();
+    dialog.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&dialog));
+    dialog.bookField()->setFocus();
+    const QList<QWidget *> expected{dialog.bookPasswordField(), dialog.gateModeField(), dialog.gateField(),
+                                    dialog.gatePasswordField(), dialog.operatorField()};
+    for (QWidget *next : expected) {
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+        QCOMPARE(QApplication::focusWidget(), next);
+    }
+}
+
+void TestUiGlance::ledgerExportHasOneFieldPerValue()
+{
+    // CSV of the ledger: "after" levels in three fields, an adjustment in its own fields and
+    // empty (not 0) for order operations; the file is the user's alone, also when written over.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    BookAndGate b;
+    auto engine = b.begin();
+    QVERIFY2(engine, qPrintable(b.redis.errorString()));
+    FS_VERIFY_OK(engine->addSku(u"CSV"_s, 50));
+    FS_VERIFY_OK(engine->restock(u"CSV"_s, 7, u"delivery, 4711"_s));
+    FS_VERIFY_OK(engine->reserve(u"o1"_s, u"u1"_s, {{u"CSV"_s, 3, {}}}));
+    LedgerModel model;
+    model.setRows(FS_OK(engine->book().ledgerOfSku(u"CSV"_s)));
+    QTableView view;
+    view.setModel(&model);
+    QTemporaryDir out;
+    const QString path = out.filePath(u"ledger.csv"_s);
+    {
+        QFile loose(path); // a file others may read, written over
+        QVERIFY(loose.open(QIODevice::WriteOnly));
+        loose.write("old\n");
+        loose.close();
+        QVERIFY(loose.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup
+                                     | QFileDevice::ReadOther));
+    }
+    QString error;
+    QVERIFY2(TableExport::writeCsv(&view, path, &error), qPrintable(error));
+    QCOMPARE(QFileInfo(path).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther),
+             QFileDevice::Permissions());
+    const QStringList lines = csvLines(path);
+    QCOMPARE(lines.size(), 4); // header, initial, restock, reserve
+    QVERIFY2(lines[0].contains(u",After available,After locked,After sold,Token,"_s), qPrintable(lines[0]));
+    QVERIFY2(lines[0].endsWith(u",Adjustment kind,Adjustment units,Discrepancy,Reason"_s), qPrintable(lines[0]));
+    QVERIFY2(lines[2].contains(u",57,0,0,"_s) && lines[2].endsWith(u",restock,7,,\"delivery, 4711\""_s),
+             qPrintable(lines[2]));
+    QVERIFY2(lines[3].contains(u",54,3,0,"_s) && lines[3].endsWith(u",,,,"_s), qPrintable(lines[3]));
+    // A new file, too.
+    const QString fresh = out.filePath(u"fresh.csv"_s);
+    QVERIFY(TableExport::writeCsv(&view, fresh));
+    QCOMPARE(QFileInfo(fresh).permissions() & ~(QFileDevice::ReadUser | QFileDevice::WriteUser),
+             QFileDevice::ReadOwner | QFileDevice::WriteOwner);
 }
 
 QTEST_MAIN(TestUiGlance)
