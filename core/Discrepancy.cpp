@@ -35,6 +35,15 @@ constexpr Named<DiscrepancyStatus> kStatuses[] = {
     {DiscrepancyStatus::Rejected, u"rejected"},
 };
 
+constexpr Named<DiscrepancyFigure> kFigures[] = {
+    {DiscrepancyFigure::Available, u"available"},
+    {DiscrepancyFigure::Locked, u"locked"},
+    {DiscrepancyFigure::Sold, u"sold"},
+    {DiscrepancyFigure::OrderLocked, u"order_locked"},
+    {DiscrepancyFigure::LedgerRows, u"ledger_rows"},
+    {DiscrepancyFigure::RefundRecords, u"refund_records"},
+};
+
 template <typename E, size_t N>
 QString nameIn(const Named<E> (&table)[N], E value)
 {
@@ -73,6 +82,16 @@ QString discrepancyStatusName(DiscrepancyStatus status)
 std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name)
 {
     return valueIn(kStatuses, name);
+}
+
+QString discrepancyFigureName(DiscrepancyFigure figure)
+{
+    return nameIn(kFigures, figure);
+}
+
+DiscrepancyFigure discrepancyFigureFromName(const QString &name)
+{
+    return valueIn(kFigures, name).value_or(DiscrepancyFigure::None);
 }
 
 QString bucketProposal(const QString &sku, int bucket, const Correction &correction)

@@ -38,6 +38,21 @@ QString discrepancyStatusName(DiscrepancyStatus status);
 /// The status named `name` (as discrepancyStatusName), or nullopt.
 std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name);
 
+/// The level a discrepancy's gate, book and ledger figures count (Discrepancy::figure).
+enum class DiscrepancyFigure {
+    None,          ///< no figures (a gate token's heal), or found before the book kept it
+    Available,     ///< a bucket's or SKU's available units
+    Locked,        ///< a bucket's locked units
+    Sold,          ///< a bucket's sold units
+    OrderLocked,   ///< the units an order holds locked: by its status (book) and its ledger rows
+    LedgerRows,    ///< ledger rows of one order operation
+    RefundRecords, ///< refund records of one payment
+};
+/// `""`, `available`, `locked`, `sold`, `order_locked`, `ledger_rows`, `refund_records`.
+QString discrepancyFigureName(DiscrepancyFigure figure);
+/// The figure named `name` (as discrepancyFigureName); None for a word this binary does not know.
+DiscrepancyFigure discrepancyFigureFromName(const QString &name);
+
 /// An operator's decision on a pending discrepancy.
 enum class Decision {
     Approve, ///< apply its correction
@@ -123,6 +138,7 @@ struct Discrepancy {
     qint64 gateValue = -1;    ///< units the gate showed (-1 n/a)
     qint64 bookValue = -1;    ///< units the book showed (-1 n/a)
     qint64 ledgerValue = -1;  ///< units the ledger explains (-1 n/a)
+    DiscrepancyFigure figure = DiscrepancyFigure::None; ///< the level the three values count
     Invariants breaks;        ///< the invariants this finding breaks (none for gate token heals)
     QString proposal;         ///< pending: what approval will change, for people
     Correction correction;    ///< what approval applies

@@ -4,8 +4,9 @@
 // kept across a restart), views that stay current (a discrepancy another process finds
 // appears in an open Reconciliation view, and one that pauses a SKU is announced on every
 // tab), and the rough edges (the Add SKU dialog, the Connection dialog's Tab order, CSV
-// export). Time is the test's: snapshots carry the clock it moves. With
-// FLASHSTOCK_SHOT_DIR set, the windows driven are saved as PNG there.
+// export, the level a discrepancy's figures count). Time is the test's: snapshots carry
+// the clock it moves. With FLASHSTOCK_SHOT_DIR set, the windows driven are saved as PNG
+// there.
 
 #include "ConsoleSession.h"
 #include "ConsoleText.h"
@@ -159,6 +160,7 @@ private slots:
     void addSkuDialogKeepsItsFields();
     void connectionTabOrderFollowsTheForm();
     void ledgerExportHasOneFieldPerValue();
+    void reconciliationSaysTheLevel();
 };
 
 void TestUiGlance::takenPerSecondIsTheLastSecond()
@@ -449,6 +451,39 @@ void TestUiGlance::ledgerExportHasOneFieldPerValue()
     QVERIFY(TableExport::writeCsv(&view, fresh));
     QCOMPARE(QFileInfo(fresh).permissions() & ~(QFileDevice::ReadUser | QFileDevice::WriteUser),
              QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+}
+
+void TestUiGlance::reconciliationSaysTheLevel()
+{
+    // Book and Ledger figures name the level they count: available for one SKU, locked for
+    // another, as the reconciler found them and the book keeps them.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    BookAndGate b;
+    auto engine = b.begin();
+    QVERIFY2(engine, qPrintable(b.redis.errorString()));
+    FS_VERIFY_OK(engine->addSku(u"AVAIL"_s, 100));
+    FS_VERIFY_OK(engine->addSku(u"HELD"_s, 100));
+    FS_VERIFY_OK(engine->reserve(u"h1"_s, u"u1"_s, {{u"HELD"_s, 3, {}}}));
+    FS_VERIFY_OK(engine->database().exec(
+        u"UPDATE buckets SET available = available + 4, total = total + 4 WHERE sku = 'AVAIL'"_s));
+    FS_VERIFY_OK(engine->database().exec(u"UPDATE buckets SET locked = locked + 2, total = total + 2 WHERE sku = 'HELD'"_s));
+    FS_VERIFY_OK(Reconciler(*engine).runPass(0));
+    DiscrepancyModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setDiscrepancies(FS_OK(Reconciler(*engine).list())); // as the book keeps them
+    QCOMPARE(model.headerData(DiscrepancyModel::Level, Qt::Horizontal).toString(), u"Level"_s);
+    QCOMPARE(model.headerData(DiscrepancyModel::Book, Qt::Horizontal).toString(), u"Book (found)"_s);
+    QCOMPARE(model.headerData(DiscrepancyModel::Ledger, Qt::Horizontal).toString(), u"Ledger (explains)"_s);
+    const auto cells = [&](const QString &sku) {
+        for (int row = 0; row < model.rowCount(); ++row)
+            if (model.index(row, DiscrepancyModel::Sku).data(RawRole).toString() == sku)
+                return QStringList{model.index(row, DiscrepancyModel::Level).data().toString(),
+                                   model.index(row, DiscrepancyModel::Book).data().toString(),
+                                   model.index(row, DiscrepancyModel::Ledger).data().toString()};
+        return QStringList{};
+    };
+    QCOMPARE(cells(u"AVAIL"_s), (QStringList{u"available"_s, u"104"_s, u"100"_s}));
+    QCOMPARE(cells(u"HELD"_s), (QStringList{u"locked"_s, u"5"_s, u"3"_s}));
 }
 
 QTEST_MAIN(TestUiGlance)

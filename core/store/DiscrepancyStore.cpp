@@ -22,7 +22,7 @@ QVariant nullableInt(const std::optional<qint64> &v)
 const QString kColumns = u"id, kind, sku, bucket, order_id, token, status, delta, gate_value, book_value, ledger_value, "
                          u"proposal, detail, detected_at, resolved_by, reason, correction, pauses, found_available, "
                          u"found_locked, found_sold, target_available, target_locked, target_sold, dkey, status_from, "
-                         u"status_to, payment_ref, breaks, resolved_at"_s;
+                         u"status_to, payment_ref, breaks, resolved_at, figure"_s;
 
 /// The correction's columns: correction (its word), found_* and target_* (a bucket
 /// correction's found and ledger levels), status_from and status_to, payment_ref.
@@ -100,6 +100,7 @@ DiscrepancyRow rowFrom(const QVariantList &r)
     d.correction = correctionFrom(r);
     d.breaks = Invariants::fromInt(int(i64(r.at(28))));
     d.resolvedAtMs = i64(r.at(29));
+    d.figure = discrepancyFigureFromName(r.at(30).toString());
     row.pauses = i64(r.at(17)) != 0;
     row.key = r.at(24).toString();
     return row;
@@ -122,8 +123,8 @@ Result<std::optional<qint64>> DiscrepancyStore::insert(const DiscrepancyRow &row
     auto r = m_db.exec(
         u"INSERT INTO discrepancies (dkey, kind, sku, bucket, order_id, token, status, delta, gate_value, book_value, "
         u"ledger_value, correction, found_available, found_locked, found_sold, target_available, target_locked, "
-        u"target_sold, status_from, status_to, payment_ref, breaks, pauses, proposal, detail, detected_at) "
-        u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1) "
+        u"target_sold, status_from, status_to, payment_ref, breaks, pauses, proposal, detail, figure, detected_at) "
+        u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1) "
         u"ON CONFLICT DO NOTHING RETURNING id"_s.arg(m_db.nowMsExpr()),
         {row.key, discrepancyKindName(d.kind), d.sku, d.bucket, nullable(d.order), nullable(d.token),
          discrepancyStatusName(d.status), d.delta, d.gateValue, d.bookValue, d.ledgerValue,
@@ -131,7 +132,8 @@ Result<std::optional<qint64>> DiscrepancyStore::insert(const DiscrepancyRow &row
          part(c.found, &Levels3::sold), part(c.target, &Levels3::available), part(c.target, &Levels3::locked),
          part(c.target, &Levels3::sold), nullable(c.statusFrom), nullable(c.statusTo), nullable(c.payment),
          qint64(d.breaks.toInt()), row.pauses ? 1 : 0, d.proposal.isEmpty() ? u""_s : d.proposal,
-         d.detail.isEmpty() ? u""_s : d.detail});
+         d.detail.isEmpty() ? u""_s : d.detail,
+         d.figure == DiscrepancyFigure::None ? u""_s : discrepancyFigureName(d.figure)});
     if (!r)
         return std::unexpected(r.error());
     if (r->isEmpty())

@@ -21,6 +21,20 @@ QString DiscrepancyModel::statusText(DiscrepancyStatus status)
     return discrepancyStatusName(status).replace(u'_', u' ');
 }
 
+QString DiscrepancyModel::figureText(DiscrepancyFigure figure)
+{
+    switch (figure) {
+    case DiscrepancyFigure::None: return {};
+    case DiscrepancyFigure::Available: return tr("available");
+    case DiscrepancyFigure::Locked: return tr("locked");
+    case DiscrepancyFigure::Sold: return tr("sold");
+    case DiscrepancyFigure::OrderLocked: return tr("order's locked units");
+    case DiscrepancyFigure::LedgerRows: return tr("ledger rows");
+    case DiscrepancyFigure::RefundRecords: return tr("refund records");
+    }
+    return {};
+}
+
 DiscrepancyModel::DiscrepancyModel(QObject *parent)
     : QAbstractTableModel(parent)
 {
@@ -65,6 +79,7 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         case Id: return d.id;
         case Kind: return discrepancyKindName(d.kind);
         case Sku: return d.sku;
+        case Level: return discrepancyFigureName(d.figure);
         case Gate: return figure(d.gateValue);
         case Book: return figure(d.bookValue);
         case Ledger: return figure(d.ledgerValue);
@@ -82,6 +97,7 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         case Id: return u"#%1"_s.arg(d.id);
         case Kind: return kindText(d.kind);
         case Sku: return d.bucket >= 0 ? tr("%1 / bucket %2").arg(d.sku).arg(d.bucket) : d.sku;
+        case Level: return figureText(d.figure);
         case Gate: return units(d.gateValue);
         case Book: return units(d.bookValue);
         case Ledger: return units(d.ledgerValue);
@@ -121,15 +137,25 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
 
 QVariant DiscrepancyModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole) {
+        switch (section) {
+        case Level: return tr("What the Gate, Book and Ledger figures count");
+        case Gate: return tr("The gate's figure, of the level named");
+        case Book: return tr("The book's figure as found, of the level named");
+        case Ledger: return tr("What the ledger (or the orders) explains, of the level named");
+        default: return {};
+        }
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
     case Id: return tr("Id");
     case Kind: return tr("Kind");
     case Sku: return tr("SKU");
+    case Level: return tr("Level");
     case Gate: return tr("Gate");
-    case Book: return tr("Book");
-    case Ledger: return tr("Ledger");
+    case Book: return tr("Book (found)");
+    case Ledger: return tr("Ledger (explains)");
     case Delta: return tr("Delta");
     case Proposal: return tr("Proposed correction / action");
     case DetectedAt: return tr("Detected at");

@@ -6,14 +6,16 @@
 
 namespace flashstock {
 
-/// The reconciler's discrepancies, newest first. GUI thread; fed by setDiscrepancies().
+/// The reconciler's discrepancies, newest first, each with the level its Gate, Book and
+/// Ledger figures count (Level). GUI thread; fed by setDiscrepancies().
 /// RawRole gives ids, units, ms and the status/kind words (what the filters match); times
 /// are shown in UTC (ConsoleText), local on hover.
 class DiscrepancyModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column {
-        Id, Kind, Sku, Gate, Book, Ledger, Delta, Proposal, DetectedAt, Status, ResolvedBy, ResolvedAt, ColumnCount
+        Id, Kind, Sku, Level, Gate, Book, Ledger, Delta, Proposal, DetectedAt, Status, ResolvedBy, ResolvedAt,
+        ColumnCount
     };
 
     explicit DiscrepancyModel(QObject *parent = nullptr);
@@ -32,6 +34,9 @@ public:
     /// A kind or status word for people: the core's word with spaces (`ledger mismatch`).
     static QString kindText(DiscrepancyKind kind);
     static QString statusText(DiscrepancyStatus status);
+    /// The level the Gate, Book and Ledger columns count, for people (`available`,
+    /// `order's locked units`, ...); empty for none.
+    static QString figureText(DiscrepancyFigure figure);
 
 private:
     QList<Discrepancy> m_rows;
