@@ -4,9 +4,9 @@
 // kept across a restart), views that stay current (a discrepancy another process finds
 // appears in an open Reconciliation view, and one that pauses a SKU is announced on every
 // tab), and the rough edges (the Add SKU dialog, the Connection dialog's Tab order, CSV
-// export, the level a discrepancy's figures count). Time is the test's: snapshots carry
-// the clock it moves. With FLASHSTOCK_SHOT_DIR set, the windows driven are saved as PNG
-// there.
+// export, the level a discrepancy's figures count, the embedded gate left behind). Time is
+// the test's: snapshots carry the clock it moves. With FLASHSTOCK_SHOT_DIR set, the
+// windows driven are saved as PNG there.
 
 #include "ConsoleSession.h"
 #include "ConsoleText.h"
@@ -161,6 +161,8 @@ private slots:
     void connectionTabOrderFollowsTheForm();
     void ledgerExportHasOneFieldPerValue();
     void reconciliationSaysTheLevel();
+    void switchingAwayStopsTheEmbeddedGate();
+    void embeddedGateOthersUseKeepsRunning();
 };
 
 void TestUiGlance::takenPerSecondIsTheLastSecond()
@@ -484,6 +486,60 @@ void TestUiGlance::reconciliationSaysTheLevel()
     };
     QCOMPARE(cells(u"AVAIL"_s), (QStringList{u"available"_s, u"104"_s, u"100"_s}));
     QCOMPARE(cells(u"HELD"_s), (QStringList{u"locked"_s, u"5"_s, u"3"_s}));
+}
+
+void TestUiGlance::switchingAwayStopsTheEmbeddedGate()
+{
+    // The console started the data dir's redis-server for its embedded defaults; File >
+    // Connection to a book-only profile stops it, and says so.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    ConsoleSession session;
+    QSignalSpy opened(session.worker(), &EngineWorker::opened);
+    session.open(EngineProfile{dir.path(), {}, {}, u"tester"_s});
+    QVERIFY(opened.wait(15000));
+    QVERIFY(opened.last().first().value<ConnectionInfo>().bookOpen);
+    EmbeddedRedis embedded(dir.path());
+    QVERIFY(embedded.status().running);
+    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
+    QVERIFY(opened.wait(15000));
+    const ConnectionInfo info = opened.last().first().value<ConnectionInfo>();
+    QVERIFY(info.bookOpen);
+    QVERIFY2(info.previousGate.startsWith(u"Stopped the embedded redis-server"_s), qPrintable(info.previousGate));
+    QVERIFY(!embedded.status().running);
+    // One the console found running (someone else's) is left alone.
+    FS_VERIFY_OK(embedded.start());
+    session.open(EngineProfile{dir.path(), {}, {}, u"tester"_s});
+    QVERIFY(opened.wait(15000));
+    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
+    QVERIFY(opened.wait(15000));
+    QCOMPARE(opened.last().first().value<ConnectionInfo>().previousGate, QString());
+    QVERIFY(embedded.status().running);
+    FS_VERIFY_OK(embedded.stop());
+}
+
+void TestUiGlance::embeddedGateOthersUseKeepsRunning()
+{
+    // Started by the console, but a server (here: a connection of the test) still uses it:
+    // it keeps running, and the console says why.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    ConsoleSession session;
+    QSignalSpy opened(session.worker(), &EngineWorker::opened);
+    session.open(EngineProfile{dir.path(), {}, {}, u"tester"_s});
+    QVERIFY(opened.wait(15000));
+    EmbeddedRedis embedded(dir.path());
+    QVERIFY(embedded.status().running);
+    RedisConnection user(embedded.url());
+    FS_VERIFY_OK(user.command({QByteArrayLiteral("PING")}));
+    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
+    QVERIFY(opened.wait(15000));
+    const QString said = opened.last().first().value<ConnectionInfo>().previousGate;
+    QVERIFY2(said.contains(u"left running: 1 other client"_s), qPrintable(said));
+    QVERIFY(embedded.status().running);
+    FS_VERIFY_OK(embedded.stop());
 }
 
 QTEST_MAIN(TestUiGlance)

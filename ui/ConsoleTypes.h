@@ -26,6 +26,9 @@ struct ConnectionInfo {
     bool gateConfigured = false;
     bool reconcilerAvailable = false; ///< this build has the reconciler
     QString error;           ///< why the book could not be opened
+    /// What happened to the embedded redis-server the console had started for the connection
+    /// before, when this one does not use it (stopped, or left running and why); empty otherwise.
+    QString previousGate;
 };
 
 /// Health of both tiers, measured by one sample.

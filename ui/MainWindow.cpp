@@ -508,6 +508,8 @@ void MainWindow::onOpened(const ConnectionInfo &info)
         m_saveOnOpen.reset();
     }
     m_connected = true;
+    if (!info.previousGate.isEmpty())
+        showStatusMessage(info.previousGate);
     setWindowTitle(tr("FlashStock console — %1").arg(info.bookDisplay));
     m_bookStatus->setToolTip(info.bookDisplay);
     m_gateStatus->setToolTip(info.gateDisplay);
