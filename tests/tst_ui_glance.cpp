@@ -3,10 +3,10 @@
 // last second's rates and their peak, a chart that follows a short sale, the Live split
 // kept across a restart), views that stay current (a discrepancy another process finds
 // appears in an open Reconciliation view, and one that pauses a SKU is announced on every
-// tab), and the rough edges (the Add SKU dialog, the Connection dialog's Tab order, CSV
-// export, the level a discrepancy's figures count, the embedded gate left behind). Time is
-// the test's: snapshots carry the clock it moves. With FLASHSTOCK_SHOT_DIR set, the
-// windows driven are saved as PNG there.
+// tab), an order found in the ledger with what the server's GET shows, and the rough edges
+// (the Add SKU dialog, the Connection dialog's Tab order, CSV export, the embedded gate left
+// behind). Time is the test's: snapshots carry the clock it moves. With FLASHSTOCK_SHOT_DIR
+// set, the windows driven are saved as PNG there.
 
 #include "ConsoleSession.h"
 #include "ConsoleText.h"
@@ -157,6 +157,7 @@ private slots:
     void liveSplitSurvivesARestart();
     void reconciliationRefreshesByItself();
     void newPauseIsAnnouncedOnEveryTab();
+    void ledgerShowsTheOrderAsTheServerDoes();
     void addSkuDialogKeepsItsFields();
     void connectionTabOrderFollowsTheForm();
     void ledgerExportHasOneFieldPerValue();
@@ -364,6 +365,45 @@ void TestUiGlance::newPauseIsAnnouncedOnEveryTab()
     FS_VERIFY_OK(Reconciler(*other).approve(id, u"tester"_s, u"restored as the ledger explains"_s, {u"tester"_s}));
     QCOMPARE(pendingOf(*other, u"HOT"_s), 0);
     QTRY_COMPARE_WITH_TIMEOUT(w.pauseBannerText(), QString(), 5000);
+}
+
+void TestUiGlance::ledgerShowsTheOrderAsTheServerDoes()
+{
+    // An order search shows what GET /v1/orders/{order} shows: status, buyer, each line's
+    // gate token, when it was created and when its hold expires, the payment.
+    FLASHSTOCK_REQUIRE_REDIS_SERVER();
+    BookAndGate b;
+    auto other = b.begin();
+    QVERIFY2(other, qPrintable(b.redis.errorString()));
+    FS_VERIFY_OK(other->addSku(u"MUG"_s, 10));
+    FS_VERIFY_OK(other->reserve(u"ord-7"_s, u"buyer-42"_s, {{u"MUG"_s, 2, {}}}));
+    FS_VERIFY_OK(other->confirm(u"ord-7"_s, u"pay-7781"_s));
+    FS_VERIFY_OK(other->reserve(u"ord-8"_s, u"buyer-43"_s, {{u"MUG"_s, 1, {}}}));
+    const OrderView paid = FS_OK(other->book().order(u"ord-7"_s));
+    const OrderView pending = FS_OK(other->book().order(u"ord-8"_s));
+    QVERIFY(!paid.lines.first().token.isEmpty());
+    MainWindow w(b.profile());
+    QVERIFY(shownAndOpen(w));
+    w.tabs()->setCurrentIndex(MainWindow::LedgerTab);
+    LedgerView &ledger = *w.ledgerView();
+    ledger.search(LedgerSearchMode::Order, u"ord-7"_s);
+    QTRY_VERIFY_WITH_TIMEOUT(!ledger.orderText().isEmpty(), 10000);
+    QString shown = ledger.orderText();
+    for (const QString &expected : {u"PAID"_s, u"buyer-42"_s, u"pay-7781"_s, paid.lines.first().token,
+                                    u"MUG × 2"_s, ConsoleText::utcTime(paid.createdAtMs),
+                                    ConsoleText::utcTime(paid.expiresAtMs)})
+        QVERIFY2(shown.contains(expected), qPrintable(expected + u" not in "_s + shown));
+    shoot(&w, u"glance-order.png"_s);
+    ledger.search(LedgerSearchMode::Order, u"ord-8"_s);
+    QTRY_VERIFY_WITH_TIMEOUT(ledger.orderText().contains(u"buyer-43"_s), 10000);
+    shown = ledger.orderText();
+    QVERIFY(shown.contains(u"PENDING"_s));
+    QVERIFY(shown.contains(ConsoleText::utcTime(pending.expiresAtMs)));
+    QVERIFY(shown.contains(pending.lines.first().token));
+    // A SKU search shows no order.
+    ledger.search(LedgerSearchMode::Sku, u"MUG"_s);
+    QTRY_VERIFY_WITH_TIMEOUT(ledger.summaryText().contains(u"of SKU MUG"_s), 10000);
+    QCOMPARE(ledger.orderText(), QString());
 }
 
 void TestUiGlance::addSkuDialogKeepsItsFields()

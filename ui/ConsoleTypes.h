@@ -148,7 +148,9 @@ struct LedgerSearchResult {
     LedgerSearchMode mode = LedgerSearchMode::Order;
     QString text;
     QList<LedgerRow> rows;
-    QString orderStatus; ///< for an order search: its status word, empty if unknown
+    /// For an order search: the order as the book holds it (what GET /v1/orders/{order}
+    /// shows: status, buyer, lines with their tokens, times, payment); nullopt if unknown.
+    std::optional<OrderView> order{};
     int refunds = 0;     ///< for an order search: refund records
     QString error;
 };

@@ -453,8 +453,11 @@ void EngineWorker::searchLedger(LedgerSearchMode mode, const QString &text)
     case LedgerSearchMode::Order:
         if (auto rows = book.ledgerOfOrder(text)) {
             result.rows = *rows;
-            if (auto status = book.orderStatus(text); status && *status)
-                result.orderStatus = orderStatusName(**status);
+            // The order as the server's GET /v1/orders/{order} reads it.
+            if (auto order = book.order(text))
+                result.order = *order;
+            else if (order.error().code != ErrorCode::NotFound)
+                result.error = order.error().message;
             if (auto refunds = book.refundCount(text))
                 result.refunds = *refunds;
         } else {
