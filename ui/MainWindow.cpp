@@ -586,6 +586,7 @@ void MainWindow::shootNow()
     QDir().mkpath(m_screenshotDir);
     m_shotsOk = true;
     m_tabs->setCurrentWidget(m_live);
+    m_live->setCurrentSku(u"PHONE-X"_s); // the crowd's
     saveShot(this, u"live.png"_s);
     m_tabs->setCurrentWidget(m_sales);
     m_sales->table()->selectRow(0);
@@ -628,6 +629,8 @@ void MainWindow::shootRest()
         m_ledger->search(LedgerSearchMode::Order, u"o2"_s);
         QTimer::singleShot(800, this, [this] {
             saveShot(this, u"ledger.png"_s);
+            m_tabs->setCurrentWidget(m_serversView);
+            saveShot(this, u"servers.png"_s);
             LaunchWizard *wizard = m_sales->openWizard();
             if (!wizard)
                 return emit screenshotsDone(false);

@@ -90,7 +90,7 @@ public:
 
     /// Screenshot mode: once data has arrived (a few samples), saves each tab as PNG into
     /// `dir` (live.png, sales.png, skus.png, sku-restock.png, reconciliation.png, ledger.png,
-    /// drill.png, launch-wizard.png), then emits screenshotsDone().
+    /// servers.png, drill.png, launch-wizard.png), then emits screenshotsDone().
     void takeScreenshots(const QString &dir, int samples = 15);
 
 signals:
