@@ -1,8 +1,45 @@
 #include "Identifiers.h"
 
+#include <optional>
+
 namespace flashstock {
 
 namespace {
+
+/// Calls `visit(code)` with each code point of `text`, in order. A surrogate pair is one code
+/// point; a lone surrogate (no UTF-8 has it) is visited as its own value, U+D800..U+DFFF.
+template <typename Visit>
+void forEachCodePoint(const QString &text, Visit visit)
+{
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text.at(i);
+        if (c.isHighSurrogate() && i + 1 < text.size() && text.at(i + 1).isLowSurrogate()) {
+            visit(QChar::surrogateToUcs4(c, text.at(i + 1)));
+            ++i;
+        } else {
+            visit(char32_t(c.unicode()));
+        }
+    }
+}
+
+/// True for a code point that rewrites what a person sees around it when printed: a control
+/// (newline, the ESC of a screen clear), format (the bidi controls U+202A-202E and
+/// U+2066-2069, zero-width spaces and joiners, tag characters) or line or paragraph
+/// separator; and for a lone surrogate, which is no character at all.
+bool unsafeToShow(char32_t code)
+{
+    if (QChar::isSurrogate(code))
+        return true;
+    const QChar::Category category = QChar::category(code);
+    return category == QChar::Other_Control || category == QChar::Other_Format
+        || category == QChar::Separator_Line || category == QChar::Separator_Paragraph;
+}
+
+/// `\u{XXXX}`: how printable() and quoteForMessage() show a code point they do not print.
+QString escapedCode(char32_t code)
+{
+    return QStringLiteral("\\u{%1}").arg(uint(code), 4, 16, QLatin1Char('0'));
+}
 
 bool isIdChar(QChar c)
 {
@@ -35,12 +72,14 @@ Result<void> checkId(const QString &value, const QString &field, const QString &
 QString quoteForMessage(const QString &value)
 {
     QString shown;
-    for (QChar c : value.left(40)) {
-        if (c.unicode() < 0x20 || c.unicode() == 0x7f)
-            shown += QStringLiteral("\\x%1").arg(c.unicode(), 2, 16, QLatin1Char('0'));
+    forEachCodePoint(value.left(40), [&](char32_t code) {
+        if (code < 0x20 || code == 0x7f)
+            shown += QStringLiteral("\\x%1").arg(uint(code), 2, 16, QLatin1Char('0'));
+        else if (QChar::isSurrogate(code))
+            shown += escapedCode(code);
         else
-            shown += c;
-    }
+            shown += QString::fromUcs4(&code, 1);
+    });
     if (value.size() > 40)
         shown += QStringLiteral("...");
     return QLatin1Char('"') + shown + QLatin1Char('"');
@@ -70,18 +109,20 @@ Result<void> checkName(const QString &value, const QString &field, int maxLength
                     QStringLiteral("%1 is %2 characters long; at most %3 are allowed")
                         .arg(field).arg(value.size()).arg(maxLength),
                     field);
-    for (QChar c : value) {
-        // Control characters (newline, ESC of a screen-clear), format characters (the bidi
-        // controls U+202A-202E and U+2066-2069, zero-width spaces and joiners, marks) and
-        // line or paragraph separators rewrite what a person sees when it is printed.
-        const QChar::Category category = c.category();
-        if (category == QChar::Other_Control || category == QChar::Other_Format
-            || category == QChar::Separator_Line || category == QChar::Separator_Paragraph)
-            return fail(ErrorCode::InvalidArgument,
-                        QStringLiteral("%1 %2 contains a control, bidi or zero-width character (U+%3)")
-                            .arg(field, quoteForMessage(value))
-                            .arg(c.unicode(), 4, 16, QLatin1Char('0')),
-                        field);
+    std::optional<char32_t> unsafe;
+    forEachCodePoint(value, [&](char32_t code) {
+        if (!unsafe && unsafeToShow(code))
+            unsafe = code;
+    });
+    if (unsafe) {
+        const QString code = QStringLiteral("U+%1").arg(uint(*unsafe), 4, 16, QLatin1Char('0')).toUpper();
+        return fail(ErrorCode::InvalidArgument,
+                    QChar::isSurrogate(*unsafe)
+                        ? QStringLiteral("%1 %2 contains a lone surrogate (%3), which is not text").arg(
+                              field, quoteForMessage(value), code)
+                        : QStringLiteral("%1 %2 contains a control, bidi or zero-width character (%3)").arg(
+                              field, quoteForMessage(value), code),
+                    field);
     }
     // One spelling per name: a decomposed look-alike of a name is not another name.
     if (value != value.normalized(QString::NormalizationForm_C))
@@ -95,17 +136,14 @@ QString printable(const QString &text, bool keepLineBreaks)
 {
     QString out;
     out.reserve(text.size());
-    for (QChar c : text) {
-        const QChar::Category category = c.category();
-        const bool unsafe = category == QChar::Other_Control || category == QChar::Other_Format
-            || category == QChar::Separator_Line || category == QChar::Separator_Paragraph;
-        if (!unsafe || (keepLineBreaks && (c == QLatin1Char('\n') || c == QLatin1Char('\t'))))
-            out += c;
-        else if (c == QLatin1Char('\n'))
+    forEachCodePoint(text, [&](char32_t code) {
+        if (!unsafeToShow(code) || (keepLineBreaks && (code == U'\n' || code == U'\t')))
+            out += QString::fromUcs4(&code, 1);
+        else if (code == U'\n')
             out += QStringLiteral("\\n");
         else
-            out += QStringLiteral("\\u{%1}").arg(c.unicode(), 4, 16, QLatin1Char('0'));
-    }
+            out += escapedCode(code);
+    });
     return out;
 }
 

@@ -28,13 +28,16 @@ inline constexpr qint64 kMaxHoldSeconds = 30LL * 24 * 3600;
 inline constexpr int kMaxReasonLength = 500;
 
 /// THE rule for free text (operator, user, payment reference, reason): 1..`maxLength`
-/// characters, none of them a control, format (bidi controls, zero-width characters) or
-/// line/paragraph separator character, in Unicode NFC. InvalidArgument naming `field`.
+/// characters, none of them a control, format (bidi controls, zero-width characters, tag
+/// characters) or line/paragraph separator character, no lone surrogate (UTF-16 that is no
+/// text: stored as UTF-8 it would become `?` and equal other text), in Unicode NFC.
+/// InvalidArgument naming `field`.
 /// (Names are normalised to NFC where they enter: normalizedName.)
 [[nodiscard]] Result<void> checkName(const QString &value, const QString &field, int maxLength = 128);
 
 /// `text` safe to print on a terminal or in a table: every control, format (bidi,
-/// zero-width) and separator character becomes `\u{XXXX}` (a line break `\n`), so stored
+/// zero-width, tag) and separator character and every lone surrogate becomes `\u{XXXX}` (a
+/// line break `\n`), so stored
 /// text can never rewrite what is shown around it. `keepLineBreaks`: whole outputs, whose
 /// own lines stay lines (tabs too).
 QString printable(const QString &text, bool keepLineBreaks = false);
@@ -64,7 +67,8 @@ inline constexpr int kMaxTokenNameLength = 64;
 /// InvalidArgument naming `field` and the text.
 [[nodiscard]] Result<qint64> parseQuantity(const QString &text, const QString &field = QStringLiteral("qty"));
 
-/// A value shown in an error message: quoted, control characters escaped, cut to 40 characters.
+/// A value shown in an error message: quoted, control characters (`\xHH`) and lone
+/// surrogates (`\u{XXXX}`) escaped, cut to 40 characters.
 QString quoteForMessage(const QString &value);
 
 } // namespace flashstock

@@ -14,6 +14,7 @@ packages=(
   wrk apache2-utils redis-tools jq
   help2man librsvg2-bin dpkg-dev file
   spin
+  pg-auto-failover-cli postgresql-15-auto-failover haproxy
   "$@"
 )
 

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "package-check: run as root (it installs and purges packages)" >&2; exit 2; }
-bash scripts/install-deps.sh lintian desktop-file-utils appstream man-db
+bash scripts/install-deps.sh lintian desktop-file-utils appstream man-db devscripts systemd
 bash scripts/package.sh
 
 debs=()
@@ -44,6 +44,15 @@ done
 /usr/bin/flashstock-cli --help >/dev/null
 /usr/bin/flashstock-server --help | grep -q -- '--listen' || { echo "flashstock-server --help lacks --listen" >&2; exit 1; }
 
+step "hardened binaries (hardening-check)"
+# PIE, stack protector, _FORTIFY_SOURCE, full RELRO (BIND_NOW): what Debian 12's
+# dpkg-buildflags gives with hardening=+all (cmake/Hardening.cmake). Not control-flow
+# protection (-fcf-protection), which Debian 12's dpkg-buildflags (1.21) does not give.
+# flashstock-cli and flashstock are built alike but link no glibc checked function (their
+# lintian overrides say why), so _FORTIFY_SOURCE shows only in the server.
+hardening-check --nocfprotection /usr/bin/flashstock-server
+hardening-check --nocfprotection --nofortify /usr/bin/flashstock-cli /usr/bin/flashstock
+
 step "man pages"
 for page in flashstock-cli flashstock-server flashstock; do
   man -w "$page"
@@ -75,6 +84,18 @@ if ls /etc/systemd/system/*.wants/flashstock-* >/dev/null 2>&1; then
   exit 1
 fi
 getent passwd flashstock >/dev/null || { echo "no flashstock system user" >&2; exit 1; }
+
+step "systemd units sandboxed: exposure 2.5 or better (systemd-analyze security --offline=yes)"
+# Every service unit the packages install, as systemd loads it here (with its drop-ins).
+# systemd-analyze rates services only: a timer runs nothing itself, the service it starts
+# is rated. --threshold counts in tenths of the exposure it prints (25: 2.5).
+services=$(sed -n 's|^/usr/lib/systemd/system/\([^/]*\.service\)$|\1|p' "$work/files")
+[ -n "$services" ] || { echo "no service unit installed" >&2; exit 1; }
+for unit in $services; do
+  verdict=$(systemd-analyze security --offline=yes --threshold=25 "$unit" 2>&1) \
+    || { echo "$verdict" >&2; echo "$unit is exposed above 2.5 (or could not be rated)" >&2; exit 1; }
+  grep 'Overall exposure level' <<<"$verdict"
+done
 
 step "rehearsal drill from the installed CLI on a fresh data dir"
 FLASHSTOCK_DATA_DIR="$work/data" /usr/bin/flashstock-cli drill --sku drill-package-check --stock 100 \

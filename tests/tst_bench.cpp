@@ -6,6 +6,7 @@
 #include "Cli.h"
 #include "bench/BookBench.h"
 #include "store/DbUrl.h"
+#include "store/Database.h"
 #include "support/TestChecks.h"
 
 #include <QJsonArray>
@@ -108,12 +109,7 @@ QStringList scratchDatabases(const DbUrl &url)
 {
     QStringList names;
     {
-        QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, u"tst-bench-admin"_s);
-        db.setHostName(url.host);
-        db.setPort(url.port);
-        db.setUserName(url.user);
-        db.setPassword(url.password);
-        db.setDatabaseName(url.database);
+        QSqlDatabase db = addPostgresConnection(url, u"tst-bench-admin"_s);
         if (db.open()) {
             QSqlQuery q(db);
             q.exec(u"SELECT datname FROM pg_database WHERE datname LIKE 'flashstock_bench_%'"_s);

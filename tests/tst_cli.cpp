@@ -88,6 +88,29 @@ bool writeApproverSeed(const QString &dir, const QString &names)
     return true;
 }
 
+/// Runs the real binary as on another machine, host `host`: in a UTS namespace of its own
+/// (`unshare --uts`; not as root, in a user namespace too, where its OS user is root), so
+/// that its decisions come from another place than this process's: a second person for four
+/// eyes. `ran` false if the namespace could not be made here.
+Run realCliOnHost(const QString &host, const QStringList &args, bool &ran)
+{
+    QProcess p;
+    QStringList unshare{u"--uts"_s};
+    if (::geteuid() != 0)
+        unshare << u"--map-root-user"_s;
+    p.start(u"unshare"_s, unshare + QStringList{u"sh"_s, u"-c"_s, u"hostname \"$0\" && exec \"$@\""_s, host,
+                                                QStringLiteral(FLASHSTOCK_CLI_PATH)}
+                              + args);
+    Run run;
+    ran = p.waitForStarted(10000) && p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit;
+    run.exitCode = p.exitCode();
+    run.out = QString::fromUtf8(p.readAllStandardOutput());
+    run.err = QString::fromUtf8(p.readAllStandardError());
+    // sh's own failure (no namespace, no hostname): nothing of the binary ran.
+    ran = ran && !run.err.contains(u"unshare:"_s) && !run.err.contains(u"hostname:"_s);
+    return run;
+}
+
 /// The JSON objects of `text`, one per line.
 QList<QJsonObject> jsonLines(const QString &text)
 {
@@ -119,6 +142,8 @@ private slots:
     void reconcileAndApprovalExitCodes();
     void approverCommands_data() { test::addBackendRows(); }
     void approverCommands();
+    void approvalCarriesWhatWasSeen_data() { test::addBackendRows(); }
+    void approvalCarriesWhatWasSeen();
     void alertsAreSentUntilDelivered_data() { test::addBackendRows(); }
     void alertsAreSentUntilDelivered();
     void alertsAreSignedAndFailuresShown();
@@ -187,7 +212,7 @@ void TestCli::badInputChangesNothing_data()
         {"empty operator", {u"--operator"_s, u" "_s, u"sku"_s, u"show"_s, u"A"_s}, u"operator"_s},
         {"db password bad port", {u"--db"_s, u"postgresql://fs:s3cret@127.0.0.1:99999/x"_s, u"sku"_s, u"show"_s, u"A"_s},
          u"db"_s},
-        {"db password with query", {u"--db"_s, u"postgresql://fs:s3cret@127.0.0.1:5432/x?sslmode=require"_s, u"sku"_s,
+        {"db password with query", {u"--db"_s, u"postgresql://fs:s3cret@127.0.0.1:5432/x?colour=red"_s, u"sku"_s,
                                     u"show"_s, u"A"_s}, u"db"_s},
         {"second sale on a sku", {u"sale"_s, u"create"_s, u"--sku"_s, u"S"_s}, u"sku"_s},
         {"operator with newline", {u"--operator"_s, u"eve\nil"_s, u"sku"_s, u"restock"_s, u"A"_s, u"--qty"_s, u"1"_s},
@@ -202,6 +227,14 @@ void TestCli::badInputChangesNothing_data()
                              u"jose\u0301"_s}, u"user"_s},
         {"payment with a screen clear", {u"confirm"_s, u"--order"_s, u"o1"_s, u"--payment"_s, u"p\x1b[2J"_s},
          u"payment"_s},
+        // a lone surrogate has no UTF-8: stored, it would become `?` and name another user
+        {"user with a lone surrogate", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s,
+                                        u"--user"_s, u"a"_s + QChar(0xD800) + u"b"_s}, u"user"_s},
+        {"operator with a lone low surrogate", {u"--operator"_s, u"eve"_s + QChar(0xDC00), u"sku"_s, u"restock"_s,
+                                                u"A"_s, u"--qty"_s, u"1"_s}, u"operator"_s},
+        {"user with an invisible tag character", {u"reserve"_s, u"--order"_s, u"n1"_s, u"--sku"_s, u"A"_s, u"--qty"_s,
+                                                   u"1"_s, u"--user"_s, u"bob"_s + QString::fromUcs4(U"\U000E0041")},
+         u"user"_s},
         {"grace below what a reserve may take", {u"reconcile"_s, u"--grace"_s, u"1"_s, u"--redis"_s, u"none"_s},
          u"grace"_s},
     };
@@ -580,20 +613,22 @@ void TestCli::reconcileAndApprovalExitCodes()
     QCOMPARE(d.value(u"status"_s).toString(), u"pending_approval"_s);
     QCOMPARE(d.value(u"delta"_s).toInteger(), -5);
     const QString id = QString::number(d.value(u"id"_s).toInteger());
+    const QString seen = d.value(u"fingerprint"_s).toString();
+    QVERIFY(!seen.isEmpty());
     QCOMPARE(cli(QStringList{u"reserve"_s, u"--order"_s, u"o1"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s} + db)
                  .json().value(u"result"_s).toString(),
              u"paused"_s);
 
-    Run refused = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"count"_s, u"--operator"_s,
-                                  u"mallory"_s} + db);
+    Run refused = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--seen"_s, seen, u"--reason"_s, u"count"_s,
+                                  u"--operator"_s, u"mallory"_s} + db);
     QCOMPARE(refused.exitCode, 4);
-    Run noReason = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--operator"_s, u"alice"_s} + db);
+    Run noReason = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--seen"_s, seen, u"--operator"_s, u"alice"_s} + db);
     QCOMPARE(noReason.exitCode, 2);
-    Run approved = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"restore to the ledger"_s,
-                                   u"--operator"_s, u"alice"_s} + db);
+    Run approved = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--seen"_s, seen, u"--reason"_s,
+                                   u"restore to the ledger"_s, u"--operator"_s, u"alice"_s} + db);
     QCOMPARE(approved.exitCode, 0);
-    Run again = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"again"_s, u"--operator"_s,
-                                u"alice"_s} + db);
+    Run again = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--seen"_s, seen, u"--reason"_s, u"again"_s,
+                                u"--operator"_s, u"alice"_s} + db);
     QCOMPARE(again.exitCode, 0); // the same decision again: answered as it stands, applied once
     Run late = cli(QStringList{u"discrepancy"_s, u"reject"_s, id, u"--reason"_s, u"too late"_s, u"--operator"_s,
                                u"alice"_s} + db);
@@ -607,6 +642,66 @@ void TestCli::reconcileAndApprovalExitCodes()
     QCOMPARE(cli(QStringList{u"reserve"_s, u"--order"_s, u"o2"_s, u"--sku"_s, u"A"_s, u"--qty"_s, u"1"_s} + db)
                  .json().value(u"result"_s).toString(),
              u"reserved"_s);
+}
+
+
+void TestCli::approvalCarriesWhatWasSeen()
+{
+    // `discrepancy approve` applies the proposal its --seen names (as `discrepancy show`
+    // prints it): without one it shows the proposal and changes nothing; after the SKU moved
+    // it changes nothing and says to reconcile and decide again.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    QTemporaryDir data;
+    QVERIFY(writeApproverSeed(data.path(), u"alice"_s));
+    const QStringList db{u"--db"_s, fresh.urlText(), u"--data-dir"_s, data.path(), u"--json"_s, u"--operator"_s,
+                         u"alice"_s};
+    QCOMPARE(cli(QStringList{u"sku"_s, u"add"_s, u"A"_s, u"--stock"_s, u"10"_s} + db).exitCode, 0);
+    QCOMPARE(cli(QStringList{u"approver"_s, u"policy"_s, u"--four-eyes-units"_s, u"5000"_s} + db).exitCode, 0);
+    const auto bump = [&](int units) {
+        auto e = Engine::open(EngineOptions{fresh.url(), std::nullopt, Actor{u"tester"_s, u"test"_s}});
+        return e && (*e)->database().exec(u"UPDATE buckets SET available = available + %1, total = total + %1"_s.arg(units));
+    };
+    const auto available = [&] {
+        return cli(QStringList{u"sku"_s, u"show"_s, u"A"_s} + db).json().value(u"book"_s).toObject().value(u"available"_s).toInt();
+    };
+    QVERIFY(bump(5));
+    Run found = cli(QStringList{u"reconcile"_s} + db);
+    QCOMPARE(found.exitCode, 3);
+    const QString id = QString::number(
+        found.json().value(u"discrepancies"_s).toArray().first().toObject().value(u"id"_s).toInteger());
+    Run shown = cli(QStringList{u"discrepancy"_s, u"show"_s, id} + db);
+    const QString seen = shown.json().value(u"fingerprint"_s).toString();
+    QVERIFY2(!seen.isEmpty(), qPrintable(shown.out));
+
+    Run unseen = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"counted"_s} + db);
+    QCOMPARE(unseen.exitCode, 2);
+    const QJsonObject why = unseen.json().value(u"error"_s).toObject();
+    QCOMPARE(why.value(u"field"_s).toString(), u"seen"_s);
+    QVERIFY2(why.value(u"message"_s).toString().contains(u"--seen "_s + seen)
+                 && why.value(u"message"_s).toString().contains(u"restore A bucket 0"_s),
+             qPrintable(unseen.out));
+    QCOMPARE(available(), 15);
+
+    QVERIFY(bump(2000));
+    Run moved = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--seen"_s, seen, u"--reason"_s, u"counted"_s} + db);
+    QCOMPARE(moved.exitCode, 2);
+    QVERIFY2(moved.json().value(u"error"_s).toObject().value(u"message"_s).toString().contains(
+                 u"the SKU moved; reconcile and decide again"_s),
+             qPrintable(moved.out));
+    QCOMPARE(available(), 2015);
+    QVERIFY(cli(QStringList{u"discrepancy"_s, u"show"_s, id} + db).json().value(u"decisions"_s).toArray().isEmpty());
+
+    QCOMPARE(cli(QStringList{u"reconcile"_s} + db).exitCode, 3);
+    const QString again = cli(QStringList{u"discrepancy"_s, u"show"_s, id} + db).json().value(u"fingerprint"_s).toString();
+    QVERIFY(!again.isEmpty() && again != seen);
+    Run approved = cli(QStringList{u"discrepancy"_s, u"approve"_s, id, u"--seen"_s, again, u"--reason"_s, u"counted"_s} + db);
+    QCOMPARE(approved.exitCode, 0);
+    QCOMPARE(approved.json().value(u"status"_s).toString(), u"approved"_s);
+    QCOMPARE(available(), 10);
+
+    Run help = cli({u"discrepancy"_s, u"approve"_s, u"--help"_s});
+    QVERIFY2(help.out.contains(u"--seen"_s) && help.out.contains(u"moved"_s), qPrintable(help.out));
 }
 
 void TestCli::approverCommands()
@@ -661,17 +756,29 @@ void TestCli::approverCommands()
     }
     Run found = as(u"bob"_s, {u"reconcile"_s});
     QCOMPARE(found.exitCode, 3);
-    const QString id = QString::number(
-        found.json().value(u"discrepancies"_s).toArray().first().toObject().value(u"id"_s).toInteger());
-    const QStringList approve{u"discrepancy"_s, u"approve"_s, id, u"--reason"_s, u"recounted"_s};
+    const QJsonObject pending = found.json().value(u"discrepancies"_s).toArray().first().toObject();
+    const QString id = QString::number(pending.value(u"id"_s).toInteger());
+    const QStringList approve{u"discrepancy"_s, u"approve"_s, id, u"--seen"_s,
+                              pending.value(u"fingerprint"_s).toString(), u"--reason"_s, u"recounted"_s};
     Run first = as(u"bob"_s, approve);
     QCOMPARE(first.exitCode, 0);
     QCOMPARE(first.json().value(u"status"_s).toString(), u"pending_approval"_s);
     QCOMPARE(first.json().value(u"awaits_second_approver"_s).toBool(), true);
     QCOMPARE(as(u"bob"_s, approve).exitCode, 4);
     QCOMPARE(as(u"bob"_s, {u"approver"_s, u"add"_s, u"carol"_s}).exitCode, 0);
-    Run second = as(u"carol"_s, approve);
-    QCOMPARE(second.exitCode, 0);
+    // Another name from bob's account is bob: four eyes are two people.
+    Run sameAccount = as(u"carol"_s, approve);
+    QCOMPARE(sameAccount.exitCode, 4);
+    QVERIFY2(sameAccount.json().value(u"error"_s).toObject().value(u"message"_s).toString().contains(
+                 u"four eyes are two people"_s),
+             qPrintable(sameAccount.out));
+    // carol at her own machine: the real binary, on another host.
+    bool ran = false;
+    Run second = realCliOnHost(u"carols-desk"_s, approve + db + QStringList{u"--operator"_s, u"carol"_s, u"--redis"_s,
+                                                                            u"none"_s},
+                               ran);
+    FS_REQUIRE(ran, "a UTS namespace (unshare --uts) for a second host");
+    QVERIFY2(second.exitCode == 0, qPrintable(second.out + second.err));
     QCOMPARE(second.json().value(u"status"_s).toString(), u"approved"_s);
     QCOMPARE(as(u"bob"_s, {u"sku"_s, u"show"_s, u"A"_s}).json().value(u"book"_s).toObject().value(u"available"_s)
                  .toInt(),
@@ -681,10 +788,11 @@ void TestCli::approverCommands()
     const QJsonArray decisions = show.json().value(u"decisions"_s).toArray();
     QCOMPARE(decisions.size(), 2);
     const QString osUser = QString::fromLocal8Bit(getpwuid(geteuid())->pw_name);
+    QCOMPARE(decisions.at(0).toObject().value(u"os_user"_s).toString(), osUser);
+    QCOMPARE(decisions.at(0).toObject().value(u"host"_s).toString(), QSysInfo::machineHostName());
+    QCOMPARE(decisions.at(1).toObject().value(u"host"_s).toString(), u"carols-desk"_s);
     for (const QJsonValue &v : decisions) {
         const QJsonObject d = v.toObject();
-        QCOMPARE(d.value(u"os_user"_s).toString(), osUser);
-        QCOMPARE(d.value(u"host"_s).toString(), QSysInfo::machineHostName());
         if (backend == u"sqlite"_s)
             QVERIFY(d.value(u"db_role"_s).isNull());
         else
@@ -695,7 +803,7 @@ void TestCli::approverCommands()
     QCOMPARE(decisions.at(1).toObject().value(u"operator"_s).toString(), u"carol"_s);
     Run shown = cli({u"discrepancy"_s, u"show"_s, id, u"--db"_s, fresh.urlText(), u"--data-dir"_s, data.path(),
                      u"--redis"_s, u"none"_s});
-    QVERIFY2(shown.out.contains(u"approve by carol (OS user %1 on %2"_s.arg(osUser, QSysInfo::machineHostName())),
+    QVERIFY2(shown.out.contains(u"approve by carol (OS user %1 on carols-desk"_s.arg(::geteuid() == 0 ? osUser : u"root"_s)),
              qPrintable(shown.out));
 }
 
@@ -938,9 +1046,7 @@ void TestCli::passwordFromAPrivateFile()
         f.write(fresh.url().password.toUtf8() + '\n');
         QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner));
     }
-    const QString bare = u"postgresql://%1@%2:%3/%4"_s.arg(fresh.url().user, fresh.url().host)
-                             .arg(fresh.url().port)
-                             .arg(fresh.url().database);
+    const QString bare = fresh.url().display();
     const QByteArray saved = qgetenv("PGPASSWORD");
     qunsetenv("PGPASSWORD");
     const auto restore = qScopeGuard([&] {

@@ -6,6 +6,7 @@
 #include "store/SaleStore.h"
 #include "support/BookFixture.h"
 #include "support/EngineHelpers.h"
+#include "support/TcpCut.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -13,6 +14,7 @@
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QTcpServer>
 #include <QTest>
 
 #include <barrier>
@@ -36,6 +38,12 @@ private slots:
     void openDoesNotWaitForTheWriteLock();
     void nowIsOneInstantPerStatement_data() { test::addBackendRows(); }
     void nowIsOneInstantPerStatement();
+    void bookUrls_data();
+    void bookUrls();
+    void badBookUrls_data();
+    void badBookUrls();
+    void lostServerIsReopenedOnTheNextCall();
+    void lostCommitIsOutcomeUnknownThenReopened();
 };
 
 void TestDatabase::deadlockIsRetried()
@@ -195,12 +203,10 @@ void TestDatabase::migrationTypesCorrections()
     {
         // Back to schema 5: the corrections as text, the new columns and tables gone. By hand, on a
         // connection of its own: PostgreSQL cannot prepare DDL, and Database prepares all.
-        QSqlDatabase db = QSqlDatabase::addDatabase(backend == u"sqlite"_s ? u"QSQLITE"_s : u"QPSQL"_s, u"schema5"_s);
-        db.setDatabaseName(backend == u"sqlite"_s ? fresh.url().path : fresh.url().database);
-        db.setHostName(fresh.url().host);
-        db.setPort(fresh.url().port);
-        db.setUserName(fresh.url().user);
-        db.setPassword(fresh.url().password);
+        QSqlDatabase db = backend == u"sqlite"_s ? QSqlDatabase::addDatabase(u"QSQLITE"_s, u"schema5"_s)
+                                                 : addPostgresConnection(fresh.url(), u"schema5"_s);
+        if (backend == u"sqlite"_s)
+            db.setDatabaseName(fresh.url().path);
         QVERIFY2(db.open(), qPrintable(db.lastError().text()));
         QSqlQuery q(db);
         QStringList statements{
@@ -210,6 +216,12 @@ void TestDatabase::migrationTypesCorrections()
             u"ALTER TABLE discrepancies DROP COLUMN status_to"_s,
             u"ALTER TABLE discrepancies DROP COLUMN payment_ref"_s,
             u"ALTER TABLE discrepancies DROP COLUMN breaks"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN found_total"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN orders_locked"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN orders_sold"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN set_available"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN set_locked"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN set_sold"_s,
             u"ALTER TABLE discrepancies DROP COLUMN figure"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_locked"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_sold"_s,
@@ -242,8 +254,8 @@ void TestDatabase::migrationTypesCorrections()
     FS_VERIFY_OK(refund);
     QCOMPARE(refund->correction, Correction(RecordRefund{u"pay9"_s}));
     const QStringList approvers{u"tester"_s};
-    FS_VERIFY_OK(rec.approve(statusId, u"tester"_s, u"no payment arrived"_s, approvers));
-    FS_VERIFY_OK(rec.approve(refundId, u"tester"_s, u"refund it"_s, approvers));
+    FS_VERIFY_OK(test::approveAsShown(rec, statusId, test::by(u"tester"_s), u"no payment arrived"_s, approvers));
+    FS_VERIFY_OK(test::approveAsShown(rec, refundId, test::by(u"tester"_s), u"refund it"_s, approvers));
     QCOMPARE(FS_OK(engine->book().orderStatus(u"o1"_s)), std::optional(OrderStatus::Pending));
     QCOMPARE(FS_OK(engine->book().refundCount(u"o2"_s)), 1);
     QVERIFY(test::bookHolds(*engine));
@@ -267,12 +279,10 @@ void TestDatabase::openDoesNotWaitForTheWriteLock()
     Result<qint64> available = fail(ErrorCode::Internal, u"not run"_s);
     QProcess show;
     {
-        QSqlDatabase writer = QSqlDatabase::addDatabase(sqlite ? u"QSQLITE"_s : u"QPSQL"_s, u"writer"_s);
-        writer.setDatabaseName(sqlite ? fresh.url().path : fresh.url().database);
-        writer.setHostName(fresh.url().host);
-        writer.setPort(fresh.url().port);
-        writer.setUserName(fresh.url().user);
-        writer.setPassword(fresh.url().password);
+        QSqlDatabase writer = sqlite ? QSqlDatabase::addDatabase(u"QSQLITE"_s, u"writer"_s)
+                                     : addPostgresConnection(fresh.url(), u"writer"_s);
+        if (sqlite)
+            writer.setDatabaseName(fresh.url().path);
         QSqlQuery q(writer);
         const QStringList lock = sqlite ? QStringList{u"BEGIN IMMEDIATE"_s,
                                                       u"UPDATE buckets SET available = available WHERE sku = 'A'"_s}
@@ -336,4 +346,195 @@ void TestDatabase::nowIsOneInstantPerStatement()
     QCOMPARE(last, first);
     QTest::qWait(5);
     QVERIFY(FS_OK(db.nowMs()) > first);
+}
+
+void TestDatabase::bookUrls_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("hosts");
+    QTest::addColumn<QString>("ports");
+    QTest::addColumn<QString>("parameters"); // name=value, joined by &
+    QTest::addColumn<QString>("display");
+    QTest::newRow("one host") << u"postgresql://fs:pw@db.example:5433/book"_s << u"db.example"_s << u"5433"_s << QString()
+                              << u"postgresql://fs@db.example:5433/book"_s;
+    QTest::newRow("default port") << u"postgres://fs@10.0.0.1/book"_s << u"10.0.0.1"_s << u"5432"_s << QString()
+                                  << u"postgresql://fs@10.0.0.1:5432/book"_s;
+    QTest::newRow("three hosts: read-write by default")
+        << u"postgresql://fs@h1:5432,h2:5433,h3/book"_s << u"h1,h2,h3"_s << u"5432,5433,5432"_s
+        << u"target_session_attrs=read-write"_s << u"postgresql://fs@h1:5432,h2:5433,h3:5432/book?target_session_attrs=read-write"_s;
+    QTest::newRow("IPv6 and parameters passed through")
+        << u"postgresql://fs@[::1]:6000,127.0.0.1:6001/book?target_session_attrs=primary&sslmode=require&connect_timeout=2"_s
+        << u"::1,127.0.0.1"_s << u"6000,6001"_s << u"target_session_attrs=primary&sslmode=require&connect_timeout=2"_s
+        << u"postgresql://fs@[::1]:6000,127.0.0.1:6001/book?target_session_attrs=primary&sslmode=require&connect_timeout=2"_s;
+    QTest::newRow("percent-encoded options")
+        << u"postgresql://fs@h/book?options=-c%20statement_timeout%3D5000"_s << u"h"_s << u"5432"_s
+        << u"options=-c statement_timeout=5000"_s << u"postgresql://fs@h:5432/book?options=-c%20statement_timeout%3D5000"_s;
+}
+
+void TestDatabase::bookUrls()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, hosts);
+    QFETCH(QString, ports);
+    QFETCH(QString, parameters);
+    QFETCH(QString, display);
+    const DbUrl url = FS_OK(DbUrl::parse(text, u"from-file"_s));
+    QCOMPARE(url.dialect, Dialect::Postgres);
+    QCOMPARE(url.hostList(), hosts);
+    QCOMPARE(url.portList(), ports);
+    QStringList pairs;
+    for (const auto &[name, value] : url.parameters)
+        pairs << name + u'=' + value;
+    QCOMPARE(pairs.join(u'&'), parameters);
+    QCOMPARE(url.user, u"fs"_s);
+    QCOMPARE(url.database, u"book"_s);
+    QCOMPARE(url.password, text.contains(u":pw@"_s) ? u"pw"_s : u"from-file"_s);
+    QCOMPARE(url.display(), display);
+    // What display() prints parses back to the same servers and parameters.
+    const DbUrl again = FS_OK(DbUrl::parse(url.display(), u"from-file"_s));
+    QCOMPARE(again.hosts, url.hosts);
+    QCOMPARE(again.parameters, url.parameters);
+}
+
+void TestDatabase::badBookUrls_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("reason");
+    QTest::newRow("empty host in a list") << u"postgresql://fs:s3cret@h1:5432,,h3/book"_s << u"no host"_s;
+    QTest::newRow("bad port in a list") << u"postgresql://fs:s3cret@h1:5432,h2:99999/book"_s << u"bad port"_s;
+    QTest::newRow("unknown parameter") << u"postgresql://fs:s3cret@h1/book?colour=red"_s << u"unknown parameter 'colour'"_s;
+    QTest::newRow("password in the query") << u"postgresql://fs@h1/book?password=s3cret"_s << u"a password goes before"_s;
+    QTest::newRow("a standby is no book") << u"postgresql://fs:s3cret@h1,h2/book?target_session_attrs=read-only"_s
+                                          << u"target_session_attrs must be read-write or primary"_s;
+    QTest::newRow("parameter twice") << u"postgresql://fs:s3cret@h1/book?sslmode=require&sslmode=disable"_s
+                                     << u"sslmode appears twice"_s;
+    QTest::newRow("semicolon in a value") << u"postgresql://fs:s3cret@h1/book?application_name=a;b"_s
+                                          << u"';'"_s;
+    QTest::newRow("connect_timeout not a number") << u"postgresql://fs:s3cret@h1/book?connect_timeout=soon"_s
+                                                  << u"connect_timeout must be a whole number"_s;
+    QTest::newRow("IPv6 unclosed") << u"postgresql://fs:s3cret@[::1/book"_s << u"closing ]"_s;
+    QTest::newRow("no database") << u"postgresql://fs:s3cret@h1,h2"_s << u"no database name"_s;
+    QTest::newRow("fragment") << u"postgresql://fs:s3cret@h1/book#x"_s << u"fragment"_s;
+}
+
+void TestDatabase::badBookUrls()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, reason);
+    const auto url = DbUrl::parse(text);
+    QVERIFY(!url);
+    QCOMPARE(url.error().code, ErrorCode::InvalidArgument);
+    QCOMPARE(url.error().field, u"db"_s);
+    QVERIFY2(url.error().message.contains(reason), qPrintable(url.error().message));
+    QVERIFY2(!url.error().message.contains(u"s3cret"_s), qPrintable(url.error().message));
+}
+
+namespace {
+
+/// A loopback port nothing listens on (it was free a moment ago).
+int deadPort()
+{
+    QTcpServer probe;
+    probe.listen(QHostAddress::LocalHost, 0);
+    return probe.serverPort();
+}
+
+/// The test server's book through `relay`, named second after a server that is down: libpq
+/// must skip the dead one, as it does a failed primary in a formation's URL.
+DbUrl throughRelay(const test::FreshBook &fresh, const test::TcpCut &relay)
+{
+    const QString text = u"postgresql://%1@127.0.0.1:%2,127.0.0.1:%3/%4?connect_timeout=2"_s.arg(fresh.url().user)
+                             .arg(deadPort())
+                             .arg(relay.port())
+                             .arg(fresh.url().database);
+    return DbUrl::parse(text, fresh.url().password).value();
+}
+
+} // namespace
+
+void TestDatabase::lostServerIsReopenedOnTheNextCall()
+{
+    // A session whose server went away without a word (a lost machine: the connection reset)
+    // fails its next call as Unavailable, never as a SQL error, and the call after that
+    // works on a new session; the same for a write transaction.
+    FS_FRESH_BOOK(fresh, u"postgresql"_s);
+    const DbHost server = fresh.url().hosts.constFirst();
+    test::TcpCut relay(server.host, server.port);
+    QVERIFY(relay.start());
+    auto db = Database::open(throughRelay(fresh, relay));
+    FS_VERIFY_OK(db);
+    const QString count = u"SELECT count(*) FROM meta WHERE key = ?"_s;
+    QCOMPARE(FS_OK((*db)->exec(count, {u"application"_s})).first().at(0).toInt(), 1);
+
+    QVERIFY(relay.cut() >= 1);
+    const auto lost = (*db)->exec(count, {u"application"_s});
+    QVERIFY(!lost);
+    QVERIFY2(lost.error().code == ErrorCode::Unavailable, qPrintable(lost.error().message));
+    QCOMPARE(FS_OK((*db)->exec(count, {u"application"_s})).first().at(0).toInt(), 1);
+
+    // A statement the session has not prepared yet: the loss shows at its PREPARE.
+    QVERIFY(relay.cut() >= 1);
+    const QString fresher = u"SELECT count(*) FROM meta WHERE key <> ?"_s;
+    const auto lostAtPrepare = (*db)->exec(fresher, {u"application"_s});
+    QVERIFY(!lostAtPrepare);
+    QVERIFY2(lostAtPrepare.error().code == ErrorCode::Unavailable, qPrintable(lostAtPrepare.error().message));
+    QVERIFY(FS_OK((*db)->exec(fresher, {u"application"_s})).first().at(0).toInt() >= 1);
+
+    QVERIFY(relay.cut() >= 1);
+    const QString put = u"INSERT INTO meta (key, value) VALUES (?, ?)"_s;
+    const auto write = (*db)->write<int>([&](Transaction &) -> Result<int> {
+        auto r = (*db)->exec(put, {u"relay-1"_s, u"x"_s});
+        return r ? Result<int>(r->affected) : std::unexpected(r.error());
+    });
+    QVERIFY(!write);
+    QVERIFY2(write.error().code == ErrorCode::Unavailable, qPrintable(write.error().message));
+    const auto again = (*db)->write<int>([&](Transaction &) -> Result<int> {
+        auto r = (*db)->exec(put, {u"relay-2"_s, u"x"_s});
+        return r ? Result<int>(r->affected) : std::unexpected(r.error());
+    });
+    QCOMPARE(FS_OK(again), 1);
+    QCOMPARE(FS_OK((*db)->exec(u"SELECT key FROM meta WHERE key LIKE 'relay-%' ORDER BY key"_s)).rows.size(), 1);
+    QVERIFY(relay.accepted() >= 3);
+}
+
+namespace {
+
+/// Cuts the relay just before COMMIT is sent (once): the COMMIT goes to a dead connection.
+class CutAtCommit final : public WriteFaults {
+public:
+    explicit CutAtCommit(test::TcpCut &relay) : m_relay(relay) {}
+    bool failBeforeCommit() override { return false; }
+    void beforeCommit() override
+    {
+        if (!m_done.exchange(true))
+            m_relay.cut();
+    }
+
+private:
+    test::TcpCut &m_relay;
+    std::atomic<bool> m_done{false};
+};
+
+} // namespace
+
+void TestDatabase::lostCommitIsOutcomeUnknownThenReopened()
+{
+    // The connection is lost with the COMMIT: the caller hears OutcomeUnknown (it may or may
+    // not have committed), never success or a plain failure; the next call reopens.
+    FS_FRESH_BOOK(fresh, u"postgresql"_s);
+    const DbHost server = fresh.url().hosts.constFirst();
+    test::TcpCut relay(server.host, server.port);
+    QVERIFY(relay.start());
+    auto db = Database::open(throughRelay(fresh, relay));
+    FS_VERIFY_OK(db);
+    CutAtCommit cut(relay);
+    (*db)->setWriteFaults(&cut);
+    const auto write = (*db)->write<int>([&](Transaction &) -> Result<int> {
+        auto r = (*db)->exec(u"INSERT INTO meta (key, value) VALUES ('relay-commit', 'x')"_s);
+        return r ? Result<int>(r->affected) : std::unexpected(r.error());
+    });
+    QVERIFY(!write);
+    QVERIFY2(write.error().code == ErrorCode::OutcomeUnknown, qPrintable(write.error().message));
+    // The cut came before the COMMIT left: the server never saw it.
+    QCOMPARE(FS_OK((*db)->exec(u"SELECT count(*) FROM meta WHERE key = 'relay-commit'"_s)).first().at(0).toInt(), 0);
 }

@@ -164,6 +164,7 @@ void TestDrillVia::viaServerPassesWithOutsideFaults()
     QCOMPARE(run.json.value(u"oversold"_s).toInteger(), 0);
     QCOMPARE(run.json.value(u"stuck"_s).toInteger(), 0);
     QCOMPARE(run.json.value(u"lost_reservations"_s).toInteger(), 0);
+    QCOMPARE(run.json.value(u"lost_payments"_s).toInteger(), 0);
     for (const QJsonValue v : run.json.value(u"invariants"_s).toObject())
         QVERIFY2(v.toBool(), qPrintable(report));
     // The outside faults fired and healed; the inside ones are left out, and the report says so.

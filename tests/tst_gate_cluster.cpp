@@ -6,9 +6,11 @@
 #include "Engine.h"
 #include "gate/Gate.h"
 #include "gate/GateKeys.h"
+#include "gate/GateNode.h"
 #include "gate/HashSlot.h"
 #include "gate/SlotMap.h"
 #include "reconcile/Reconciler.h"
+#include "store/Database.h"
 #include "support/BookFixture.h"
 #include "support/ClusterFixture.h"
 #include "support/EngineHelpers.h"
@@ -20,6 +22,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSet>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QTest>
 #include <QThread>
 
@@ -142,6 +146,102 @@ private:
     QHash<QString, Tally> m_tallies;
     QStringList m_failures;
     qint64 m_slowestMs = 0;
+};
+
+/// One reserve over HTTP as its buyer saw it.
+struct HttpReserve {
+    QString sku;
+    qint64 sentAtMs = 0; ///< since the buyers started
+    qint64 tookMs = 0;
+    int status = 0;
+    QString result; ///< the result word, or the transport error
+};
+
+/// Buyers of a flashstock-server: one thread per SKU of `skus`, each reserving 1 unit
+/// (distinct orders) over HTTP, one request at a time, until stop().
+class HttpBuyers {
+public:
+    HttpBuyers(QString baseUrl, QString token, QStringList skus)
+        : m_baseUrl(std::move(baseUrl)), m_token(std::move(token)), m_skus(std::move(skus))
+    {
+    }
+    ~HttpBuyers() { stop(); }
+
+    void start()
+    {
+        m_clock.start();
+        for (qsizetype t = 0; t < m_skus.size(); ++t)
+            m_pool.emplace_back([this, t] { run(t); });
+    }
+    void stop()
+    {
+        m_stop = true;
+        for (auto &th : m_pool)
+            th.join();
+        m_pool.clear();
+    }
+    qint64 elapsedMs() const { return m_clock.elapsed(); }
+    /// Every answer so far (a copy: the buyers may still run).
+    QList<HttpReserve> answers() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_answers;
+    }
+
+private:
+    void run(qsizetype t)
+    {
+        const QString sku = m_skus.at(t);
+        for (int i = 0; !m_stop.load(); ++i) {
+            const QJsonObject body{{u"order"_s, u"hb-%1-%2"_s.arg(sku).arg(i)},
+                                   {u"lines"_s, QJsonArray{QJsonObject{{u"sku"_s, sku}, {u"qty"_s, 1}}}}};
+            HttpReserve one{sku, m_clock.elapsed(), 0, 0, {}};
+            const auto a = test::http("POST", m_baseUrl + u"/v1/reservations"_s,
+                                      QJsonDocument(body).toJson(QJsonDocument::Compact), m_token);
+            one.tookMs = m_clock.elapsed() - one.sentAtMs;
+            one.status = a.status;
+            one.result = a.status ? a.json.value(u"result"_s).toString() : a.error;
+            std::lock_guard lock(m_mutex);
+            m_answers << one;
+        }
+    }
+
+    const QString m_baseUrl;
+    const QString m_token;
+    const QStringList m_skus;
+    QElapsedTimer m_clock;
+    std::atomic<bool> m_stop{false};
+    std::vector<std::thread> m_pool;
+    mutable std::mutex m_mutex;
+    QList<HttpReserve> m_answers;
+};
+
+/// While it lives, the replicas of `master` do not take over from it
+/// (cluster-replica-no-failover), so a master the test hangs (SIGSTOP) stays the owner of its
+/// slots; at its end the master runs again and they may take over again.
+class NoFailover {
+public:
+    NoFailover(const ClusterFixture &cluster, RedisFixture *master)
+        : m_master(master), m_replicas(cluster.replicasOf(master))
+    {
+        for (RedisFixture *r : std::as_const(m_replicas))
+            m_ok = m_ok && r->command({"CONFIG", "SET", "cluster-replica-no-failover", "yes"}).has_value();
+    }
+    ~NoFailover()
+    {
+        m_master->thaw();
+        for (RedisFixture *r : std::as_const(m_replicas))
+            (void)r->command({"CONFIG", "SET", "cluster-replica-no-failover", "no"});
+    }
+    NoFailover(const NoFailover &) = delete;
+    NoFailover &operator=(const NoFailover &) = delete;
+    /// True if the master has replicas and every one took the setting.
+    bool ok() const { return m_ok && !m_replicas.isEmpty(); }
+
+private:
+    RedisFixture *m_master;
+    QList<RedisFixture *> m_replicas;
+    bool m_ok = true;
 };
 
 /// The errors of `node` counted since its last CONFIG RESETSTAT (INFO errorstats), by prefix.
@@ -500,6 +600,207 @@ private slots:
         QCOMPARE(FS_OK(engine->book().levels(lost)).locked, 3);
         QVERIFY(victim->restart());
         QVERIFY(m_cluster->waitUntilStable());
+    }
+
+    void hungMasterIsSkippedAndAskedForTheSlotMapLast()
+    {
+        // A gate meets a master that hangs (SIGSTOP, not failed over): that call is answered
+        // Unavailable within the command timeout; the slot map, read again after that
+        // trouble, comes from a master that answers, even though the hung one is the first
+        // the map names; a call for it right after a failure is answered at once (skipped
+        // for GateNode::kRetryMs); once it runs again its SKUs sell.
+        RedisFixture *seed = m_cluster->nodes().front().get();
+        RedisConnection seedConnection(seed->url());
+        bool shardsUnknown = false;
+        const SlotMap map = FS_OK(SlotMap::read(seedConnection, {u"127.0.0.1"_s, seed->port()}, shardsUnknown));
+        RedisFixture *victim = m_cluster->byPort(map.masters().first().port);
+        QVERIFY(victim);
+        QString onVictim, elsewhere;
+        for (const QString &sku : std::as_const(m_skus))
+            (m_cluster->masterOf(HashSlot::ofSku(sku)) == victim ? onVictim : elsewhere) = sku;
+        QVERIFY(!onVictim.isEmpty() && !elsewhere.isEmpty());
+        const NoFailover held(*m_cluster, victim);
+        QVERIFY(held.ok());
+
+        const RedisUrl url = m_cluster->url(1000);
+        Gate gate(url); // its first slot map comes from the first seed, as `map` did
+        for (const QString &sku : {onVictim, elsewhere}) {
+            QCOMPARE(FS_OK(gate.load(sku, 10, false)), 10);
+            QCOMPARE(FS_OK(gate.reserve(sku, u"before-"_s + sku, {}, 1)).code, GateCode::Reserved);
+        }
+        victim->freeze();
+        const auto timed = [](auto call) {
+            QElapsedTimer t;
+            t.start();
+            auto r = call();
+            return std::pair{std::move(r), t.elapsed()};
+        };
+        const QString bounds = u"%1 ms (command timeout %2 ms)"_s;
+        auto [hung, hungMs] = timed([&] { return gate.reserve(onVictim, u"h1"_s, {}, 1); });
+        QVERIFY(!hung);
+        QCOMPARE(hung.error().code, ErrorCode::Unavailable);
+        QVERIFY2(hungMs >= url.timeoutMs - 50 && hungMs < url.timeoutMs + 800,
+                 qPrintable(bounds.arg(hungMs).arg(url.timeoutMs)));
+        QThread::msleep(GateNode::kRetryMs + 50); // the skip is over: a hung node asked now would cost a timeout
+        auto [other, otherMs] = timed([&] { return gate.reserve(elsewhere, u"h2"_s, {}, 1); });
+        QCOMPARE(FS_OK(other).code, GateCode::Reserved);
+        QVERIFY2(otherMs < url.timeoutMs / 2, qPrintable(bounds.arg(otherMs).arg(url.timeoutMs)));
+        auto [probe, probeMs] = timed([&] { return gate.reserve(onVictim, u"h3"_s, {}, 1); });
+        QCOMPARE(probe.error().code, ErrorCode::Unavailable);
+        auto [skipped, skippedMs] = timed([&] { return gate.reserve(onVictim, u"h4"_s, {}, 1); });
+        QCOMPARE(skipped.error().code, ErrorCode::Unavailable);
+        QVERIFY2(skippedMs < url.timeoutMs / 2, qPrintable(bounds.arg(skippedMs).arg(url.timeoutMs)));
+        qInfo("hung master %s: first call %lld ms, the other master's %lld ms, a probe %lld ms, then %lld ms",
+              qPrintable(victim->url().toDisplayString()), hungMs, otherMs, probeMs, skippedMs);
+
+        victim->thaw();
+        QVERIFY(m_cluster->waitUntilStable());
+        Result<GateReservation> back = fail(ErrorCode::Unavailable, u"not tried"_s);
+        for (QDeadlineTimer t(10000); !t.hasExpired() && !back; QThread::msleep(GateNode::kRetryMs))
+            back = gate.reserve(onVictim, u"h5"_s, {}, 1);
+        QCOMPARE(FS_OK(back).code, GateCode::Reserved);
+    }
+
+    void hungMasterSlowsOnlyItsOwnSkus()
+    {
+        // A master that hangs (SIGSTOP: its connections stay open, nothing answers) and is
+        // not failed over: through flashstock-server, the buyers of the other masters' SKUs
+        // are answered as before, its own buyers get gate_unavailable within the command
+        // timeout, and once it runs again its SKUs sell and one reconcile pass brings every
+        // gate back to its book.
+        FS_FRESH_BOOK(fresh, u"sqlite"_s);
+        auto engine = test::openEngine(fresh.url(), m_cluster->url());
+        QVERIFY(engine);
+        RedisFixture *victim = m_cluster->masterOf(HashSlot::ofSku(m_skus.first()));
+        QStringList hung, healthy;
+        for (const QString &sku : std::as_const(m_skus)) {
+            QStringList &side = m_cluster->masterOf(HashSlot::ofSku(sku)) == victim ? hung : healthy;
+            if (side.size() < (&side == &hung ? 2 : 4))
+                side << sku;
+        }
+        QCOMPARE(hung.size(), 2);
+        QCOMPARE(healthy.size(), 4);
+        for (const QString &sku : hung + healthy)
+            FS_VERIFY_OK(engine->addSku(sku, 1000000));
+        const NoFailover held(*m_cluster, victim);
+        QVERIFY(held.ok());
+        const QString token = test::addAccessToken(*engine, u"buyers"_s, AccessScope::Reserve);
+        const RedisUrl url = m_cluster->url(1000);
+        test::ServerProcess server(fresh.url(), url);
+        QVERIFY2(server.start(), qPrintable(server.errorString()));
+
+        HttpBuyers buyers(server.baseUrl(), token, hung + healthy);
+        buyers.start();
+        QThread::msleep(500);
+        const qint64 frozenAtMs = buyers.elapsedMs();
+        victim->freeze();
+        QThread::msleep(3000);
+        const qint64 thawedAtMs = buyers.elapsedMs();
+        victim->thaw();
+        // Its SKUs sell again by themselves.
+        bool soldAgain = false;
+        for (QDeadlineTimer t(20000); !t.hasExpired() && !soldAgain; QThread::msleep(100)) {
+            QSet<QString> sold;
+            for (const HttpReserve &r : buyers.answers())
+                if (hung.contains(r.sku) && r.sentAtMs > thawedAtMs && r.result == u"reserved"_s)
+                    sold << r.sku;
+            soldAgain = sold.size() == hung.size();
+        }
+        buyers.stop();
+        QVERIFY(soldAgain);
+
+        // The command timeout, and a wide margin for a loaded machine.
+        const qint64 hungBoundMs = url.timeoutMs + 800;
+        // Far below the command timeout, still generous for a loaded machine.
+        const qint64 promptMs = 750;
+        int unavailable = 0, healthyWhileHung = 0;
+        qint64 slowestHealthy = 0, slowestHung = 0;
+        QStringList wrong;
+        for (const HttpReserve &r : buyers.answers()) {
+            const bool reserved = r.status == 200 && r.result == u"reserved"_s;
+            bool right = false;
+            if (healthy.contains(r.sku)) {
+                right = reserved && r.tookMs < promptMs;
+                slowestHealthy = std::max(slowestHealthy, r.tookMs);
+                healthyWhileHung += r.sentAtMs >= frozenAtMs && r.sentAtMs < thawedAtMs;
+            } else {
+                right = (reserved || (r.status == 503 && r.result == u"gate_unavailable"_s)) && r.tookMs < hungBoundMs;
+                slowestHung = std::max(slowestHung, r.tookMs);
+                unavailable += r.status == 503;
+            }
+            if (!right)
+                wrong << u"%1 sent at %2 ms: %3 after %4 ms"_s.arg(r.sku).arg(r.sentAtMs).arg(r.result).arg(r.tookMs);
+        }
+        qInfo("frozen %lld-%lld ms: %d reserves of the other masters' SKUs, the slowest in %lld ms; its own "
+              "SKUs: %d gate_unavailable, the slowest answer in %lld ms; %lld answers wrong or late",
+              frozenAtMs, thawedAtMs, healthyWhileHung, slowestHealthy, unavailable, slowestHung, qint64(wrong.size()));
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong.mid(0, 10).join(u'\n')));
+        QVERIFY(unavailable > 0);
+        QVERIFY(healthyWhileHung > 0);
+
+        // I5 once quiet: the reserves it ran after its buyers were answered gate_unavailable
+        // are given back by one pass.
+        QVERIFY(m_cluster->waitUntilStable());
+        Reconciler rec(*engine);
+        FS_VERIFY_OK(rec.runPass(0));
+        QVERIFY(gateEqualsBook(*engine, hung + healthy));
+        QVERIFY(test::bookHolds(*engine));
+    }
+
+    void serverLaneWhoseEngineCannotOpenIsOpenedAgain()
+    {
+        // flashstock-server opens a master's dispatcher lane (its own engine and book
+        // connection) on the first reserve that needs it. When the book takes no new
+        // connection then, that reserve is answered with the book's error and nothing moves;
+        // the next reserve of that master opens the lane again and sells.
+        FS_FRESH_BOOK(fresh, u"postgresql"_s);
+        auto engine = test::openEngine(fresh.url(), m_cluster->url());
+        QVERIFY(engine);
+        const QString first = m_skus.first();
+        QString other;
+        for (const QString &sku : std::as_const(m_skus))
+            if (m_cluster->masterOf(HashSlot::ofSku(sku)) != m_cluster->masterOf(HashSlot::ofSku(first)))
+                other = sku;
+        QVERIFY(!other.isEmpty());
+        for (const QString &sku : {first, other})
+            FS_VERIFY_OK(engine->addSku(sku, 10));
+        const QString token = test::addAccessToken(*engine, u"lanes"_s, AccessScope::Reserve);
+        test::ServerProcess server(fresh.url(), m_cluster->url());
+        QVERIFY2(server.start(), qPrintable(server.errorString()));
+        const auto reserve = [&](const QString &order, const QString &sku) {
+            const QJsonObject body{{u"order"_s, order},
+                                   {u"lines"_s, QJsonArray{QJsonObject{{u"sku"_s, sku}, {u"qty"_s, 1}}}}};
+            return test::http("POST", server.baseUrl() + u"/v1/reservations"_s,
+                              QJsonDocument(body).toJson(QJsonDocument::Compact), token);
+        };
+        // The first reserve goes through the first lane, whose gate reads the slot map.
+        QCOMPARE(reserve(u"l1"_s, first).json.value(u"result"_s).toString(), u"reserved"_s);
+
+        const auto connections = [&](bool allowed) {
+            const QString admin = u"lanes-admin"_s;
+            bool done = false;
+            {
+                QSqlDatabase db = addPostgresConnection(fresh.url().withDatabase(u"postgres"_s), admin);
+                QSqlQuery q(db);
+                done = db.open() && q.exec(u"ALTER DATABASE \"%1\" ALLOW_CONNECTIONS %2"_s.arg(
+                                        fresh.url().database, allowed ? u"true"_s : u"false"_s));
+                if (!done)
+                    qWarning("%s", qPrintable(q.lastError().text() + db.lastError().text()));
+                db.close();
+            }
+            QSqlDatabase::removeDatabase(admin);
+            return done;
+        };
+        const test::StockSnapshot before = test::snapshot(*engine, {other});
+        QVERIFY(connections(false));
+        const auto refused = reserve(u"l2"_s, other);
+        QVERIFY(connections(true));
+        QCOMPARE(refused.status, 503);
+        QCOMPARE(refused.json.value(u"error"_s).toObject().value(u"code"_s).toString(), u"unavailable"_s);
+        QCOMPARE(test::snapshot(*engine, {other}), before);
+        QCOMPARE(reserve(u"l2"_s, other).json.value(u"result"_s).toString(), u"reserved"_s);
+        QCOMPARE(FS_OK(engine->book().levels(other)).locked, 1);
+        QVERIFY2(server.log().contains(u"gate dispatcher ("_s), qPrintable(server.log()));
     }
 
     void pipelineGoesToEveryNodeAtOnce()

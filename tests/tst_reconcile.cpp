@@ -81,12 +81,10 @@ QString corruptBook(const test::FreshBook &fresh, const QString &backend, bool b
     const bool sqlite = backend == u"sqlite"_s;
     QString problem;
     {
-        QSqlDatabase db = QSqlDatabase::addDatabase(sqlite ? u"QSQLITE"_s : u"QPSQL"_s, u"by-hand"_s);
-        db.setDatabaseName(sqlite ? fresh.url().path : fresh.url().database);
-        db.setHostName(fresh.url().host);
-        db.setPort(fresh.url().port);
-        db.setUserName(fresh.url().user);
-        db.setPassword(fresh.url().password);
+        QSqlDatabase db = sqlite ? QSqlDatabase::addDatabase(u"QSQLITE"_s, u"by-hand"_s)
+                                 : addPostgresConnection(fresh.url(), u"by-hand"_s);
+        if (sqlite)
+            db.setDatabaseName(fresh.url().path);
         if (!db.open())
             return db.lastError().text();
         QSqlQuery q(db);
@@ -108,6 +106,26 @@ QString corruptBook(const test::FreshBook &fresh, const QString &backend, bool b
     }
     QSqlDatabase::removeDatabase(u"by-hand"_s);
     return problem;
+}
+
+/// Runs the `@` among `statements` (and takes them out): the ledger row of an ADJUST of -1
+/// available, +1 locked in bucket 0 of A, written by hand as an adjustment the book did not
+/// make (the bucket is moved by the statements around it).
+Result<void> adjustByHand(Engine &engine, QStringList &statements)
+{
+    if (!statements.removeAll(u"@"_s))
+        return {};
+    auto levels = engine.book().levels(u"A"_s);
+    if (!levels)
+        return std::unexpected(levels.error());
+    const BucketLevels b = levels->buckets.value(0);
+    auto row = engine.database().exec(
+        sql::insertLedger(engine.database().nowMsExpr()),
+        {u"adj:999"_s, u"ADJUST"_s, u"A"_s, 0, QVariant(QMetaType::fromType<QString>()), -1, 1, 0, b.available + 1,
+         b.locked - 1, b.sold, b.available, b.locked, b.sold, u"by-hand"_s, u"test"_s});
+    if (!row)
+        return std::unexpected(row.error());
+    return {};
 }
 
 QString breachesText(const QSet<InvariantBreach> &set)
@@ -165,6 +183,14 @@ private slots:
     void approvalLeavesTheGateAsRebuildWould();
     void batchesFindWhatOneStatementFinds_data();
     void batchesFindWhatOneStatementFinds();
+    void approvalAppliesWhatTheApproverSaw_data() { test::addBackendRows(); }
+    void approvalAppliesWhatTheApproverSaw();
+    void everyPauseHasAWayOut_data();
+    void everyPauseHasAWayOut();
+    void fourEyesAreTwoPeople_data() { test::addBackendRows(); }
+    void fourEyesAreTwoPeople();
+    void passesSpendIdsOnlyOnNewDiscrepancies_data() { test::addBackendRows(); }
+    void passesSpendIdsOnlyOnNewDiscrepancies();
 };
 
 void TestReconcile::orphanPreDeduct()
@@ -336,15 +362,15 @@ void TestReconcile::negativeDriftWaitsForApproval()
     FS_VERIFY_OK(redis.command({"FLUSHALL"}));
     QCOMPARE(FS_OK(engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
 
-    auto refused = rec.approve(d.id, u"mallory"_s, u"trust me"_s, kApprovers);
+    auto refused = test::approveAsShown(rec, d.id, test::by(u"mallory"_s), u"trust me"_s, kApprovers);
     QVERIFY(!refused);
     QCOMPARE(refused.error().code, ErrorCode::NotPermitted);
     const qint64 ledgerBefore = FS_OK(engine->book().ledgerCount());
-    auto first = rec.approve(d.id, u"alice"_s, u"counted"_s, kApprovers);
+    auto first = test::approveAsShown(rec, d.id, test::by(u"alice"_s), u"counted"_s, kApprovers);
     QVERIFY2(first, first ? "" : qPrintable(first.error().message));
     QCOMPARE(first->status, DiscrepancyStatus::Approved);
     QCOMPARE(first->resolvedBy, u"alice"_s);
-    auto second = rec.approve(d.id, u"alice"_s, u"counted again"_s, kApprovers);
+    auto second = test::approveAsShown(rec, d.id, test::by(u"alice"_s), u"counted again"_s, kApprovers);
     QVERIFY(second && second->status == DiscrepancyStatus::Approved);
     QCOMPARE(FS_OK(engine->book().ledgerCount()), ledgerBefore + 1); // applied once
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
@@ -380,7 +406,7 @@ void TestReconcile::rejectKeepsTheDriftOpen()
     const Discrepancy found = report.discrepancies.first();
     QCOMPARE(found.delta, 4);
     QCOMPARE(found.correction, Correction(RestoreBucket{Levels3{6, 0, 0}, Levels3{10, 0, 0}}));
-    auto rejected = rec.reject(found.id, u"alice"_s, u"recount first"_s, kApprovers);
+    auto rejected = rec.reject(found.id, test::by(u"alice"_s), u"recount first"_s, kApprovers);
     FS_VERIFY_OK(rejected);
     QCOMPARE(rejected->status, DiscrepancyStatus::PendingApproval);
     QCOMPARE(rejected->correction, Correction(AcceptStocktake{Levels3{6, 0, 0}, Levels3{10, 0, 0}}));
@@ -390,7 +416,7 @@ void TestReconcile::rejectKeepsTheDriftOpen()
     auto again = rec.runPass(0);
     QVERIFY(again && again->discrepancies.isEmpty() && again->stillPending == 1);
     // The count is taken as a stocktake: the ledger explains 6 now, the SKU sells.
-    auto taken = rec.approve(found.id, u"alice"_s, u"counted 6"_s, kApprovers);
+    auto taken = test::approveAsShown(rec, found.id, test::by(u"alice"_s), u"counted 6"_s, kApprovers);
     FS_VERIFY_OK(taken);
     QCOMPARE(taken->status, DiscrepancyStatus::Approved);
     QVERIFY(test::bookHolds(*engine));
@@ -403,7 +429,7 @@ void TestReconcile::rejectKeepsTheDriftOpen()
     auto second = rec.runPass(0);
     QVERIFY(second && second->pendingApproval == 1);
     QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available - 2, total = total - 2 WHERE sku = 'A'"_s));
-    auto closed = rec.reject(second->discrepancies.first().id, u"alice"_s, u"fixed by hand"_s, kApprovers);
+    auto closed = rec.reject(second->discrepancies.first().id, test::by(u"alice"_s), u"fixed by hand"_s, kApprovers);
     FS_VERIFY_OK(closed);
     QCOMPARE(closed->status, DiscrepancyStatus::Rejected);
     QCOMPARE(FS_OK(engine->reserve(u"p3"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
@@ -427,7 +453,7 @@ void TestReconcile::recurringDriftIsReportedAgain()
         QVERIFY(d.id != previous);
         QCOMPARE(d.delta, 1);
         QCOMPARE(FS_OK(engine->reserve(u"p%1"_s.arg(round), {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
-        FS_VERIFY_OK(rec.approve(d.id, u"alice"_s, u"found it"_s, kApprovers));
+        FS_VERIFY_OK(test::approveAsShown(rec, d.id, test::by(u"alice"_s), u"found it"_s, kApprovers));
         QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 10);
         previous = d.id;
     }
@@ -450,7 +476,7 @@ void TestReconcile::decisionTextIsBoundedAndSafe()
     for (const auto &[who, reason, field] :
          {std::tuple{u"alice"_s, QString(501, u'r'), u"reason"_s}, std::tuple{u"alice"_s, u"ok\n\x1b[2J"_s, u"reason"_s},
           std::tuple{u"alice"_s, u"ok\u2066fake\u2069"_s, u"reason"_s}, std::tuple{spoofer.first(), u"ok"_s, u"operator"_s}}) {
-        auto refused = rec.approve(id, who, reason, who == u"alice"_s ? kApprovers : spoofer);
+        auto refused = test::approveAsShown(rec, id, test::by(who), reason, who == u"alice"_s ? kApprovers : spoofer);
         QVERIFY(!refused);
         QCOMPARE(refused.error().code, ErrorCode::InvalidArgument);
         QCOMPARE(refused.error().field, field);
@@ -481,7 +507,7 @@ void TestReconcile::approverPolicyIsTheBooks()
     QCOMPARE(FS_OK(approvers.policy({})).fourEyesUnits, 100);
     qputenv("FLASHSTOCK_APPROVERS", "mallory");
     const auto unset = qScopeGuard([] { qunsetenv("FLASHSTOCK_APPROVERS"); });
-    auto refused = rec.approve(id, u"mallory"_s, u"trust me"_s, {u"mallory"_s});
+    auto refused = test::approveAsShown(rec, id, test::by(u"mallory"_s), u"trust me"_s, {u"mallory"_s});
     QVERIFY(!refused);
     QCOMPARE(refused.error().code, ErrorCode::NotPermitted);
     QCOMPARE(FS_OK(rec.get(id)).decisions.size(), 0); // a refusal decides nothing
@@ -496,11 +522,11 @@ void TestReconcile::approverPolicyIsTheBooks()
     QVERIFY(!last);
     QCOMPARE(last.error().field, u"name"_s);
     QCOMPARE(FS_OK(approvers.policy(kApprovers)).approvers, QStringList{u"bob"_s});
-    auto gone = rec.approve(id, u"alice"_s, u"counted"_s, kApprovers);
+    auto gone = test::approveAsShown(rec, id, test::by(u"alice"_s), u"counted"_s, kApprovers);
     QVERIFY(!gone);
     QCOMPARE(gone.error().code, ErrorCode::NotPermitted);
 
-    const Discrepancy done = FS_OK(rec.approve(id, u"bob"_s, u"counted"_s, kApprovers));
+    const Discrepancy done = FS_OK(test::approveAsShown(rec, id, test::by(u"bob"_s), u"counted"_s, kApprovers));
     QCOMPARE(done.status, DiscrepancyStatus::Approved);
     const Discrepancy shown = FS_OK(rec.get(id));
     QCOMPARE(shown.decisions.size(), 1);
@@ -533,19 +559,26 @@ void TestReconcile::largeCorrectionNeedsTwoApprovers()
     FS_VERIFY_OK(approvers.add(u"bob"_s, u"alice"_s));
     const qint64 ledgerBefore = FS_OK(engine->book().ledgerCount());
 
-    const Discrepancy first = FS_OK(rec.approve(id, u"alice"_s, u"counted 850"_s, kApprovers));
+    // A reason with a placeholder in it is kept as written, and the note's figures stay theirs.
+    const Discrepancy first =
+        FS_OK(test::approveAsShown(rec, id, test::by(u"alice"_s), u"counted 850, %3 short"_s, kApprovers));
     QCOMPARE(first.status, DiscrepancyStatus::PendingApproval);
     QVERIFY(first.awaitsSecondApprover());
+    QVERIFY2(first.detail.contains(u"approved by alice (counted 850, %3 short): a correction of 150 units (above 100)"_s),
+             qPrintable(first.detail));
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 850);
     QCOMPARE(FS_OK(engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
-    auto again = rec.approve(id, u"alice"_s, u"really"_s, kApprovers);
+    auto again = test::approveAsShown(rec, id, test::by(u"alice"_s), u"really"_s, kApprovers);
     QVERIFY(!again);
     QCOMPARE(again.error().code, ErrorCode::NotPermitted);
     QVERIFY2(again.error().message.contains(u"second, different approver"_s), qPrintable(again.error().message));
 
-    const Discrepancy second = FS_OK(rec.approve(id, u"bob"_s, u"agreed"_s, kApprovers));
+    // bob at his own machine (four eyes are two people: fourEyesAreTwoPeople).
+    const Discrepancy second =
+        FS_OK(test::approveAsShown(rec, id, test::byAt(u"bob"_s, u"bobs-laptop"_s), u"agreed"_s, kApprovers));
     QCOMPARE(second.status, DiscrepancyStatus::Approved);
     QCOMPARE(second.resolvedBy, u"bob"_s);
+    QCOMPARE(second.resolvers(), (QStringList{u"alice"_s, u"bob"_s}));
     QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 1000);
     QCOMPARE(FS_OK(engine->book().ledgerCount()), ledgerBefore + 1);
     QCOMPARE(second.decisions.size(), 2);
@@ -560,7 +593,7 @@ void TestReconcile::largeCorrectionNeedsTwoApprovers()
     QVERIFY(engine->database().exec(u"UPDATE buckets SET available = 850, total = 850 WHERE sku = 'A'"_s));
     auto next = rec.runPass(0);
     QVERIFY(next && next->pendingApproval == 1);
-    QCOMPARE(FS_OK(rec.approve(next->discrepancies.first().id, u"alice"_s, u"counted"_s, kApprovers)).status,
+    QCOMPARE(FS_OK(test::approveAsShown(rec, next->discrepancies.first().id, test::by(u"alice"_s), u"counted"_s, kApprovers)).status,
              DiscrepancyStatus::Approved);
 }
 
@@ -592,7 +625,8 @@ void TestReconcile::approversRacingApplyOnce()
     FS_VERIFY_OK(approvers.add(u"bob"_s, u"alice"_s));
     FS_VERIFY_OK(approvers.setFourEyesUnits(fourEyesUnits, u"alice"_s));
     Reconciler rec(*engine);
-    const QStringList who{u"alice"_s, u"bob"_s};
+    // Two people: bob approves from his own machine.
+    const QList<DecisionBy> who{test::by(u"alice"_s), test::byAt(u"bob"_s, u"bobs-laptop"_s)};
     for (int round = 0; round < 10; ++round) {
         QVERIFY(engine->database().exec(u"UPDATE buckets SET available = 850, total = 850 WHERE sku = 'A'"_s));
         auto report = rec.runPass(0);
@@ -614,7 +648,7 @@ void TestReconcile::approversRacingApplyOnce()
                 }
                 Reconciler mine(*own);
                 together.arrive_and_wait();
-                if (auto r = mine.approve(id, who[t], u"counted"_s, kApprovers); !r)
+                if (auto r = test::approveAsShown(mine, id, who[t], u"counted"_s, kApprovers); !r)
                     errors[t] = r.error();
             });
         }
@@ -684,7 +718,7 @@ void TestReconcile::stalePauseIsLifted()
         auto bookOnly = test::openEngine(fresh.url()); // no gate: the approval cannot unpause it
         QVERIFY(bookOnly);
         Reconciler offline(*bookOnly);
-        FS_VERIFY_OK(offline.approve(first->discrepancies.first().id, u"alice"_s, u"counted"_s, kApprovers));
+        FS_VERIFY_OK(test::approveAsShown(offline, first->discrepancies.first().id, test::by(u"alice"_s), u"counted"_s, kApprovers));
     }
     QCOMPARE(FS_OK(engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused); // stale
     FS_VERIFY_OK(engine->rebuildGate(u"A"_s));
@@ -751,7 +785,7 @@ void TestReconcile::orderLedgerMismatch()
     QCOMPARE(d.kind, DiscrepancyKind::OrderLedgerMismatch);
     QCOMPARE(d.delta, 2);
     QCOMPARE(d.correction, Correction(ChangeOrderStatus{OrderStatus::Paid, OrderStatus::Pending}));
-    auto ok = rec.approve(d.id, u"alice"_s, u"no payment arrived"_s, kApprovers);
+    auto ok = test::approveAsShown(rec, d.id, test::by(u"alice"_s), u"no payment arrived"_s, kApprovers);
     QVERIFY(ok && ok->status == DiscrepancyStatus::Approved);
     QCOMPARE(*FS_OK(engine->book().orderStatus(u"o1"_s)), OrderStatus::Pending);
     QVERIFY(test::bookHolds(*engine));
@@ -810,7 +844,7 @@ void TestReconcile::unrefundedPayment()
     QCOMPARE(report.discrepancies.size(), 1);
     QCOMPARE(report.discrepancies.first().kind, DiscrepancyKind::UnrefundedPayment);
     QCOMPARE(report.discrepancies.first().delta, 1);
-    auto ok = rec.approve(report.discrepancies.first().id, u"alice"_s, u"refund it"_s, kApprovers);
+    auto ok = test::approveAsShown(rec, report.discrepancies.first().id, test::by(u"alice"_s), u"refund it"_s, kApprovers);
     QVERIFY(ok && ok->status == DiscrepancyStatus::Approved);
     QCOMPARE(FS_OK(engine->book().refundCount(u"o1"_s)), 1);
     QVERIFY(test::bookHolds(*engine));
@@ -927,20 +961,7 @@ void TestReconcile::checkAndPassFindTheSame()
         QVERIFY(clean->discrepancies.isEmpty());
     }
     QVERIFY(trade(*engine, u"o"_s));
-    for (QString &statement : statements) {
-        if (statement != u"@"_s)
-            continue;
-        const SkuLevels levels = FS_OK(engine->book().levels(u"A"_s));
-        QVERIFY(!levels.buckets.isEmpty());
-        const BucketLevels b = levels.buckets.first();
-        auto row = engine->database().exec(
-            sql::insertLedger(engine->database().nowMsExpr()),
-            {u"adj:999"_s, u"ADJUST"_s, u"A"_s, 0, QVariant(QMetaType::fromType<QString>()), -1, 1, 0, b.available + 1,
-             b.locked - 1, b.sold, b.available, b.locked, b.sold, u"by-hand"_s, u"test"_s});
-        FS_VERIFY_OK(row);
-        statement.clear();
-    }
-    statements.removeAll(QString());
+    FS_VERIFY_OK(adjustByHand(*engine, statements));
     if (invariant == u"I5"_s) {
         const qint64 below = FS_OK(engine->book().levels(u"A"_s)).available - 3;
         FS_VERIFY_OK(redis.command({"HSET", GateKeys::key(u"A"_s, "gate"), "available", QByteArray::number(below)}));
@@ -1005,7 +1026,7 @@ void TestReconcile::approvalLeavesTheGateAsRebuildWould()
         fields.sort();
         return fields.join(u" "_s);
     };
-    auto approved = rec.approve(found->discrepancies.first().id, u"alice"_s, u"counted"_s, kApprovers);
+    auto approved = test::approveAsShown(rec, found->discrepancies.first().id, test::by(u"alice"_s), u"counted"_s, kApprovers);
     FS_VERIFY_OK(approved);
     QVERIFY2(engine->takeWarnings().isEmpty(), "the gate followed the decision without trouble");
     const QString afterApproval = gateState();
@@ -1132,4 +1153,231 @@ void TestReconcile::batchesFindWhatOneStatementFinds()
             byPass.insert(b);
     QVERIFY2(byPass == one->breaches(),
              qPrintable(u"check: %1 | pass: %2"_s.arg(breachesText(one->breaches()), breachesText(byPass))));
+}
+
+void TestReconcile::approvalAppliesWhatTheApproverSaw()
+{
+    // A stocktake of 6 units proposed (after the restore was rejected); 2 000 units appear in
+    // the bucket before the approval. The approval of what was shown changes nothing and
+    // says why; the next pass brings the proposal up to date, and that one is applied
+    // exactly, the four-eyes rule counted on what it applies.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    ApproverStore approvers(engine->database());
+    FS_VERIFY_OK(approvers.policy(kApprovers));
+    FS_VERIFY_OK(approvers.add(u"bob"_s, u"alice"_s));
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available - 4, total = total - 4 WHERE sku = 'A'"_s));
+    Reconciler rec(*engine);
+    auto found = rec.runPass(0);
+    QVERIFY(found && found->pendingApproval == 1);
+    const qint64 id = found->discrepancies.first().id;
+    const Discrepancy shown = FS_OK(rec.reject(id, test::by(u"alice"_s), u"recount first"_s, kApprovers));
+    QCOMPARE(shown.correction, Correction(AcceptStocktake{Levels3{6, 0, 0}, Levels3{10, 0, 0}}));
+    QCOMPARE(correctionUnits(shown), 4);
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 2000, total = total + 2000 WHERE sku = 'A'"_s));
+    const qint64 ledgerBefore = FS_OK(engine->book().ledgerCount());
+
+    auto moved = rec.approve(id, shown.correction, test::by(u"alice"_s), u"counted 6"_s, kApprovers);
+    QVERIFY(!moved);
+    QCOMPARE(moved.error().code, ErrorCode::InvalidArgument);
+    QCOMPARE(moved.error().field, u"seen"_s);
+    QVERIFY2(moved.error().message.contains(u"the SKU moved; reconcile and decide again"_s), qPrintable(moved.error().message));
+    QCOMPARE(FS_OK(engine->book().ledgerCount()), ledgerBefore);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 2006);
+    const Discrepancy unchanged = FS_OK(rec.get(id));
+    QCOMPARE(unchanged.status, DiscrepancyStatus::PendingApproval);
+    QCOMPARE(unchanged.decisions.size(), 1); // the rejection only
+
+    // Reconcile: the same discrepancy (no new id) proposes the stocktake of what is there now.
+    auto again = rec.runPass(0);
+    FS_VERIFY_OK(again);
+    QVERIFY(again->discrepancies.isEmpty());
+    QCOMPARE(again->stillPending, 1);
+    const Discrepancy now = FS_OK(rec.get(id));
+    QCOMPARE(now.correction, Correction(AcceptStocktake{Levels3{2006, 0, 0}, Levels3{10, 0, 0}}));
+    QVERIFY(now.fingerprint() != shown.fingerprint());
+    QCOMPARE(correctionUnits(now), 1996);
+    auto stale = rec.approve(id, shown.correction, test::by(u"alice"_s), u"counted 6"_s, kApprovers);
+    QVERIFY(!stale);
+    QCOMPARE(stale.error().field, u"seen"_s);
+
+    // 1 996 units: above the four-eyes limit of 100.
+    const Discrepancy first = FS_OK(rec.approve(id, now.correction, test::by(u"alice"_s), u"counted 2006"_s, kApprovers));
+    QVERIFY(first.awaitsSecondApprover());
+    QCOMPARE(FS_OK(engine->book().ledgerCount()), ledgerBefore);
+    const Discrepancy applied =
+        FS_OK(rec.approve(id, now.correction, test::byAt(u"bob"_s, u"bobs-laptop"_s), u"agreed"_s, kApprovers));
+    QCOMPARE(applied.status, DiscrepancyStatus::Approved);
+    QCOMPARE(FS_OK(engine->book().ledgerCount()), ledgerBefore + 1);
+    const LedgerRow adjust = FS_OK(engine->book().ledgerOfSku(u"A"_s)).last();
+    QCOMPARE(adjust.adjustmentKind, u"stocktake"_s);
+    QCOMPARE(adjust.adjustmentUnits, 1996);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 2006);
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestReconcile::everyPauseHasAWayOut_data()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<QString>("trade");
+    QTest::addColumn<bool>("bypassCheck");
+    QTest::addColumn<QStringList>("statements");
+    const QString bucket = u" WHERE sku = 'A'"_s;
+    struct Way {
+        const char *name;
+        const char *trade; // "", "pending" (o1 holds 2) or "paid" (o1 bought 2)
+        bool bypassCheck;
+        QStringList statements; // `@` is the ledger row of an ADJUST of -1 available, +1 locked
+    };
+    const QList<Way> ways{
+        {"ledger mismatch in available", "pending", false,
+         {u"UPDATE buckets SET available = available + 5, total = total + 5"_s + bucket}},
+        {"ledger mismatch in locked", "pending", false,
+         {u"UPDATE buckets SET available = available - 3, locked = locked + 3"_s + bucket}},
+        {"ledger mismatch in sold", "paid", false,
+         {u"UPDATE buckets SET available = available - 3, sold = sold + 3"_s + bucket}},
+        {"broken bucket", "pending", true, {u"UPDATE buckets SET available = -1, total = locked + sold - 1"_s + bucket}},
+        {"order status without its ledger rows", "pending", false,
+         {u"UPDATE orders SET status = 'CLOSED' WHERE order_id = 'o1'"_s}},
+        {"an adjustment moved locked units", "pending", false,
+         {u"UPDATE buckets SET available = available - 1, locked = locked + 1"_s + bucket, u"@"_s}},
+    };
+    for (const QString &backend : test::bookBackends())
+        for (const Way &w : ways)
+            QTest::addRow("%s %s", qPrintable(backend), w.name)
+                << backend << QString::fromLatin1(w.trade) << w.bypassCheck << w.statements;
+}
+
+void TestReconcile::everyPauseHasAWayOut()
+{
+    // Every discrepancy that pauses its SKU, rejected and then approved, leaves the SKU
+    // selling and I1-I6 holding, without a statement typed by hand.
+    QFETCH(QString, backend);
+    QFETCH(QString, trade);
+    QFETCH(bool, bypassCheck);
+    QFETCH(QStringList, statements);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    QCOMPARE(FS_OK(engine->reserve(u"o1"_s, {}, {{u"A"_s, 2, {}}})).outcome, Outcome::Reserved);
+    if (trade == u"paid"_s)
+        QCOMPARE(FS_OK(engine->confirm(u"o1"_s, u"pay1"_s)).outcome, Outcome::Paid);
+    FS_VERIFY_OK(adjustByHand(*engine, statements));
+    const QString problem = corruptBook(fresh, backend, bypassCheck, statements);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+
+    Reconciler rec(*engine);
+    auto found = rec.runPass(0);
+    FS_VERIFY_OK(found);
+    QCOMPARE(found->pendingApproval, 1);
+    const Discrepancy d = found->discrepancies.first();
+    QVERIFY2(d.correction != Correction(std::monostate{}), qPrintable(d.proposal));
+    QCOMPARE(FS_OK(engine->reserve(u"p1"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
+    // Found again unchanged: the waiting discrepancy stays as it is.
+    auto same = rec.runPass(0);
+    QVERIFY(same && same->discrepancies.isEmpty());
+    QCOMPARE(FS_OK(rec.get(d.id)).detail, d.detail);
+
+    const Discrepancy rejected = FS_OK(rec.reject(d.id, test::by(u"alice"_s), u"not that"_s, kApprovers));
+    QCOMPARE(rejected.status, DiscrepancyStatus::PendingApproval);
+    QVERIFY2(rejected.correction != Correction(std::monostate{}), qPrintable(rejected.proposal));
+    // Never a locked or sold figure the orders (o1's 2 units) contradict.
+    const qint64 heldLocked = trade == u"pending"_s ? 2 : 0, heldSold = trade == u"paid"_s ? 2 : 0;
+    for (const Discrepancy &proposed : {d, rejected})
+        if (const auto seen = bucketSeen(proposed.correction))
+            QVERIFY2(seen->target.locked == heldLocked && seen->target.sold == heldSold, qPrintable(proposed.proposal));
+    QCOMPARE(FS_OK(engine->reserve(u"p2"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Paused);
+    const Discrepancy approved = FS_OK(rec.approve(d.id, rejected.correction, test::by(u"alice"_s), u"counted"_s, kApprovers));
+    QCOMPARE(approved.status, DiscrepancyStatus::Approved);
+
+    auto after = rec.runPass(0);
+    FS_VERIFY_OK(after);
+    for (const Discrepancy &n : after->discrepancies)
+        qWarning("found after the approval: %s", qPrintable(n.detail));
+    QVERIFY(after->discrepancies.isEmpty());
+    QCOMPARE(after->stillPending, 0);
+    QVERIFY(test::bookHolds(*engine));
+    QCOMPARE(FS_OK(engine->reserve(u"p3"_s, {}, {{u"A"_s, 1, {}}})).outcome, Outcome::Reserved);
+}
+
+void TestReconcile::fourEyesAreTwoPeople()
+{
+    // The two halves of a four-eyes approval from one person are refused: another name
+    // asserted from the same OS user, host and database role, or the same name from
+    // elsewhere. From another machine, or (PostgreSQL) under another database role, the
+    // second approval applies it.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 1000));
+    ApproverStore approvers(engine->database());
+    FS_VERIFY_OK(approvers.policy(kApprovers));
+    FS_VERIFY_OK(approvers.add(u"bob"_s, u"alice"_s));
+    Reconciler rec(*engine);
+    const auto drift = [&]() -> Discrepancy {
+        if (!engine->database().exec(u"UPDATE buckets SET available = 850, total = 850 WHERE sku = 'A'"_s))
+            return {};
+        auto report = rec.runPass(0);
+        return report && report->pendingApproval == 1 ? report->discrepancies.first() : Discrepancy{};
+    };
+    const Discrepancy d = drift();
+    QCOMPARE(correctionUnits(d), 150);
+    QVERIFY(FS_OK(rec.approve(d.id, d.correction, test::by(u"alice"_s), u"counted 850"_s, kApprovers)).awaitsSecondApprover());
+    for (const DecisionBy &one : {test::by(u"bob"_s), test::byAt(u"alice"_s, u"elsewhere"_s)}) {
+        auto refused = rec.approve(d.id, d.correction, one, u"agreed"_s, kApprovers);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code, ErrorCode::NotPermitted);
+        QCOMPARE(refused.error().field, u"operator"_s);
+        QVERIFY2(refused.error().message.contains(u"four eyes are two people"_s), qPrintable(refused.error().message));
+    }
+    QCOMPARE(FS_OK(rec.get(d.id)).decisions.size(), 1);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 850);
+    const Discrepancy done =
+        FS_OK(rec.approve(d.id, d.correction, test::byAt(u"bob"_s, u"bobs-laptop"_s), u"agreed"_s, kApprovers));
+    QCOMPARE(done.status, DiscrepancyStatus::Approved);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 1000);
+    if (backend != u"postgresql"_s)
+        return;
+
+    // The same OS user and host, connected as another database role: another person.
+    const QString role = u"bob_"_s + fresh.url().database;
+    const QString made = corruptBook(fresh, backend, false, {u"CREATE ROLE %1 LOGIN SUPERUSER PASSWORD 'bob-secret'"_s.arg(role)});
+    QVERIFY2(made.isEmpty(), qPrintable(made));
+    DbUrl asBob = fresh.url();
+    asBob.user = role;
+    asBob.password = u"bob-secret"_s;
+    auto bobsEngine = test::openEngine(asBob);
+    QVERIFY(bobsEngine);
+    Reconciler bobs(*bobsEngine);
+    const Discrepancy next = drift();
+    QVERIFY(FS_OK(rec.approve(next.id, next.correction, test::by(u"alice"_s), u"counted"_s, kApprovers)).awaitsSecondApprover());
+    const Discrepancy byRole = FS_OK(bobs.approve(next.id, next.correction, test::by(u"bob"_s), u"agreed"_s, kApprovers));
+    QCOMPARE(byRole.status, DiscrepancyStatus::Approved);
+    QCOMPARE(byRole.decisions.at(1).dbRole, role);
+    QCOMPARE(FS_OK(engine->book().levels(u"A"_s)).available, 1000);
+}
+
+void TestReconcile::passesSpendIdsOnlyOnNewDiscrepancies()
+{
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    FS_VERIFY_OK(engine->addSku(u"B"_s, 10));
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 1, total = total + 1 WHERE sku = 'A'"_s));
+    Reconciler rec(*engine);
+    auto first = rec.runPass(0);
+    QVERIFY(first && first->pendingApproval == 1);
+    for (int pass = 0; pass < 3; ++pass) {
+        auto quiet = rec.runPass(0);
+        QVERIFY(quiet && quiet->discrepancies.isEmpty());
+    }
+    QVERIFY(engine->database().exec(u"UPDATE buckets SET available = available + 1, total = total + 1 WHERE sku = 'B'"_s));
+    auto next = rec.runPass(0);
+    QVERIFY(next && next->pendingApproval == 1);
+    QCOMPARE(next->discrepancies.first().id, first->discrepancies.first().id + 1);
 }

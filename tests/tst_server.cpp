@@ -5,6 +5,8 @@
 #include "Engine.h"
 #include "gate/Gate.h"
 #include "reconcile/Reconciler.h"
+#include "server/ClientAddress.h"
+#include "server/StrictJson.h"
 #include "store/Database.h"
 #include "store/AccessTokenStore.h"
 #include "store/SaleStore.h"
@@ -22,6 +24,9 @@
 #include <QTcpSocket>
 #include <QTest>
 #include <QThread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 using namespace Qt::StringLiterals;
 using namespace flashstock;
@@ -46,8 +51,8 @@ QStringList tokensOf(const QJsonObject &answer)
 }
 
 /// Writes raw bytes on a new connection and returns what came back until the server closed
-/// it (or `ms` passed).
-QByteArray rawExchange(int port, const QByteArray &request, int ms = 5000)
+/// it (or `ms` passed; then `closed`, if given, is false).
+QByteArray rawExchange(int port, const QByteArray &request, int ms = 5000, bool *closed = nullptr)
 {
     QTcpSocket socket;
     socket.connectToHost(u"127.0.0.1"_s, quint16(port));
@@ -62,7 +67,22 @@ QByteArray rawExchange(int port, const QByteArray &request, int ms = 5000)
         socket.waitForReadyRead(100);
         got += socket.readAll();
     }
+    if (closed)
+        *closed = socket.state() != QAbstractSocket::ConnectedState;
     return got + socket.readAll();
+}
+
+/// The bytes of a string literal, NUL bytes inside it included.
+template <qsizetype N>
+QByteArray bytes(const char (&text)[N])
+{
+    return QByteArray(text, N - 1);
+}
+
+/// The head of an HTTP answer (up to its blank line), lower-cased.
+QByteArray headOf(const QByteArray &answer)
+{
+    return answer.left(answer.indexOf("\r\n\r\n")).toLower();
 }
 
 } // namespace
@@ -77,9 +97,17 @@ private slots:
     void saleRulesOverHttp();
     void badInputChangesNothing_data();
     void badInputChangesNothing();
+    void oneMeaningOfABody_data();
+    void oneMeaningOfABody();
     void oversizedUrlAndHeaders();
     void authScopesAndRevoke();
     void gateUnavailableIs503();
+    void framingRefused_data();
+    void framingRefused();
+    void chunkedBodiesServed();
+    void accessLogCannotBeForged();
+    void tokensRefusedWhileTheBookIsAway();
+    void clientAddressKeys();
     void fencedOrderReservesAgain_data() { test::addBackendRows(); }
     void fencedOrderReservesAgain();
     void cliAndServerInterchangeable();
@@ -352,6 +380,33 @@ void TestServer::badInputChangesNothing_data()
         {"batch not an array", "POST", u"/v1/reservations/batch"_s, R"({"reservations":5})", json, u"all"_s, 400,
          u"reservations"_s},
         {"batch of 1001", "POST", u"/v1/reservations/batch"_s, thousandAndOne, json, u"all"_s, 400, u"reservations"_s},
+        // one meaning per body: a repeated key, a count not written as an integer, a lone surrogate
+        {"user twice", "POST", r, R"({"order":"n-1","user":"ann","user":"bob","lines":[{"sku":"TEE","qty":1}]})", json,
+         u"all"_s, 400, u"user"_s},
+        {"user twice, once escaped", "POST", r,
+         R"({"order":"n-1","user":"ann","us\u0065r":"bob","lines":[{"sku":"TEE","qty":1}]})", json, u"all"_s, 400,
+         u"user"_s},
+        {"order twice", "POST", r, R"({"order":"n-1","order":"n-2","lines":[{"sku":"TEE","qty":1}]})", json, u"all"_s,
+         400, u"order"_s},
+        {"qty twice", "POST", r, R"({"order":"n-1","lines":[{"sku":"TEE","qty":1,"qty":2}]})", json, u"all"_s, 400,
+         u"lines[0].qty"_s},
+        {"payment twice", "POST", c, R"({"payment":"p-1","payment":"p-2"})", json, u"all"_s, 400, u"payment"_s},
+        {"batch item's user twice", "POST", u"/v1/reservations/batch"_s,
+         R"({"reservations":[{"order":"n-1","user":"ann","user":"bob","lines":[{"sku":"TEE","qty":1}]}]})", json,
+         u"all"_s, 400, u"reservations[0].user"_s},
+        {"qty 0.99999999999999999", "POST", r, line(R"("TEE")", "0.99999999999999999"), json, u"all"_s, 400,
+         u"lines[0].qty"_s},
+        {"qty 1.0", "POST", r, line(R"("TEE")", "1.0"), json, u"all"_s, 400, u"lines[0].qty"_s},
+        {"qty 1e0", "POST", r, line(R"("TEE")", "1e0"), json, u"all"_s, 400, u"lines[0].qty"_s},
+        {"hold 60.0", "POST", r, R"({"order":"n-1","lines":[{"sku":"TEE","qty":1}],"hold_seconds":60.0})", json,
+         u"all"_s, 400, u"hold_seconds"_s},
+        {"user with a lone surrogate", "POST", r, R"({"order":"n-1","user":"a\ud800b","lines":[{"sku":"TEE","qty":1}]})",
+         json, u"all"_s, 400, u"user"_s},
+        {"user with a lone low surrogate", "POST", r,
+         R"({"order":"n-1","user":"a\udc00b","lines":[{"sku":"TEE","qty":1}]})", json, u"all"_s, 400, u"user"_s},
+        {"payment with a lone surrogate", "POST", c, R"({"payment":"p\ud800"})", json, u"all"_s, 400, u"payment"_s},
+        {"order with a lone surrogate", "POST", r, R"({"order":"n\ud800","lines":[{"sku":"TEE","qty":1}]})", json,
+         u"all"_s, 400, u"order"_s},
     };
     for (const QString &backend : test::bookBackends())
         for (const Case &k : cases)
@@ -386,6 +441,39 @@ void TestServer::badInputChangesNothing()
         QVERIFY(!answer.headers.value("allow").isEmpty());
     QCOMPARE(test::snapshot(*s->engine, {u"TEE"_s}), before);
     QVERIFY(test::bookHolds(*s->engine));
+}
+
+void TestServer::oneMeaningOfABody_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("field"); // empty: the body has one meaning
+    QByteArray many = "{";
+    for (int i = 0; i < 40; ++i)
+        many += "\"k" + QByteArray::number(i) + "\":" + QByteArray::number(i) + ',';
+    many += "\"k0\":0}";
+    QTest::newRow("empty") << QByteArray("{}") << QString();
+    QTest::newRow("nested") << QByteArray(R"({"a":[1,-2,{"b":[]},[]],"c":{"d":"x\"y,}"},"e":[true,null,"1.5"]})")
+                            << QString();
+    QTest::newRow("one key in two objects") << QByteArray(R"({"a":1,"b":{"a":2}})") << QString();
+    QTest::newRow("a key twice") << QByteArray(R"({"a":1,"b":2,"a":1})") << u"a"_s;
+    QTest::newRow("escaped twice") << QByteArray(R"({"k\"ey":1,"k\"ey":2})") << u"k\"ey"_s;
+    QTest::newRow("escaped and plain") << QByteArray(R"({"\u00e9":1,"é":2})") << u"é"_s;
+    QTest::newRow("a key twice in forty") << many << u"k0"_s;
+    QTest::newRow("deep") << QByteArray(R"({"x":{"y":[{"z":1,"z":2}]}})") << u"x.y[0].z"_s;
+    QTest::newRow("exponent") << QByteArray(R"({"a":1E2})") << u"a"_s;
+    QTest::newRow("fraction in an array") << QByteArray(R"({"a":[1,2.5]})") << u"a[1]"_s;
+    QTest::newRow("negative exponent deep") << QByteArray(R"({"x":{"y":[{"z":1e-1}]}})") << u"x.y[0].z"_s;
+}
+
+void TestServer::oneMeaningOfABody()
+{
+    // The scanner behind every body of API v1 (the server's rows of badInputChangesNothing),
+    // on shapes those bodies do not take.
+    QFETCH(QByteArray, body);
+    QFETCH(QString, field);
+    QVERIFY(QJsonDocument::fromJson(body).isObject());
+    const Result<void> checked = server::checkOneMeaning(body);
+    QCOMPARE(checked ? QString() : checked.error().field, field);
 }
 
 void TestServer::badInputServer(const QString &backend, BadInputServer *&out)
@@ -493,11 +581,204 @@ void TestServer::gateUnavailableIs503()
     } while (ready.status == 200 && t.elapsed() < 3000);
     QCOMPARE(ready.status, 503);
     QVERIFY(ready.json.value(u"down"_s).toArray().first().toString().startsWith(u"gate:"_s));
+    // what is down, not where it is: no address of the gate for a client without a token
+    QVERIFY2(!ready.body.contains(QByteArray::number(redis.url().port)), ready.body.constData());
+    QVERIFY2(!ready.body.contains(redis.url().host.toUtf8()), ready.body.constData());
     // Redis back (without its data): the stock is restored from the book and reserves go on
     QVERIFY(redis.restart());
     auto back = http("POST", server.baseUrl() + u"/v1/reservations"_s, reservation(u"g-1"_s, u"TEE"_s, 1), token);
     QCOMPARE(back.json.value(u"result"_s).toString(), u"reserved"_s);
     QCOMPARE(engine->gateLevels(u"TEE"_s).available, 9);
+}
+
+void TestServer::framingRefused_data()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<QByteArray>("request"); // TOKEN stands for a token with every scope
+    QTest::addColumn<int>("status");
+    QTest::addColumn<bool>("byLibrary"); // libmicrohttpd answers it before the server sees it
+    // A release of o-1 that moves stock if it runs: what a mis-framed request smuggles in.
+    const QByteArray release = "POST /v1/orders/o-1/release HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer TOKEN\r\n"
+                               "Content-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"reason\":\"cancel\"}";
+    const QByteArray releaseHead = "POST /v1/orders/o-1/release HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer TOKEN\r\n"
+                                   "Content-Type: application/json\r\n";
+    const QByteArray cancel = "Content-Length: 19\r\n\r\n{\"reason\":\"cancel\"}";
+    const QByteArray chunkedCancel = "\r\n13\r\n{\"reason\":\"cancel\"}\r\n0\r\n\r\n";
+    const QByteArray length = QByteArray::number(release.size());
+    const QByteArray healthz = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+    struct Case {
+        const char *name;
+        QByteArray request;
+        int status;
+        bool byLibrary = false;
+    };
+    const QList<Case> cases{
+        {"two content-lengths", healthz + "Content-Length: 0\r\nContent-Length: " + length + "\r\n\r\n" + release, 400},
+        {"content-length and chunked",
+         healthz + "Transfer-Encoding: chunked\r\nContent-Length: " + length + "\r\n\r\n0\r\n\r\n" + release, 400},
+        {"transfer-encoding gzip", releaseHead + "Transfer-Encoding: gzip\r\n\r\n{\"reason\":\"cancel\"}", 501},
+        {"transfer-encoding gzip, chunked", releaseHead + "Transfer-Encoding: gzip, chunked\r\n" + chunkedCancel, 501},
+        {"transfer-encoding chunked twice",
+         releaseHead + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n" + chunkedCancel, 400},
+        {"negative content-length", healthz + "Content-Length: -1\r\n\r\n" + release, 400, true},
+        {"signed content-length", healthz + "Content-Length: +" + length + "\r\n\r\n" + release, 400, true},
+        {"space before a header's colon", healthz + "Content-Length : " + length + "\r\n\r\n" + release, 400},
+        {"escaped NUL in the path",
+         QByteArray(release).replace("/v1/orders/o-1/release", "/v1/orders/o-1/release%00.x"), 400},
+        {"NUL byte in the path",
+         QByteArray(release).replace("/v1/orders/o-1/release", bytes("/v1/orders/o-1/release\0.x")), 400},
+        {"NUL byte in a header", releaseHead + bytes("X-Note: a\0b\r\n") + cancel, 400},
+        {"CR alone in a header", releaseHead + "X-Note: a\rb\r\n" + cancel, 400},
+        {"header folded over lines", releaseHead + "X-Note: a\r\n b\r\n" + cancel, 400},
+    };
+    for (const QString &backend : test::bookBackends())
+        for (const Case &k : cases)
+            QTest::addRow("%s %s", qPrintable(backend), k.name) << backend << k.request << k.status << k.byLibrary;
+}
+
+void TestServer::framingRefused()
+{
+    // A request whose framing a proxy in front may read otherwise (where its body ends, which
+    // path or header it names) is refused whole: 400 (501 for a transfer coding the server
+    // does not implement) with Connection: close, and nothing after it on the connection runs.
+    QFETCH(QString, backend);
+    QFETCH(QByteArray, request);
+    QFETCH(int, status);
+    QFETCH(bool, byLibrary);
+    BadInputServer *s = nullptr;
+    badInputServer(backend, s);
+    if (!s)
+        return;
+    const test::StockSnapshot before = test::snapshot(*s->engine, {u"TEE"_s});
+    bool closed = false;
+    const QByteArray answer = rawExchange(s->server->port(), request.replace("TOKEN", s->tokens.value(u"all"_s).toLatin1()),
+                                          8000, &closed);
+    QVERIFY2(answer.startsWith("HTTP/1.1 " + QByteArray::number(status) + ' '), answer.constData());
+    QVERIFY2(headOf(answer).contains("\r\nconnection: close"), answer.constData());
+    QVERIFY2(closed, "the server kept the connection open");
+    QCOMPARE(FS_OK(s->engine->book().orderStatus(u"o-1"_s)), std::optional(OrderStatus::Pending));
+    QCOMPARE(test::snapshot(*s->engine, {u"TEE"_s}), before);
+    if (byLibrary)
+        QEXPECT_FAIL("", "libmicrohttpd 0.9.75 refuses a Content-Length that is not all digits itself, before the "
+                         "server sees the request, and writes its answer's head twice (fixed upstream after 0.9.77)",
+                     Continue);
+    QCOMPARE(answer.count("HTTP/1.1 "), 1);
+}
+
+void TestServer::chunkedBodiesServed()
+{
+    FS_SERVED(u"sqlite"_s);
+    FS_VERIFY_OK(engine->addSku(u"TEE"_s, 10));
+    const QByteArray body = reservation(u"k-1"_s, u"TEE"_s, 1);
+    const QByteArray request = "POST /v1/reservations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token.toLatin1()
+        + "\r\nContent-Type: application/json\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n"
+        + QByteArray::number(body.size(), 16) + "\r\n" + body + "\r\n0\r\n\r\n";
+    const QByteArray answer = rawExchange(server.port(), request);
+    QVERIFY2(answer.startsWith("HTTP/1.1 200 "), answer.constData());
+    QVERIFY2(answer.contains(R"("result":"reserved")"), answer.constData());
+    QCOMPARE(FS_OK(engine->book().levels(u"TEE"_s)).locked, 1);
+}
+
+void TestServer::accessLogCannotBeForged()
+{
+    // Control characters, escapes and placeholders of a path or method sent by a client stay
+    // inside their own field of their own line: every line has its eight fields, the status
+    // in the fifth.
+    QTemporaryDir logs;
+    const QString file = logs.filePath(u"access.log"_s);
+    FS_SERVED(u"sqlite"_s, u"--access-log"_s, file);
+    const QList<std::pair<QByteArray, int>> requests{
+        {"GET /v1/x%1B%5B2J%0D%0A2026-01-01T00:00:00.000Z%20127.0.0.1%20GET%20/healthz%20200%20alive%201.000ms%20- "
+         "HTTP/1.1", 404},
+        {"GET /%251%25%35%2599%25L1%0D HTTP/1.1", 404},
+        {"G%1T /healthz HTTP/1.1", 405},
+        {"GET%25 /healthz HTTP/1.1", 405},
+    };
+    for (const auto &[line, status] : requests) {
+        const QByteArray answer = rawExchange(server.port(), line + "\r\nHost: x\r\nConnection: close\r\n\r\n");
+        QVERIFY2(answer.startsWith("HTTP/1.1 " + QByteArray::number(status)), answer.constData());
+    }
+    server.terminate();
+    QCOMPARE(server.waitForExit(15000), 0);
+    QFile log(file);
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QByteArray text = log.readAll();
+    const QList<QByteArray> lines = text.trimmed().split('\n');
+    QCOMPARE(lines.size(), requests.size());
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        for (const char c : lines[i])
+            QVERIFY2(uchar(c) >= 0x20 && uchar(c) != 0x7f, lines[i].constData());
+        const QList<QByteArray> fields = lines[i].split(' ');
+        QCOMPARE(fields.size(), 8);
+        QCOMPARE(fields[4], QByteArray::number(requests[i].second));
+    }
+}
+
+void TestServer::tokensRefusedWhileTheBookIsAway()
+{
+    // A server that cannot read its bearer tokens cannot know of a revoke: 5 s after its last
+    // read it takes no token at all (401 saying why, and its log says so too), /healthz and
+    // /readyz still answer, and /readyz says what is down without saying where. The book
+    // comes back: tokens are taken again.
+    FS_SERVED(u"postgresql"_s);
+    FS_VERIFY_OK(engine->addSku(u"TEE"_s, 10));
+    const QString base = server.baseUrl();
+    QCOMPARE(http("GET", base + u"/v1/skus/TEE"_s, {}, token, {}).status, 200);
+    QCOMPARE(fresh.setReachable(false), QString());
+    QElapsedTimer away;
+    away.start();
+    test::HttpAnswer refused = http("GET", base + u"/v1/skus/TEE"_s, {}, token, {});
+    while (refused.status != 401 && away.elapsed() < 15000) {
+        QThread::msleep(200);
+        refused = http("GET", base + u"/v1/skus/TEE"_s, {}, token, {});
+    }
+    QCOMPARE(refused.status, 401);
+    QCOMPARE(refused.json.value(u"error"_s).toObject().value(u"field"_s).toString(), u"authorization"_s);
+    QVERIFY2(refused.json.value(u"error"_s).toObject().value(u"message"_s).toString().contains(
+                 u"cannot read its bearer tokens from the book"_s),
+             refused.body.constData());
+    QCOMPARE(http("POST", base + u"/v1/reservations"_s, reservation(u"a-1"_s, u"TEE"_s, 1), token).status, 401);
+    QCOMPARE(http("GET", base + u"/healthz"_s, {}, {}, {}).status, 200);
+    const auto ready = http("GET", base + u"/readyz"_s, {}, {}, {});
+    QCOMPARE(ready.status, 503);
+    QVERIFY2(ready.json.value(u"down"_s).toArray().first().toString().startsWith(u"book:"_s), ready.body.constData());
+    for (const QString &where : {fresh.url().host, QString::number(fresh.url().port), fresh.url().database})
+        QVERIFY2(!ready.body.contains(where.toUtf8()), ready.body.constData());
+    QTRY_VERIFY_WITH_TIMEOUT(server.log().contains(u"refusing every bearer token"_s), 5000);
+
+    QCOMPARE(fresh.setReachable(true), QString());
+    QElapsedTimer back;
+    back.start();
+    while (http("GET", base + u"/v1/skus/TEE"_s, {}, token, {}).status != 200 && back.elapsed() < 15000)
+        QThread::msleep(200);
+    QCOMPARE(http("GET", base + u"/v1/skus/TEE"_s, {}, token, {}).status, 200);
+}
+
+void TestServer::clientAddressKeys()
+{
+    // The per-address limit counts an IPv6 client by its /64 (a host is usually given a whole
+    // /64, so one client has many addresses) and an IPv4-mapped address as the IPv4 one. A
+    // function test: a test machine has no two addresses of one /64 to connect from.
+    auto v6 = [](const char *text) {
+        sockaddr_in6 a{};
+        a.sin6_family = AF_INET6;
+        inet_pton(AF_INET6, text, &a.sin6_addr);
+        return server::clientKey(reinterpret_cast<const sockaddr *>(&a));
+    };
+    auto v4 = [](const char *text) {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        inet_pton(AF_INET, text, &a.sin_addr);
+        return server::clientKey(reinterpret_cast<const sockaddr *>(&a));
+    };
+    QCOMPARE(v6("2001:db8::1"), v6("2001:db8::ffff:2"));
+    QVERIFY(v6("2001:db8::1") != v6("2001:db8:0:1::1"));
+    QCOMPARE(v6("::ffff:192.0.2.1"), v4("192.0.2.1"));
+    QVERIFY(v4("192.0.2.1") != v4("192.0.2.2"));
+    QVERIFY(v6("::ffff:192.0.2.1") != v6("::ffff:192.0.2.2"));
+    QCOMPARE(server::clientKeyText(v6("2001:db8::ffff:2")), u"2001:db8::/64"_s);
+    QCOMPARE(server::clientKeyText(v6("::ffff:192.0.2.1")), u"192.0.2.1"_s);
+    QVERIFY(server::clientKey(nullptr).isEmpty());
 }
 
 void TestServer::fencedOrderReservesAgain()

@@ -13,7 +13,9 @@
 
 #include <QDeadlineTimer>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
+#include <QHostAddress>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
@@ -110,6 +112,45 @@ QSet<QString> answeredReserved(const QStringList &orders, const QList<QJsonObjec
     return out;
 }
 
+/// A connection from local address `from` to the server on `port`, connected; nullptr if not.
+std::unique_ptr<QTcpSocket> connectFrom(const QString &from, int port)
+{
+    auto socket = std::make_unique<QTcpSocket>();
+    if (!socket->bind(QHostAddress(from)))
+        return nullptr;
+    socket->connectToHost(u"127.0.0.1"_s, quint16(port));
+    return socket->waitForConnected(2000) ? std::move(socket) : nullptr;
+}
+
+/// Writes `bytes` on `socket` one byte every `everyMs` until the server closes the
+/// connection or `ms` pass; returns what the server sent. Never idle for longer than
+/// `everyMs`, the sender keeps every idle timeout away.
+QByteArray trickle(QTcpSocket &socket, const QByteArray &bytes, int everyMs, int ms)
+{
+    QByteArray got;
+    QElapsedTimer t;
+    t.start();
+    for (qsizetype i = 0; socket.state() == QAbstractSocket::ConnectedState && t.elapsed() < ms; ++i) {
+        if (i < bytes.size()) {
+            socket.write(bytes.mid(i, 1));
+            socket.flush();
+        }
+        socket.waitForReadyRead(everyMs);
+        got += socket.readAll();
+    }
+    return got + socket.readAll();
+}
+
+/// The value of the series `series` (its name and labels, as written) in Prometheus text;
+/// -1 if it is not there.
+double metricValue(const QByteArray &text, const QByteArray &series)
+{
+    for (const QByteArray &line : text.split('\n'))
+        if (line.startsWith(series + ' '))
+            return line.mid(series.size() + 1).toDouble();
+    return -1;
+}
+
 } // namespace
 
 class TestServerRaces : public QObject {
@@ -129,6 +170,8 @@ private slots:
     void killUnderLoadLosesNoAnswer();
     void connectionsSendingTogetherAreAnswered_data() { test::addBackendRows(); }
     void connectionsSendingTogetherAreAnswered();
+    void slowClientsAreCutOff();
+    void connectionLimitsAreLoggedAndCounted();
 };
 
 void TestServerRaces::crowdOnOneSku()
@@ -458,6 +501,83 @@ void TestServerRaces::connectionsSendingTogetherAreAnswered()
     }
     QCOMPARE(reserved, kConnections);
     QCOMPARE(FS_OK(engine->book().levels(u"BURST"_s)).locked, kConnections);
+}
+
+void TestServerRaces::slowClientsAreCutOff()
+{
+    // A request (its line, headers and body) must be in within the request timeout of its
+    // first byte, however busy its sender looks: a byte every 200 ms keeps the idle timeout
+    // (30 s here) away, not the request timeout (2 s). A keep-alive connection waiting longer
+    // than the request timeout between two requests is idle, not slow, and is kept.
+    FS_SERVED(u"sqlite"_s, u"--request-timeout"_s, u"2"_s, u"--idle-timeout"_s, u"30"_s);
+    const int port = server.port();
+    auto slowHead = connectFrom(u"127.0.0.1"_s, port);
+    QVERIFY(slowHead);
+    QElapsedTimer head;
+    head.start();
+    const QByteArray cutHead
+        = trickle(*slowHead, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " + QByteArray(200, 'p'), 200, 15000);
+    QVERIFY2(slowHead->state() != QAbstractSocket::ConnectedState, "a trickled head held its connection for 15 s");
+    QVERIFY2(head.elapsed() >= 1500, qPrintable(u"cut after %1 ms"_s.arg(head.elapsed())));
+    QVERIFY2(cutHead.startsWith("HTTP/1.1 408 "), cutHead.constData());
+
+    auto slowBody = connectFrom(u"127.0.0.1"_s, port);
+    QVERIFY(slowBody);
+    slowBody->write("POST /v1/reservations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token.toLatin1()
+                    + "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n");
+    const QByteArray cutBody = trickle(*slowBody, QByteArray(100, ' '), 200, 15000);
+    QVERIFY2(slowBody->state() != QAbstractSocket::ConnectedState, "a trickled body held its connection for 15 s");
+    QVERIFY2(cutBody.startsWith("HTTP/1.1 408 "), cutBody.constData());
+
+    auto keptAlive = connectFrom(u"127.0.0.1"_s, port);
+    QVERIFY(keptAlive);
+    for (int request = 0; request < 2; ++request) {
+        if (request > 0)
+            QVERIFY2(!keptAlive->waitForDisconnected(3000), "an idle keep-alive connection was closed");
+        keptAlive->write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+        QVERIFY(readAnswer(*keptAlive, QDeadlineTimer(5000)).startsWith("HTTP/1.1 200 "));
+    }
+    const QByteArray metrics = test::http("GET", server.baseUrl() + u"/metrics"_s, {}, token, {}).body;
+    QCOMPARE(metricValue(metrics, R"(flashstock_http_connections_refused_total{reason="request_timeout"})"), 2.0);
+    QTRY_VERIFY_WITH_TIMEOUT(server.log().contains(u"(the request timeout, --request-timeout): answered 408"_s), 5000);
+}
+
+void TestServerRaces::connectionLimitsAreLoggedAndCounted()
+{
+    // At the per-address limit, or at the server's connection limit, a new connection is
+    // refused at once, with a log line and a count in /metrics (so an operator sees why
+    // clients are turned away).
+    FS_SERVED(u"sqlite"_s, u"--max-connections"_s, u"6"_s, u"--per-ip-connections"_s, u"3"_s);
+    const int port = server.port();
+    auto served = [](QTcpSocket &socket) {
+        socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+        return readAnswer(socket, QDeadlineTimer(5000)).startsWith("HTTP/1.1 200 ");
+    };
+    auto refused = [](QTcpSocket &socket) {
+        socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+        return socket.waitForDisconnected(5000) && socket.readAll().isEmpty();
+    };
+    std::vector<std::unique_ptr<QTcpSocket>> held;
+    auto hold = [&](const QString &from) {
+        held.push_back(connectFrom(from, port));
+        return held.back() && served(*held.back());
+    };
+    for (int i = 0; i < 3; ++i)
+        QVERIFY(hold(u"127.0.0.1"_s));
+    auto overAddress = connectFrom(u"127.0.0.1"_s, port);
+    QVERIFY(overAddress && refused(*overAddress));
+    for (int i = 0; i < 3; ++i)
+        QVERIFY(hold(u"127.0.0.2"_s));
+    auto overServer = connectFrom(u"127.0.0.3"_s, port);
+    QVERIFY(overServer && refused(*overServer));
+    QTRY_VERIFY_WITH_TIMEOUT(server.log().contains(u"127.0.0.1 has 3 open connections, the per-address limit"_s),
+                             5000);
+    QTRY_VERIFY_WITH_TIMEOUT(server.log().contains(u"6 open connections, the connection limit"_s), 5000);
+    // Counted: asked on a connection the server holds already.
+    held.front()->write("GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token.toLatin1() + "\r\n\r\n");
+    const QByteArray metrics = readAnswer(*held.front(), QDeadlineTimer(5000));
+    QCOMPARE(metricValue(metrics, R"(flashstock_http_connections_refused_total{reason="per_ip_limit"})"), 1.0);
+    QCOMPARE(metricValue(metrics, R"(flashstock_http_connections_refused_total{reason="connection_limit"})"), 1.0);
 }
 
 QTEST_GUILESS_MAIN(TestServerRaces)

@@ -70,6 +70,7 @@ private slots:
     void embeddedGateThatFailsIsDownNotAbsent();
     void approveNegativeDriftThroughDialog();
     void reconciliationShowsTheApprovers();
+    void firstOfTwoApprovalsIsLabelled();
     void staysResponsiveWhileGateHangs();
     void engineWarningShowsInTheStatusBar();
     void statusBarShowsEachClusterNode();
@@ -276,7 +277,7 @@ void TestUiConsole::approveNegativeDriftThroughDialog()
     QVERIFY(view.approveAction()->isEnabled());
     ApprovalDialog *dialog = view.confirmSelected(true);
     QVERIFY(dialog);
-    QVERIFY(dialog->changeSummary().contains(u"15 → 10"_s));
+    QVERIFY2(dialog->changeSummary().contains(u"15/0/0 → 10/0/0"_s), qPrintable(dialog->changeSummary()));
     QVERIFY(!dialog->confirmButton()->isEnabled()); // a reason is required
     QTest::keyClicks(dialog->reasonEdit(), u"stocktake confirms the ledger"_s);
     QVERIFY(dialog->confirmButton()->isEnabled());
@@ -338,6 +339,75 @@ void TestUiConsole::reconciliationShowsTheApprovers()
                                          .absoluteFilePath(u"approvers-%1.png"_s.arg(who))));
         }
     }
+}
+
+void TestUiConsole::firstOfTwoApprovalsIsLabelled()
+{
+    // A correction above the four-eyes limit: the dialog and the list say that the first
+    // approval applies nothing and who gave it; the second approver's dialog says it applies.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(writeApproverSeed(dir.path(), u"alice,bob"_s));
+    {
+        auto book = openBook(dir.path());
+        QVERIFY(book);
+        FS_VERIFY_OK(book->addSku(u"A"_s, 1000));
+        QVERIFY(book->database().exec(u"UPDATE buckets SET available = 850, total = 850"_s));
+        QCOMPARE(FS_OK(Reconciler(*book).runPass(0)).stillPending, 1);
+    }
+    const auto statusText = [](ReconciliationView &view) {
+        return view.table()->model()->index(0, DiscrepancyModel::Status).data().toString();
+    };
+    {
+        ConsoleSession session;
+        ReconciliationView view(&session);
+        view.resize(1400, 600);
+        view.show();
+        QSignalSpy listed(session.worker(), &EngineWorker::approversListed);
+        session.open(EngineProfile{dir.path(), {}, u"none"_s, u"alice"_s});
+        QTRY_VERIFY_WITH_TIMEOUT(!listed.isEmpty(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(view.table()->model()->rowCount(), 1, 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(statusText(view).contains(u"two approvers"_s), 5000);
+        QVERIFY(view.select(view.model()->at(0)->id));
+        ApprovalDialog *dialog = view.confirmSelected(true);
+        QVERIFY(dialog);
+        QVERIFY2(dialog->changeSummary().contains(u"first of two approvals"_s)
+                     && dialog->changeSummary().contains(u"changes nothing"_s)
+                     && !dialog->changeSummary().contains(u"Applied once"_s),
+                 qPrintable(dialog->changeSummary()));
+        if (qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR")) {
+            QCoreApplication::processEvents();
+            QVERIFY(dialog->grab().save(
+                QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(u"first-of-two-approvals.png"_s)));
+        }
+        QTest::keyClicks(dialog->reasonEdit(), u"counted 850"_s);
+        QSignalSpy resolved(session.worker(), &EngineWorker::discrepancyResolved);
+        dialog->confirmButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!resolved.isEmpty(), 10000);
+        QVERIFY(resolved.first().first().value<Discrepancy>().awaitsSecondApprover());
+        QTRY_VERIFY_WITH_TIMEOUT(statusText(view).contains(u"first approval by alice at "_s), 5000);
+        QVERIFY2(statusText(view).contains(u"needs a second approver"_s), qPrintable(statusText(view)));
+        if (qEnvironmentVariableIsSet("FLASHSTOCK_SHOT_DIR")) {
+            QCoreApplication::processEvents();
+            QVERIFY(view.grab().save(
+                QDir(qEnvironmentVariable("FLASHSTOCK_SHOT_DIR")).absoluteFilePath(u"half-approved.png"_s)));
+        }
+    }
+    ConsoleSession session;
+    ReconciliationView view(&session);
+    view.resize(1400, 600);
+    view.show();
+    QSignalSpy listed(session.worker(), &EngineWorker::approversListed);
+    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"bob"_s});
+    QTRY_VERIFY_WITH_TIMEOUT(!listed.isEmpty(), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(view.table()->model()->rowCount(), 1, 5000);
+    QVERIFY(view.select(view.model()->at(0)->id));
+    ApprovalDialog *dialog = view.confirmSelected(true);
+    QVERIFY(dialog);
+    QVERIFY2(dialog->changeSummary().contains(u"first approval by alice at "_s)
+                 && dialog->changeSummary().contains(u"this approval applies it"_s),
+             qPrintable(dialog->changeSummary()));
+    dialog->reject();
 }
 
 void TestUiConsole::staysResponsiveWhileGateHangs()

@@ -27,6 +27,7 @@
 #include "models/ModelRoles.h"
 #include "reconcile/Reconciler.h"
 #include "store/Database.h"
+#include "support/EngineHelpers.h"
 #include "support/RedisFixture.h"
 #include "support/TestChecks.h"
 
@@ -362,7 +363,9 @@ void TestUiGlance::newPauseIsAnnouncedOnEveryTab()
     QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::ReconciliationTab));
     QTRY_COMPARE_WITH_TIMEOUT(selectedId(*w.reconciliationView()), id, 5000);
     // Decided, it no longer pauses: the banner goes.
-    FS_VERIFY_OK(Reconciler(*other).approve(id, u"tester"_s, u"restored as the ledger explains"_s, {u"tester"_s}));
+    Reconciler reconciler(*other);
+    FS_VERIFY_OK(test::approveAsShown(reconciler, id, test::by(u"tester"_s), u"restored as the ledger explains"_s,
+                                      {u"tester"_s}));
     QCOMPARE(pendingOf(*other, u"HOT"_s), 0);
     QTRY_COMPARE_WITH_TIMEOUT(w.pauseBannerText(), QString(), 5000);
 }

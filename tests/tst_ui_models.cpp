@@ -1,5 +1,6 @@
 // The console's table models (QAbstractItemModelTester) and the live chart's point cap.
 
+#include "ApprovalDialog.h"
 #include "ConsoleText.h"
 #include "GateNodesStatus.h"
 #include "LiveView.h"
@@ -37,6 +38,8 @@ private slots:
     void bucketLevelsModel();
     void salesModel();
     void discrepancyModel();
+    void approvalSaysWhatChanges_data();
+    void approvalSaysWhatChanges();
     void ledgerModel();
     void warningModel();
     void liveChartStaysWithinCap();
@@ -166,6 +169,50 @@ void TestUiModels::discrepancyModel()
     QCOMPARE(model.rowOf(6), 1);
     model.setDiscrepancies({});
     QCOMPARE(model.rowCount(), 0);
+}
+
+void TestUiModels::approvalSaysWhatChanges_data()
+{
+    QTest::addColumn<int>("correction");
+    QTest::addColumn<QStringList>("says");
+    QTest::addColumn<QStringList>("never");
+    QTest::newRow("restore") << 0 << QStringList{u"A bucket 0: 15/0/0 → 10/0/0"_s}
+                             << QStringList{u"stocktake"_s};
+    QTest::newRow("stocktake") << 1
+                               << QStringList{u"keeps its figure 6/0/0"_s, u"ledger moves from 10/0/0 to 6/0/0"_s}
+                               << QStringList{u"→ 10"_s};
+    QTest::newRow("order status") << 2 << QStringList{u"order o1: CLOSED → PENDING"_s, u"no stock moves"_s}
+                                  << QStringList{u"Book figure"_s};
+    QTest::newRow("refund") << 3 << QStringList{u"refund of payment pay9 on order o1"_s, u"no stock moves"_s}
+                            << QStringList{u"Book figure"_s};
+}
+
+void TestUiModels::approvalSaysWhatChanges()
+{
+    // The dialog's "what will change" is right for every kind of correction.
+    QFETCH(int, correction);
+    QFETCH(QStringList, says);
+    QFETCH(QStringList, never);
+    Discrepancy d;
+    d.id = 7;
+    d.kind = DiscrepancyKind::LedgerMismatch;
+    d.sku = u"A"_s;
+    d.bucket = 0;
+    d.status = DiscrepancyStatus::PendingApproval;
+    d.order = u"o1"_s;
+    const Correction corrections[] = {RestoreBucket{{15, 0, 0}, {10, 0, 0}}, AcceptStocktake{{6, 0, 0}, {10, 0, 0}},
+                                      ChangeOrderStatus{OrderStatus::Closed, OrderStatus::Pending},
+                                      RecordRefund{u"pay9"_s}};
+    d.correction = corrections[correction];
+    d.bookValue = correction == 0 ? 15 : 6;
+    d.ledgerValue = 10;
+    d.delta = d.ledgerValue - d.bookValue;
+    ApprovalDialog dialog(d, true, u"alice"_s);
+    const QString summary = dialog.changeSummary();
+    for (const QString &s : says)
+        QVERIFY2(summary.contains(s), qPrintable(summary));
+    for (const QString &s : never)
+        QVERIFY2(!summary.contains(s), qPrintable(summary));
 }
 
 void TestUiModels::ledgerModel()

@@ -679,7 +679,10 @@ void TestUiSaleDay::exportAndHelp()
     QTRY_COMPARE_WITH_TIMEOUT(w.reconciliationView()->model()->rowCount(), 1, 10000);
     const QStringList found = lines(w.reconciliationView()->table(), u"discrepancies.csv"_s);
     QCOMPARE(found.size(), 2);
-    QVERIFY2(found.at(0).endsWith(u"Status,Resolved by,Resolved at"_s), qPrintable(found.at(0)));
+    // In the order shown: the status before the long proposal.
+    QVERIFY2(found.at(0).contains(u"Delta,Status,Proposed correction / action,"_s)
+                 && found.at(0).endsWith(u"Resolved by,Resolved at"_s),
+             qPrintable(found.at(0)));
     QVERIFY2(found.at(1).contains(u",-5,"_s) && found.at(1).contains(u"pending_approval"_s), qPrintable(found.at(1)));
 
     // Copy: the selected rows, tab-separated, on the clipboard (Ctrl+C in the table).

@@ -1,5 +1,6 @@
 #include "ApprovalDialog.h"
 
+#include "ConsoleText.h"
 #include "models/DiscrepancyModel.h"
 
 #include <QDialogButtonBox>
@@ -14,10 +15,65 @@ using namespace Qt::StringLiterals;
 
 namespace flashstock {
 
-ApprovalDialog::ApprovalDialog(const Discrepancy &d, bool approve, const QString &operatorName, QWidget *parent)
+namespace {
+
+/// What applying `d`'s correction does to the book, for people.
+QString effectOf(const Discrepancy &d)
+{
+    const QString bucket = QObject::tr("%1 bucket %2").arg(d.sku).arg(d.bucket);
+    if (const auto *r = std::get_if<RestoreBucket>(&d.correction))
+        return QObject::tr("Book figure of %1: %2 → %3 (%4), what its ledger explains.")
+            .arg(bucket, levelsText(r->found), levelsText(r->ledger), levelChangesText(r->found, r->ledger));
+    if (const auto *t = std::get_if<AcceptStocktake>(&d.correction))
+        return QObject::tr("The book keeps its figure %1 for %2 (the count is accepted); its ledger moves from %3 to %1 "
+                           "(%4) by a stocktake adjustment.")
+            .arg(levelsText(t->found), bucket, levelsText(t->ledger), levelChangesText(t->ledger, t->found));
+    if (const auto *m = std::get_if<MatchOrders>(&d.correction))
+        return QObject::tr("Book figure of %1: %2 → %3 (%4): locked and sold as its orders hold; its ledger moves from "
+                           "%5 to %3.")
+            .arg(bucket, levelsText(m->found), levelsText(m->target), levelChangesText(m->found, m->target),
+                 levelsText(m->ledger));
+    if (const auto *c = std::get_if<ChangeOrderStatus>(&d.correction))
+        return QObject::tr("Status of order %1: %2 → %3, as its ledger explains; no stock moves.")
+            .arg(d.order, orderStatusName(c->from), orderStatusName(c->to));
+    if (const auto *f = std::get_if<RecordRefund>(&d.correction))
+        return QObject::tr("A refund of payment %1 on order %2 is recorded; no stock moves.").arg(f->payment, d.order);
+    return QObject::tr("Nothing to apply: this discrepancy proposes no correction (set the book right by hand, then "
+                       "reject it).");
+}
+
+/// Whether this approval applies the correction or is the first of two, by the policy.
+QString whoApplies(const Discrepancy &d, const QString &operatorName, qint64 fourEyesUnits)
+{
+    if (const DecisionRecord *first = d.firstApproval()) {
+        if (first->operatorName == operatorName)
+            return QObject::tr("Four eyes: you gave the first approval at %1; a second, different approver applies it.")
+                .arg(ConsoleText::utcTime(first->atMs, false));
+        return QObject::tr("Four eyes: first approval by %1 at %2; this approval applies it, once, as a ledgered "
+                           "adjustment signed by %3 (unless it comes from the first approver's account).")
+            .arg(first->operatorName, ConsoleText::utcTime(first->atMs, false), operatorName);
+    }
+    const qint64 units = correctionUnits(d);
+    if (fourEyesUnits >= 0 && units > fourEyesUnits)
+        return QObject::tr("Four eyes: a correction of %1 units (above %2) needs two approvers. This is the first of two "
+                           "approvals: it is recorded and changes nothing; a second, different approver applies it.")
+            .arg(units)
+            .arg(fourEyesUnits);
+    if (fourEyesUnits >= 0)
+        return QObject::tr("This approval applies it, once, as a ledgered adjustment signed by %1.").arg(operatorName);
+    return QObject::tr("Signed by %1; applied once, unless the book's policy asks a second approver for a correction "
+                       "of %2 units.")
+        .arg(operatorName, QString::number(units));
+}
+
+} // namespace
+
+ApprovalDialog::ApprovalDialog(const Discrepancy &d, bool approve, const QString &operatorName, qint64 fourEyesUnits,
+                               QWidget *parent)
     : QDialog(parent)
     , m_id(d.id)
     , m_approve(approve)
+    , m_correction(d.correction)
 {
     setWindowTitle(approve ? tr("Approve correction #%1").arg(d.id) : tr("Reject discrepancy #%1").arg(d.id));
     auto *layout = new QVBoxLayout(this);
@@ -35,15 +91,14 @@ ApprovalDialog::ApprovalDialog(const Discrepancy &d, bool approve, const QString
 
     QStringList change;
     if (approve) {
-        change << (d.proposal.isEmpty() ? tr("Apply the reconciler's correction.") : d.proposal);
-        if (d.bookValue >= 0 && d.delta != 0)
-            change << tr("Book figure of %1: %2 → %3 (%4 units).")
-                          .arg(d.sku, loc.toString(d.bookValue), loc.toString(d.bookValue + d.delta),
-                               d.delta > 0 ? u"+%1"_s.arg(d.delta) : QString::number(d.delta));
-        change << tr("Applied once, as a ledgered adjustment signed by %1; the SKU is re-checked first if it moved.")
-                      .arg(operatorName);
+        if (!d.proposal.isEmpty())
+            change << d.proposal;
+        change << effectOf(d) << whoApplies(d, operatorName, fourEyesUnits)
+               << tr("If the SKU moved since this list was read, nothing is applied: reconcile and decide again.");
     } else {
-        change << tr("No stock moves: the book keeps its figures. The discrepancy is closed as rejected, signed by %1.")
+        change << tr("No stock moves: the book keeps its figures, signed by %1. While the book still shows this, it "
+                     "stays pending with the next correction proposed (the SKU stays paused); otherwise it is "
+                     "closed as rejected.")
                       .arg(operatorName);
     }
     m_summary = change.join(u'\n');

@@ -108,10 +108,11 @@ void ConsoleSession::reconcileNow(qint64 graceMs)
     QMetaObject::invokeMethod(m_worker, [w = m_worker, graceMs] { w->reconcileNow(graceMs); }, Qt::QueuedConnection);
 }
 
-void ConsoleSession::resolveDiscrepancy(qint64 id, bool approve, const QString &reason)
+void ConsoleSession::resolveDiscrepancy(qint64 id, bool approve, const Correction &decidesOn, const QString &reason)
 {
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, id, approve, reason] { w->resolveDiscrepancy(id, approve, reason); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker, id, approve, decidesOn, reason] { w->resolveDiscrepancy(id, approve, decidesOn, reason); },
+        Qt::QueuedConnection);
 }
 
 void ConsoleSession::traceDiscrepancy(const Discrepancy &discrepancy)

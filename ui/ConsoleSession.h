@@ -41,7 +41,7 @@ public:
     void releaseExpired(bool manual);
     void listDiscrepancies();
     void reconcileNow(qint64 graceMs);
-    void resolveDiscrepancy(qint64 id, bool approve, const QString &reason);
+    void resolveDiscrepancy(qint64 id, bool approve, const Correction &decidesOn, const QString &reason);
     void traceDiscrepancy(const Discrepancy &discrepancy);
     void searchLedger(LedgerSearchMode mode, const QString &text);
 

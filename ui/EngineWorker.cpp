@@ -410,14 +410,14 @@ void EngineWorker::reconcileNow(qint64 graceMs)
     listDiscrepancies();
 }
 
-void EngineWorker::resolveDiscrepancy(qint64 id, bool approve, const QString &reason)
+void EngineWorker::resolveDiscrepancy(qint64 id, bool approve, const Correction &decidesOn, const QString &reason)
 {
     const QString what = approve ? tr("Approve discrepancy #%1").arg(id) : tr("Reject discrepancy #%1").arg(id);
     if (!requireEngine(what))
         return;
     const QStringList seed = seedApprovers(m_profile.dataDir);
-    auto done = approve ? m_reconciler->approve(id, m_profile.operatorName, reason, seed)
-                        : m_reconciler->reject(id, m_profile.operatorName, reason, seed);
+    const DecisionBy by = decisionByThisProcess(m_profile.operatorName);
+    auto done = approve ? m_reconciler->approve(id, decidesOn, by, reason, seed) : m_reconciler->reject(id, by, reason, seed);
     if (!done)
         return emit failed(what, done.error().message);
     emit discrepancyResolved(*done);

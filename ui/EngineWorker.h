@@ -60,8 +60,9 @@ public slots:
     void listDiscrepancies();
     /// One reconcile pass (`graceMs`), then the list again.
     void reconcileNow(qint64 graceMs);
-    /// Approve (true) or reject (false) a pending discrepancy with `reason`.
-    void resolveDiscrepancy(qint64 id, bool approve, const QString &reason);
+    /// Approve (true) or reject (false) a pending discrepancy with `reason`; an approval
+    /// decides on `decidesOn`, the correction the operator was shown (Reconciler::approve).
+    void resolveDiscrepancy(qint64 id, bool approve, const flashstock::Correction &decidesOn, const QString &reason);
     /// The ledger rows behind a discrepancy: its order's if it names one, else the newest
     /// rows of its SKU (of its bucket, when it names one).
     void traceDiscrepancy(const flashstock::Discrepancy &discrepancy);

@@ -113,6 +113,9 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
     m_table->setWordWrap(false);
+    // The status (what approving does, who approved first) before the long proposal, so it
+    // shows at the default window size.
+    m_table->horizontalHeader()->moveSection(DiscrepancyModel::Status, DiscrepancyModel::Proposal);
     bar->addAction(TableExport::install(m_table, u"flashstock-discrepancies"_s));
 
     m_detail = new QTextBrowser(this);
@@ -204,6 +207,7 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     });
     connect(w, &EngineWorker::approversListed, this, [this](const ApproverView &v) {
         m_mayApprove = v.operatorMayApprove;
+        m_model->setFourEyesUnits(v.policy.fourEyesUnits);
         const QString who = v.policy.approvers.isEmpty()
             ? tr("Approvers: none yet (set [approval] approvers= in the data dir's flashstock.ini).")
             : tr("Approvers: %1. A correction above %2 units needs two different approvers.")
@@ -362,11 +366,12 @@ void ReconciliationView::updateDetail()
     row(tr("Order"), d->order);
     row(tr("Token"), d->token);
     row(tr("Status"), DiscrepancyModel::statusText(d->status));
+    row(tr("Approval"), DiscrepancyModel::approvalText(*d, m_model->fourEyesUnits()));
     row(tr("Detected"), ConsoleText::utcTime(d->detectedAtMs));
     row(tr("Delta"), QString::number(d->delta));
     row(tr("Proposal"), d->proposal);
     row(tr("Found"), d->detail);
-    row(tr("Resolved by"), d->resolvedBy);
+    row(tr("Resolved by"), d->resolvers().join(u", "_s));
     row(tr("Resolved at"), d->resolvedAtMs ? ConsoleText::utcTime(d->resolvedAtMs) : QString());
     row(tr("Reason"), d->reason);
     for (const DecisionRecord &r : d->decisions)
@@ -394,12 +399,13 @@ ApprovalDialog *ReconciliationView::confirmSelected(bool approve)
     const Discrepancy *d = selected();
     if (!d || d->status != DiscrepancyStatus::PendingApproval)
         return nullptr;
-    auto *dialog = new ApprovalDialog(*d, approve, m_session->profile().operatorName, this);
+    auto *dialog = new ApprovalDialog(*d, approve, m_session->profile().operatorName, m_model->fourEyesUnits(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         emit message(dialog->isApproval() ? tr("Approving #%1…").arg(dialog->discrepancyId())
                                           : tr("Rejecting #%1…").arg(dialog->discrepancyId()));
-        m_session->resolveDiscrepancy(dialog->discrepancyId(), dialog->isApproval(), dialog->reason());
+        m_session->resolveDiscrepancy(dialog->discrepancyId(), dialog->isApproval(), dialog->decidesOn(),
+                                      dialog->reason());
     });
     dialog->open();
     return dialog;

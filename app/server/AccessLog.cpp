@@ -12,10 +12,11 @@ namespace flashstock::server {
 
 namespace {
 
-/// `text` with control characters, spaces and non-ASCII bytes as %XX: one field per word.
-QByteArray escaped(const QByteArray &text)
+/// One field of a line: `text` with control characters, spaces, `%`, `"` and non-ASCII bytes
+/// as %XX, so a field is one word whatever a client sent; `-` when empty.
+QByteArray field(const QByteArray &text)
 {
-    return text.toPercentEncoding("/:@!$&'()*+,;=?[]~", "%\"");
+    return text.isEmpty() ? QByteArrayLiteral("-") : text.toPercentEncoding("/:@!$&'()*+,;=?[]~", "%\"");
 }
 
 } // namespace
@@ -48,15 +49,14 @@ void AccessLog::write(const QString &client, const QByteArray &method, const QBy
 {
     if (!m_file)
         return;
-    const QByteArray line =
-        u"%1 %2 %3 %4 %5 %6 %7ms %8\n"_s
-            .arg(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs), client.isEmpty() ? u"-"_s : client,
-                 QString::fromLatin1(escaped(method)), QString::fromLatin1(escaped(path)))
-            .arg(status)
-            .arg(result.isEmpty() ? u"-"_s : result)
-            .arg(seconds * 1000.0, 0, 'f', 3)
-            .arg(principal.isEmpty() ? u"-"_s : principal)
-            .toUtf8();
+    // Joined, never formatted: a client's text never goes through a formatter that reads
+    // placeholders in it (QString::arg would read `%1B` of an escaped path as its own).
+    QByteArray line = QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toLatin1();
+    for (const QByteArray &text : {field(client.toUtf8()), field(method), field(path), QByteArray::number(status),
+                                   field(result.toUtf8()), QByteArray::number(seconds * 1000.0, 'f', 3) + "ms",
+                                   field(principal.toUtf8())})
+        line += ' ' + text;
+    line += '\n';
     std::lock_guard lock(m_mutex);
     std::fwrite(line.constData(), 1, size_t(line.size()), m_file);
 }

@@ -22,7 +22,9 @@ public:
     /// Opens `path` for appending (created 0600), or stderr for `-`. Unavailable if it cannot.
     [[nodiscard]] Result<void> open(const QString &path);
     bool isOpen() const { return m_file != nullptr; }
-    /// One line (control characters in the path are escaped).
+    /// One line. Every text field is escaped (control characters, spaces, `%` and non-ASCII
+    /// bytes as %XX; `-` for an empty one), so whatever a client sends, a line has its eight
+    /// fields in order.
     void write(const QString &client, const QByteArray &method, const QByteArray &path, int status,
                const QString &result, double seconds, const QString &principal);
 

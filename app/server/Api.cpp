@@ -6,6 +6,7 @@
 #include "ContractJson.h"
 #include "GateDispatcher.h"
 #include "Identifiers.h"
+#include "ServerLog.h"
 #include "ServerMetrics.h"
 
 #include <QElapsedTimer>
@@ -276,13 +277,24 @@ HeadDecision Api::onHead(const HttpHead &head)
     if (spec->scopes && !m_p.noAuth) {
         const QByteArrayView authorization = head.header(MHD_HTTP_HEADER_AUTHORIZATION);
         const bool bearer = authorization.size() > 7 && authorization.first(7).compare("bearer ", Qt::CaseInsensitive) == 0;
-        auto tokens = m_p.tokens.current();
+        // Tokens not read from the book for longer than a revoke may take are none at all.
+        auto tokens = m_p.tokens.currentWithin(kTokensTrustedFor);
         const AccessToken *token = bearer && tokens ? findToken(tokens, authorization.sliced(7).trimmed()) : nullptr;
         if (!token) {
+            const bool stale = bearer && !tokens && m_p.tokens.current();
+            if (stale)
+                ServerLog::trouble(u"tokens-stale"_s,
+                                   u"tokens: last read from the book %1 s ago, more than the %2 s a revoke may take: "
+                                   u"refusing every bearer token (401) until the book answers"_s.arg(
+                                       QString::number(int(m_p.tokens.ageSeconds())),
+                                       QString::number(kTokensTrustedFor.count())));
             HttpReply r = errorReply(MHD_HTTP_UNAUTHORIZED, ErrorCode::NotPermitted,
-                                     bearer ? u"authorization: the bearer token is unknown or revoked"_s
-                                            : u"authorization: this route needs a bearer token (Authorization: Bearer "
-                                              u"...; flashstock-cli token add)"_s,
+                                     stale ? u"authorization: the server cannot read its bearer tokens from the book "
+                                             u"now, so it takes none (a revoked token must not pass); retry when the "
+                                             u"book is back"_s
+                                     : bearer ? u"authorization: the bearer token is unknown or revoked"_s
+                                              : u"authorization: this route needs a bearer token (Authorization: "
+                                                u"Bearer ...; flashstock-cli token add)"_s,
                                      u"authorization"_s);
             r.headers << std::pair{QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer")};
             d.reply = r;
@@ -356,6 +368,11 @@ void Api::onDone(const HttpHead &head, const HeadDecision &d, const HttpReply &r
     m_p.metrics.requestDone(d.routeName, reply.status, reply.result, seconds);
     if (m_p.accessLog.isOpen())
         m_p.accessLog.write(head.client(), head.method, head.path, reply.status, reply.result, seconds, d.principal);
+}
+
+void Api::onConnectionRefused(const QString &reason)
+{
+    m_p.metrics.connectionRefused(reason);
 }
 
 void Api::reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply)

@@ -49,6 +49,7 @@ public:
     void onRequest(const HttpHead &head, const HeadDecision &decision, QByteArray body,
                    std::shared_ptr<PendingReply> reply) override;
     void onDone(const HttpHead &head, const HeadDecision &decision, const HttpReply &reply, double seconds) override;
+    void onConnectionRefused(const QString &reason) override;
 
 private:
     void reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply);

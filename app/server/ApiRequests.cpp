@@ -1,6 +1,7 @@
 #include "ApiRequests.h"
 
 #include "Identifiers.h"
+#include "StrictJson.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -84,8 +85,9 @@ Result<QString> stringField(const QJsonObject &object, const QString &name, cons
     return v.toString();
 }
 
-/// The field `name` at `where` as a JSON number that is a whole number (1.0 is, 1.5 and
-/// 1e300 are not), as qint64. `what` says what it counts, for the error.
+/// The field `name` at `where` as a JSON number that is a whole number within qint64 (its
+/// text is an integer already: checkOneMeaning), as qint64. `what` says what it counts, for
+/// the error.
 Result<qint64> wholeNumber(const QJsonObject &object, const QString &name, const Where &where, const QString &what)
 {
     const QJsonValue v = object.value(name);
@@ -107,6 +109,8 @@ Result<QJsonObject> parseObject(const QByteArray &body)
         return bad(u"body"_s, u"not valid JSON (%1 at byte %2)"_s.arg(error.errorString()).arg(error.offset));
     if (!doc.isObject())
         return bad(u"body"_s, u"must be a JSON object"_s);
+    if (auto one = checkOneMeaning(body); !one)
+        return std::unexpected(one.error());
     return doc.object();
 }
 

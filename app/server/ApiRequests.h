@@ -17,7 +17,8 @@ namespace flashstock::server {
 // the core's own rules (Identifiers, Engine::checkReserve), never by rules of their own.
 // Plain functions; any thread.
 
-/// The body as one JSON object.
+/// The body as one JSON object, with one meaning (checkOneMeaning: no key twice, every
+/// number an integer).
 [[nodiscard]] Result<QJsonObject> parseObject(const QByteArray &body);
 /// InvalidArgument naming the first field of `object` not in `allowed`.
 [[nodiscard]] Result<void> onlyFields(const QJsonObject &object, const QStringList &allowed, const QString &prefix = {});

@@ -24,19 +24,24 @@ Result<void> EngineThread::start()
 {
     std::promise<Result<void>> opened;
     auto ready = opened.get_future();
-    m_thread = std::thread([this, &opened] {
-        auto engine = EngineOpener::open(m_profile, u"server"_s);
-        if (!engine) {
-            opened.set_value(std::unexpected(engine.error()));
-            return;
-        }
-        opened.set_value({});
-        m_body(*engine->engine);
-    });
+    launch([&opened](Result<void> r) { opened.set_value(std::move(r)); });
     Result<void> r = ready.get();
     if (!r)
         join();
     return r;
+}
+
+void EngineThread::launch(std::function<void(Result<void>)> opened)
+{
+    m_thread = std::thread([this, opened = std::move(opened)] {
+        auto engine = EngineOpener::open(m_profile, u"server"_s);
+        if (!engine) {
+            opened(std::unexpected(engine.error()));
+            return;
+        }
+        opened({});
+        m_body(*engine->engine);
+    });
 }
 
 void EngineThread::join()

@@ -27,6 +27,9 @@ public:
     /// Starts the thread and waits until its engine is open: the open's error if it failed
     /// (the thread has ended then).
     [[nodiscard]] Result<void> start();
+    /// Starts the thread without waiting: `opened` gets the open's outcome on the new thread,
+    /// before the body runs (after a failure the body does not run and the thread ends).
+    void launch(std::function<void(Result<void>)> opened);
     /// Waits for the body to return (the caller made it stop).
     void join();
     const QString &name() const { return m_name; }

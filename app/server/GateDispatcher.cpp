@@ -1,11 +1,8 @@
 #include "GateDispatcher.h"
 
-#include "store/BookWriters.h"
-#include "EngineThread.h"
-#include "HttpServer.h"
-#include "ServerMetrics.h"
+#include "gate/HashSlot.h"
 
-#include <QElapsedTimer>
+#include <QStringList>
 
 using namespace Qt::StringLiterals;
 
@@ -25,119 +22,91 @@ GateDispatcher::~GateDispatcher()
 
 Result<void> GateDispatcher::start()
 {
-    m_thread = std::make_unique<EngineThread>(u"gate dispatcher"_s, m_profile, [this](Engine &e) { run(e); });
-    return m_thread->start();
+    auto first = std::make_unique<GateLane>(u"gate dispatcher"_s, m_profile, m_book, m_metrics,
+                                            [this](const SlotMap &map) { mapRead(map); });
+    if (auto opened = first->start(); !opened)
+        return opened;
+    std::lock_guard lock(m_mutex);
+    m_lanes[QString()] = std::move(first);
+    return {};
+}
+
+void GateDispatcher::mapRead(const SlotMap &map)
+{
+    std::lock_guard lock(m_mutex);
+    if (!m_map || *m_map != map)
+        m_map = map;
+}
+
+QString GateDispatcher::laneKey(const ReserveRequest &request) const
+{
+    if (!m_map)
+        return {};
+    QStringList masters;
+    for (const OrderLine &line : request.lines) {
+        const auto master = m_map->masterOf(HashSlot::ofSku(line.sku));
+        if (!master)
+            return {};
+        if (const QString address = master->toString(); !masters.contains(address))
+            masters << address;
+    }
+    masters.sort();
+    return masters.join(u',');
+}
+
+GateLane &GateDispatcher::lane(const QString &key)
+{
+    auto &slot = m_lanes[key];
+    if (slot)
+        return *slot;
+    if (int(m_lanes.size()) > kMaxLanes) {
+        m_lanes.erase(key);
+        return *m_lanes.at(QString());
+    }
+    slot = std::make_unique<GateLane>(u"gate dispatcher (%1)"_s.arg(key), m_profile, m_book, m_metrics,
+                                      [this](const SlotMap &map) { mapRead(map); });
+    slot->launch();
+    return *slot;
 }
 
 void GateDispatcher::submit(ReserveRequest request, Done done)
 {
+    std::optional<Error> refused;
     {
         std::lock_guard lock(m_mutex);
-        m_queue.push_back(Waiting{std::move(request), std::move(done)});
+        refused = place(request, done);
     }
-    m_wake.notify_one();
+    if (refused)
+        done(std::unexpected(*refused));
+}
+
+std::optional<Error> GateDispatcher::place(ReserveRequest &request, Done &done)
+{
+    const Error stopping{ErrorCode::Unavailable, u"the server is stopping"_s, {}};
+    for (;;) {
+        if (m_stopped || m_lanes.empty())
+            return stopping;
+        const QString key = laneKey(request);
+        GateLane &to = lane(key);
+        if (to.submit(request, done))
+            return std::nullopt;
+        if (&to == m_lanes.at(QString()).get()) // the first lane takes no more only when stopping
+            return stopping;
+        // Its engine could not open (those waiting got that error): a new lane for this one.
+        m_lanes.erase(key);
+    }
 }
 
 void GateDispatcher::stop()
 {
+    std::map<QString, std::unique_ptr<GateLane>> lanes;
     {
         std::lock_guard lock(m_mutex);
-        m_stopping = true;
+        m_stopped = true;
+        lanes.swap(m_lanes);
     }
-    m_wake.notify_all();
-    if (m_thread)
-        m_thread->join();
-}
-
-void GateDispatcher::run(Engine &engine)
-{
-    for (;;) {
-        std::deque<Waiting> batch;
-        std::deque<Booked> booked;
-        {
-            std::unique_lock lock(m_mutex);
-            m_wake.wait(lock, [&] {
-                return !m_queue.empty() || !m_booked.empty() || (m_stopping && m_inBook == 0);
-            });
-            if (m_queue.empty() && m_booked.empty())
-                return;
-            booked.swap(m_booked);
-            if (m_queue.size() <= kMaxBatch) {
-                batch.swap(m_queue);
-            } else {
-                for (qsizetype i = 0; i < kMaxBatch; ++i) {
-                    batch.push_back(std::move(m_queue.front()));
-                    m_queue.pop_front();
-                }
-            }
-        }
-        // The book's answers first: their buyers have waited longest.
-        if (!booked.empty())
-            settle(engine, std::move(booked));
-        if (!batch.empty())
-            handle(engine, std::move(batch));
-        logEngineWarnings(engine, u"gate dispatcher"_s);
-    }
-}
-
-void GateDispatcher::handle(Engine &engine, std::deque<Waiting> batch)
-{
-    // Held here (reserved once: the attempts' addresses stay); only those going on to the
-    // book move to the heap, shared with the book writers' callback.
-    std::vector<Carried> carried;
-    carried.reserve(batch.size());
-    QList<ReserveAttempt *> attempts;
-    attempts.reserve(qsizetype(batch.size()));
-    qsizetype toGate = 0;
-    for (Waiting &w : batch) {
-        Carried &c = carried.emplace_back(Carried{engine.planReserve(std::move(w.request)), std::move(w.done)});
-        if (!c.attempt.answer && !c.attempt.bookOnly)
-            ++toGate;
-        attempts << &c.attempt;
-    }
-    if (toGate > 0) {
-        QElapsedTimer roundTrip;
-        roundTrip.start();
-        engine.passGate(attempts);
-        m_metrics.gatePipeline(toGate, double(roundTrip.nsecsElapsed()) / 1e9);
-    }
-    const PendingReply::WakeBatch wakes; // one wake per request thread for these answers
-    for (Carried &here : carried) {
-        std::optional<ReserveOrder> order = engine.prepareBook(here.attempt);
-        if (!order) {
-            here.done(std::move(*here.attempt.answer));
-            continue;
-        }
-        auto c = std::make_shared<Carried>(std::move(here));
-        {
-            std::lock_guard lock(m_mutex);
-            ++m_inBook;
-        }
-        auto sent = std::make_shared<QElapsedTimer>();
-        sent->start();
-        m_book.reserve(std::move(*order), [this, c, sent](Result<ReserveResult> answer) {
-            m_metrics.bookCall(u"reserve"_s, double(sent->nsecsElapsed()) / 1e9);
-            {
-                std::lock_guard lock(m_mutex);
-                m_booked.push_back(Booked{c, std::move(answer)});
-                --m_inBook;
-            }
-            m_wake.notify_one();
-        });
-    }
-}
-
-void GateDispatcher::settle(Engine &engine, std::deque<Booked> booked)
-{
-    // Every settle of these winners goes in one pipeline; each answer after its settle.
-    QList<Engine::BookedAttempt> applied;
-    applied.reserve(qsizetype(booked.size()));
-    for (Booked &b : booked)
-        applied << Engine::BookedAttempt{&b.carried->attempt, std::move(b.answer)};
-    engine.applyBooks(applied);
-    const PendingReply::WakeBatch wakes; // one wake per request thread for these answers
-    for (Booked &b : booked)
-        b.carried->done(std::move(*b.carried->attempt.answer));
+    for (auto &[key, lane] : lanes)
+        lane->stop();
 }
 
 } // namespace flashstock::server

@@ -18,9 +18,9 @@ namespace flashstock::server {
 
 namespace {
 
-/// The refresher's tick, and how many ticks apart each of its jobs runs.
+/// The refresher's tick (the tokens and readiness are read every tick), and how many ticks
+/// apart the levels are.
 constexpr int kTickSeconds = 1;
-constexpr qint64 kTokensEvery = 2;
 constexpr qint64 kLevelsEvery = 5;
 
 } // namespace
@@ -135,14 +135,19 @@ Result<void> Housekeeping::every(const QString &name, int seconds, std::function
 
 void Housekeeping::refresh(Engine &engine, qint64 tick)
 {
-    probe(engine);
-    if (tick % kTokensEvery == 0) {
-        if (auto valid = AccessTokenStore(engine.database()).valid())
-            m_tokens.publish(AccessTokenSet(*valid));
-        else
-            ServerLog::trouble(u"tokens"_s, u"tokens: cannot read the bearer tokens, keeping the last ones: %1"_s.arg(
-                                                valid.error().message));
+    // First, so a slow probe never makes them old. A snapshot counts from when its read began.
+    const auto readAt = std::chrono::steady_clock::now();
+    if (auto valid = AccessTokenStore(engine.database()).valid()) {
+        m_tokens.publish(AccessTokenSet(*valid), readAt);
+        if (std::exchange(m_tokensUnread, false))
+            ServerLog::info(u"tokens: read from the book again; bearer tokens are taken again"_s);
+    } else {
+        m_tokensUnread = true;
+        ServerLog::trouble(u"tokens"_s, u"tokens: cannot read the bearer tokens from the book (%1); the last ones "
+                                        u"read are taken until they are %2 s old, then none"_s.arg(
+                                            valid.error().message, QString::number(kTokensTrustedFor.count())));
     }
+    probe(engine);
     if (tick % kLevelsEvery == 0) {
         auto sales = SaleStore(engine.database()).list();
         if (!sales)
@@ -158,11 +163,15 @@ void Housekeeping::refresh(Engine &engine, qint64 tick)
 
 void Housekeeping::probe(Engine &engine)
 {
+    // What is down goes to /readyz, which any client may read; where it is and why, only to
+    // the log.
     Readiness r;
-    if (auto now = engine.database().nowMs())
+    if (auto now = engine.database().nowMs()) {
         r.book = true;
-    else
-        r.down << u"book: "_s + now.error().message;
+    } else {
+        r.down << u"book: not answering"_s;
+        ServerLog::trouble(u"ready-book"_s, u"readiness: book: "_s + now.error().message);
+    }
     Gate *gate = engine.gate();
     r.gateConfigured = gate != nullptr;
     if (gate) {
@@ -176,8 +185,10 @@ void Housekeeping::probe(Engine &engine)
         }
         r.gate = h.reachable;
         r.scripts = h.scriptsLoaded;
-        if (!h.reachable || !h.scriptsLoaded)
-            r.down << u"gate: "_s + h.detail;
+        if (!h.reachable || !h.scriptsLoaded) {
+            r.down << (h.reachable ? u"gate: scripts not loaded"_s : u"gate: not answering"_s);
+            ServerLog::trouble(u"ready-gate"_s, u"readiness: gate: "_s + h.detail);
+        }
     }
     m_readiness.publish(r);
 }

@@ -23,8 +23,9 @@ struct HousekeepingPlan {
 
 /// The server's background threads, each with its own engine: expiry, reconciliation (when
 /// asked for), and the refresher that keeps the request threads' snapshots fresh: the valid
-/// bearer tokens (every 2 s, so a revoke takes effect within 5 s), readiness (every 1 s)
-/// and the levels of SKUs with an open sale for /metrics (every 5 s).
+/// bearer tokens (every 1 s; a revoke takes effect within 5 s, and tokens not read for 5 s
+/// are not taken: kTokensTrustedFor), readiness (every 1 s) and the levels of SKUs with an
+/// open sale for /metrics (every 5 s).
 class Housekeeping {
 public:
     Housekeeping(ResolvedProfile profile, HousekeepingPlan plan, ServerMetrics &metrics,
@@ -51,6 +52,7 @@ private:
     ServerMetrics &m_metrics;
     Published<AccessTokenSet> &m_tokens;
     Published<Readiness> &m_readiness;
+    bool m_tokensUnread = false; ///< the last read of the tokens failed (refresher thread only)
     std::vector<std::unique_ptr<EngineThread>> m_threads;
     std::mutex m_mutex;
     std::condition_variable m_wake;

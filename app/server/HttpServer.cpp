@@ -1,8 +1,8 @@
 #include "HttpServer.h"
+#include "HttpServerParts.h"
 
 #include "ServerLog.h"
 
-#include <QElapsedTimer>
 #include <QHostAddress>
 
 #include <arpa/inet.h>
@@ -16,9 +16,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <future>
-#include <thread>
-#include <unistd.h>
 
 using namespace Qt::StringLiterals;
 
@@ -47,56 +44,10 @@ HttpReply busy()
     return r;
 }
 
-/// A client address's bytes (IPv4 or IPv6): the key of the per-IP count; empty if neither.
-QByteArray addressKey(const sockaddr *address)
-{
-    if (!address)
-        return {};
-    if (address->sa_family == AF_INET) {
-        const auto *in4 = reinterpret_cast<const sockaddr_in *>(address);
-        return QByteArray(reinterpret_cast<const char *>(&in4->sin_addr), sizeof in4->sin_addr);
-    }
-    if (address->sa_family == AF_INET6) {
-        const auto *in6 = reinterpret_cast<const sockaddr_in6 *>(address);
-        return QByteArray(reinterpret_cast<const char *>(&in6->sin6_addr), sizeof in6->sin6_addr);
-    }
-    return {};
-}
-
 /// The outermost WakeBatch of this thread, if one lives.
 thread_local PendingReply::WakeBatch *t_wakeBatch = nullptr;
 
 } // namespace
-
-/// One request thread: its libmicrohttpd daemon, the epoll set it waits on (the daemon's own
-/// epoll descriptor and the wake-up eventfd) and the thread.
-struct HttpServer::Loop {
-    HttpServer *server = nullptr;
-    int index = 0;
-    MHD_Daemon *daemon = nullptr;
-    int wakeFd = -1;
-    int epollFd = -1;
-    std::thread thread;
-    std::atomic<bool> stopping{false};
-    std::atomic<bool> quiesceAsked{false};
-    std::promise<void> quiesced; ///< set by the thread once its daemon has let go of the listening socket
-    std::mutex parkedMutex;
-    PendingReply *parked = nullptr; ///< this thread's requests suspended now (linked through PendingReply)
-
-    ~Loop()
-    {
-        if (epollFd >= 0)
-            ::close(epollFd);
-        if (wakeFd >= 0)
-            ::close(wakeFd);
-    }
-    /// Any thread: the loop runs its daemon again (a resumed connection, a quiesce, a stop).
-    void wake() const
-    {
-        const uint64_t one = 1;
-        [[maybe_unused]] const ssize_t n = ::write(wakeFd, &one, sizeof one);
-    }
-};
 
 QString HttpHead::client() const
 {
@@ -110,21 +61,6 @@ QByteArrayView HttpHead::header(const char *name) const
 {
     return QByteArrayView(MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name));
 }
-
-/// One request on one connection, from its headers to MHD's completion notice.
-struct HttpServer::Exchange {
-    HttpHead head;
-    HeadDecision decision;
-    QByteArray body;
-    qint64 charged = 0;         ///< bytes of body counted against the server's body budget
-    bool answeredEarly = false; ///< a reply was queued before the body was read
-    bool refused = false;       ///< decision.reply answers once the body is in (it is dropped)
-    qint64 dropped = 0;         ///< bytes of a refused body read and dropped
-    std::shared_ptr<PendingReply> pending;
-    HttpReply sent;             ///< what went out (for onDone)
-    bool counted = false;       ///< in m_inFlight
-    QElapsedTimer age;
-};
 
 PendingReply::PendingReply(HttpServer &server, int loop, MHD_Connection *connection)
     : m_server(server)
@@ -251,14 +187,16 @@ Result<void> HttpServer::start(const QString &host, int port)
             {MHD_OPTION_EXTERNAL_LOGGER, intptr_t(&HttpServer::onLogThunk), this}, // first: every message comes here
             first ? MHD_OptionItem{MHD_OPTION_SOCK_ADDR, 0, &storage}
                   : MHD_OptionItem{MHD_OPTION_LISTEN_SOCKET, m_listenFd, nullptr},
-            // Split as libmicrohttpd's own thread pool splits it.
-            {MHD_OPTION_CONNECTION_LIMIT,
-             intptr_t(m_limits.connectionLimit / threads + (i < m_limits.connectionLimit % threads ? 1 : 0)), nullptr},
+            // The limit is kept over every request thread together, at accept (onAcceptThunk),
+            // with a log line and a count; each daemon's own is the whole of it, a backstop
+            // (split, a thread at its share would stop accepting, silently, while another had room).
+            {MHD_OPTION_CONNECTION_LIMIT, intptr_t(m_limits.connectionLimit), nullptr},
             {MHD_OPTION_CONNECTION_TIMEOUT, intptr_t(m_limits.idleTimeoutSeconds), nullptr},
             {MHD_OPTION_CONNECTION_MEMORY_LIMIT, intptr_t(m_limits.connectionMemory), nullptr},
             {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, nullptr},
             {MHD_OPTION_NOTIFY_COMPLETED, intptr_t(&HttpServer::onCompletedThunk), this},
-            {MHD_OPTION_NOTIFY_CONNECTION, intptr_t(&HttpServer::onConnectionThunk), this},
+            {MHD_OPTION_NOTIFY_CONNECTION, intptr_t(&HttpServer::onConnectionThunk), loop.get()},
+            {MHD_OPTION_URI_LOG_CALLBACK, intptr_t(&HttpServer::onRequestLineThunk), nullptr},
             {MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, nullptr},
             {MHD_OPTION_END, 0, nullptr},
         };
@@ -306,9 +244,13 @@ void HttpServer::run(Loop &loop)
     epoll_event events[2];
     for (;;) {
         MHD_UNSIGNED_LONG_LONG due = 0;
-        const int timeout = MHD_get_timeout(loop.daemon, &due) == MHD_YES ? int(std::min<MHD_UNSIGNED_LONG_LONG>(due, INT_MAX))
-                                                                          : -1;
-        const int n = epoll_wait(loop.epollFd, events, 2, timeout);
+        qint64 timeout = MHD_get_timeout(loop.daemon, &due) == MHD_YES ? qint64(std::min<MHD_UNSIGNED_LONG_LONG>(due, INT_MAX))
+                                                                      : -1;
+        if (loop.connections) {
+            const qint64 toSweep = std::max<qint64>(0, loop.nextSweepMs - steadyMs());
+            timeout = timeout < 0 ? toSweep : std::min(timeout, toSweep);
+        }
+        const int n = epoll_wait(loop.epollFd, events, 2, int(timeout));
         for (int i = 0; i < n; ++i) {
             if (events[i].data.u32 == 1) {
                 uint64_t count = 0;
@@ -320,6 +262,11 @@ void HttpServer::run(Loop &loop)
         if (loop.quiesceAsked.exchange(false)) {
             MHD_quiesce_daemon(loop.daemon); // the socket is closed once, by quiesce()
             loop.quiesced.set_value();
+        }
+        // Before MHD_run, so the connections it closes are seen by this run.
+        if (const qint64 now = steadyMs(); now >= loop.nextSweepMs) {
+            sweep(loop, now);
+            loop.nextSweepMs = now + kSweepMs;
         }
         // Never waits: each of its epoll_waits has a timeout of 0 (this loop waited above).
         MHD_run(loop.daemon);
@@ -410,59 +357,21 @@ void HttpServer::wake(int loop)
     m_loops[size_t(loop)]->wake();
 }
 
-MHD_Result HttpServer::onAcceptThunk(void *cls, const sockaddr *address, socklen_t)
-{
-    // The per-IP limit over every request thread's daemon (each daemon's own would count
-    // only its connections). Counted once the connection is set up (onConnectionThunk), so
-    // connections from one address accepted at the same moment on several threads can pass
-    // the limit by at most the number of threads less one.
-    auto *self = static_cast<HttpServer *>(cls);
-    const QByteArray key = addressKey(address);
-    std::lock_guard lock(self->m_perIpMutex);
-    const auto it = self->m_perIp.find(key);
-    if (key.isEmpty() || it == self->m_perIp.end() || it->second < self->m_limits.perIpLimit)
-        return MHD_YES;
-    ServerLog::trouble(u"per-ip"_s, u"http: %1 has %2 open connections, the per-IP limit: refused"_s.arg(
-                                        QHostAddress(address).toString()).arg(it->second));
-    return MHD_NO;
-}
-
-void HttpServer::onConnectionThunk(void *cls, MHD_Connection *connection, void **socketContext,
-                                   MHD_ConnectionNotificationCode code)
-{
-    auto *self = static_cast<HttpServer *>(cls);
-    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        const MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        auto key = std::make_unique<QByteArray>(addressKey(info ? info->client_addr : nullptr));
-        if (key->isEmpty())
-            return;
-        std::lock_guard lock(self->m_perIpMutex);
-        ++self->m_perIp[*key];
-        *socketContext = key.release();
-        return;
-    }
-    auto *key = static_cast<QByteArray *>(*socketContext);
-    if (!key)
-        return;
-    *socketContext = nullptr;
-    {
-        std::lock_guard lock(self->m_perIpMutex);
-        if (const auto it = self->m_perIp.find(*key); it != self->m_perIp.end() && --it->second <= 0)
-            self->m_perIp.erase(it);
-    }
-    delete key;
-}
-
 MHD_Result HttpServer::onAccessThunk(void *cls, MHD_Connection *connection, const char *url, const char *method,
-                                     const char *, const char *uploadData, size_t *uploadSize, void **context)
+                                     const char *version, const char *uploadData, size_t *uploadSize, void **context)
 {
     const auto *loop = static_cast<Loop *>(cls);
-    return loop->server->onAccess(loop->index, connection, url, method, uploadData, uploadSize, context);
+    return loop->server->onAccess(loop->index, connection, url, method, version, uploadData, uploadSize, context);
 }
 
-void HttpServer::onCompletedThunk(void *cls, MHD_Connection *, void **context, MHD_RequestTerminationCode)
+void HttpServer::onCompletedThunk(void *cls, MHD_Connection *connection, void **context, MHD_RequestTerminationCode)
 {
     auto *self = static_cast<HttpServer *>(cls);
+    if (Connection *c = Connection::of(connection)) {
+        c->exchange = nullptr;
+        c->state = Connection::State::Waiting;
+        c->waitingSinceMs = steadyMs();
+    }
     auto *ex = static_cast<Exchange *>(*context);
     if (!ex)
         return;
@@ -470,9 +379,13 @@ void HttpServer::onCompletedThunk(void *cls, MHD_Connection *, void **context, M
     self->releaseBody(*ex);
     if (ex->counted)
         --self->m_inFlight;
-    if (ex->sent.result.isEmpty())
-        ex->sent.result = u"client_gone"_s; // the client left before its answer
-    self->m_handler.onDone(ex->head, ex->decision, ex->sent, double(ex->age.nsecsElapsed()) / 1e9);
+    // A request libmicrohttpd refused before its headers were in (414, 431, a bad length) was
+    // never the handler's.
+    if (ex->started || ex->sent.status == MHD_HTTP_REQUEST_TIMEOUT) {
+        if (ex->sent.result.isEmpty())
+            ex->sent.result = u"client_gone"_s; // the client left before its answer
+        self->m_handler.onDone(ex->head, ex->decision, ex->sent, double(ex->age.nsecsElapsed()) / 1e9);
+    }
     delete ex;
 }
 
@@ -488,6 +401,8 @@ void HttpServer::onLogThunk(void *, const char *fmt, va_list ap)
 
 MHD_Result HttpServer::queue(Exchange &ex, const HttpReply &reply)
 {
+    if (Connection *c = Connection::of(ex.head.connection)) // answered: the request timeout no longer runs
+        c->state = Connection::State::Ours;
     MHD_Response *response = MHD_create_response_from_buffer(size_t(reply.body.size()),
                                                              const_cast<char *>(reply.body.constData()),
                                                              MHD_RESPMEM_MUST_COPY);
@@ -504,18 +419,29 @@ MHD_Result HttpServer::queue(Exchange &ex, const HttpReply &reply)
 }
 
 MHD_Result HttpServer::onAccess(int loop, MHD_Connection *connection, const char *url, const char *method,
-                                const char *uploadData, size_t *uploadSize, void **context)
+                                const char *version, const char *uploadData, size_t *uploadSize, void **context)
 {
     auto *ex = static_cast<Exchange *>(*context);
-    if (!ex) {
+    if (!ex) { // no request line was seen (onRequestLineThunk): its framing is refused below
         ex = new Exchange;
         *context = ex;
+    }
+    if (!ex->started) {
+        ex->started = true;
         ex->age.start();
         ex->counted = true;
         ++m_inFlight;
         ex->head.connection = connection;
         ex->head.method = method;
         ex->head.path = url;
+        // Where this request's body ends is not known for sure: answered now, with the
+        // connection closed, so nothing after it is read as a request.
+        if (auto refusal = framingRefusal(connection, method, url, version, ex->target)) {
+            if (!ex->target.withNul.isEmpty()) // the decoded path stops at its NUL
+                ex->head.path = ex->target.withNul;
+            ex->answeredEarly = true;
+            return queue(*ex, *refusal);
+        }
         ex->decision = m_handler.onHead(ex->head);
         if (!ex->decision.reply)
             return MHD_YES;
@@ -565,6 +491,8 @@ MHD_Result HttpServer::onAccess(int loop, MHD_Connection *connection, const char
         return queue(*ex, *ex->decision.reply);
     if (!ex->pending) {
         // The body is complete: the handler answers now or parks the request.
+        if (Connection *c = Connection::of(connection))
+            c->state = Connection::State::Ours;
         ex->pending = std::make_shared<PendingReply>(*this, loop, connection);
         m_handler.onRequest(ex->head, ex->decision, std::move(ex->body), ex->pending);
         ex->body = QByteArray();

@@ -129,14 +129,22 @@ public:
     /// The answer went out (or the client left): for the access log and metrics.
     virtual void onDone(const HttpHead &head, const HeadDecision &decision, const HttpReply &reply,
                         double seconds) = 0;
+    /// A connection was refused at accept (`connection_limit`, `per_ip_limit`) or closed
+    /// because its request did not arrive in time (`request_timeout`): for the metrics (the
+    /// server's log has a line). On a request thread.
+    virtual void onConnectionRefused(const QString &reason) = 0;
 };
 
 /// The limits of flashstock-server's HTTP side.
 struct HttpLimits {
     int threads = 2;                    ///< request threads (one libmicrohttpd daemon on epoll each)
-    int connectionLimit = 10000;        ///< open connections at once, split evenly over the request threads; more are refused at accept
-    int perIpLimit = 1000;              ///< open connections from one IP address, all request threads together
-    int idleTimeoutSeconds = 15;        ///< a connection silent this long is closed (slowloris included)
+    int connectionLimit = 10000;        ///< open connections at once, all request threads together; more are refused at accept
+    int perIpLimit = 1000;              ///< open connections from one client address (an IPv6 client's /64), all request threads together
+    int idleTimeoutSeconds = 15;        ///< a connection silent this long is closed
+    /// A request's line, headers and body must all be in this long after its first byte (a
+    /// connection's first request: after its accept), however busy the sender looks (a
+    /// header byte every few seconds is never idle); else 408 and the connection is closed.
+    int requestTimeoutSeconds = 10;
     /// Per connection: request line and headers (more: 414 / 431). libmicrohttpd 0.9.75 zeroes
     /// this much on every request of a keep-alive connection (MHD_pool_reset), so it stays
     /// small: 8 KiB (at 16 KiB that memset was 8% of the server's time under the crowd).
@@ -181,18 +189,23 @@ public:
 private:
     friend class PendingReply;
     struct Exchange;
+    struct Connection;
     struct Loop;
     /// A request thread's loop, until stop().
     void run(Loop &loop);
+    /// Closes, on `loop`'s thread, each connection whose request is not in within the request
+    /// timeout (answering 408 if nothing else was answered on it yet). `nowMs`: steady clock.
+    void sweep(Loop &loop, qint64 nowMs);
     static MHD_Result onAcceptThunk(void *cls, const sockaddr *address, socklen_t length);
     static void onConnectionThunk(void *cls, MHD_Connection *connection, void **socketContext,
                                   MHD_ConnectionNotificationCode code);
+    static void *onRequestLineThunk(void *cls, const char *uri, MHD_Connection *connection);
     static MHD_Result onAccessThunk(void *cls, MHD_Connection *connection, const char *url, const char *method,
                              const char *version, const char *uploadData, size_t *uploadSize, void **context);
     static void onCompletedThunk(void *cls, MHD_Connection *connection, void **context, MHD_RequestTerminationCode toe);
     static void onLogThunk(void *cls, const char *fmt, va_list ap);
-    MHD_Result onAccess(int loop, MHD_Connection *connection, const char *url, const char *method, const char *uploadData,
-                 size_t *uploadSize, void **context);
+    MHD_Result onAccess(int loop, MHD_Connection *connection, const char *url, const char *method, const char *version,
+                        const char *uploadData, size_t *uploadSize, void **context);
     MHD_Result queue(Exchange &ex, const HttpReply &reply);
     void resume(int loop, MHD_Connection *connection);
     /// Wakes request thread `loop` (now, or when the thread's WakeBatch ends).
@@ -209,8 +222,9 @@ private:
     std::vector<std::unique_ptr<Loop>> m_loops; ///< one per request thread
     int m_listenFd = -1;                         ///< shared by every loop's daemon; closed by us
     int m_port = 0;
-    std::mutex m_perIpMutex;
-    std::map<QByteArray, int> m_perIp; ///< open connections by client address (its bytes)
+    std::mutex m_perIpMutex;           ///< guards m_perIp and m_open
+    std::map<QByteArray, int> m_perIp; ///< open connections by client key (clientKey())
+    int m_open = 0;                    ///< open connections, all request threads
     std::atomic<qint64> m_inFlight{0};
     std::atomic<qint64> m_bodyBytes{0};
 };

@@ -69,7 +69,8 @@ void ServerLog::trouble(const QString &key, const QString &text)
         t.lastMs = now;
         skipped = std::exchange(t.skipped, 0);
     }
-    write(Level::Warning, skipped > 0 ? u"%1 (%2 more like it in the last 10 s)"_s.arg(text).arg(skipped) : text);
+    write(Level::Warning,
+          skipped > 0 ? u"%1 (%2 more like it in the last 10 s)"_s.arg(text, QString::number(skipped)) : text);
 }
 
 } // namespace flashstock::server

@@ -60,6 +60,11 @@ struct ServerMetrics::Families {
                       .Help("Holds released by the server's expiry")
                       .Register(r)
                       .Add({}))
+        , refused(prometheus::BuildCounter()
+                      .Name("flashstock_http_connections_refused_total")
+                      .Help("Connections refused at accept (reason connection_limit, per_ip_limit) or closed before "
+                            "their request was in (request_timeout)")
+                      .Register(r))
         , pending(prometheus::BuildGauge()
                       .Name("flashstock_discrepancies_pending")
                       .Help("Discrepancies waiting for approval after the last reconcile pass")
@@ -88,6 +93,7 @@ struct ServerMetrics::Families {
     prometheus::Family<prometheus::Histogram> &book;
     prometheus::Gauge &bookQueue;
     prometheus::Counter &expired;
+    prometheus::Family<prometheus::Counter> &refused;
     prometheus::Gauge &pending;
     prometheus::Family<prometheus::Gauge> &available;
     prometheus::Family<prometheus::Gauge> &locked;
@@ -98,6 +104,10 @@ ServerMetrics::ServerMetrics()
     : m_registry(std::make_shared<prometheus::Registry>())
     , m_f(std::make_unique<Families>(*m_registry))
 {
+    // Shown at 0 from the start, so a rate over them works before the first refusal.
+    for (const QString &reason : {QStringLiteral("connection_limit"), QStringLiteral("per_ip_limit"),
+                                  QStringLiteral("request_timeout")})
+        m_refusedSeries.insert(reason, &m_f->refused.Add({{"reason", s(reason)}}));
 }
 
 ServerMetrics::~ServerMetrics() = default;
@@ -117,6 +127,19 @@ void ServerMetrics::requestDone(const QString &route, int status, const QString 
     }
     series.requests->Increment();
     series.latency->Observe(seconds);
+}
+
+void ServerMetrics::connectionRefused(const QString &reason)
+{
+    prometheus::Counter *series = nullptr;
+    {
+        std::lock_guard lock(m_requestMutex);
+        prometheus::Counter *&known = m_refusedSeries[reason];
+        if (!known)
+            known = &m_f->refused.Add({{"reason", s(reason)}});
+        series = known;
+    }
+    series->Increment();
 }
 
 void ServerMetrics::gatePipeline(qsizetype reserves, double seconds)

@@ -35,6 +35,9 @@ public:
     /// Where the requests between their headers and their answer (parked ones included) are
     /// counted; read when the metrics are rendered. Set once, before serving.
     void setInFlightSource(std::function<qint64()> source) { m_inFlight = std::move(source); }
+    /// One connection refused at accept (`connection_limit`, `per_ip_limit`) or closed before
+    /// its request was in (`request_timeout`).
+    void connectionRefused(const QString &reason);
     /// One gate pipeline: the reserves in it and its round trip.
     void gatePipeline(qsizetype reserves, double seconds);
     /// One book job (`reserve`, `confirm`, `release`, `read`) and how long its engine call took.
@@ -71,6 +74,7 @@ private:
     std::mutex m_requestMutex; ///< guards the series caches
     QHash<RequestKey, RequestSeries> m_requestSeries;
     QHash<QString, prometheus::Histogram *> m_bookSeries; ///< by operation, under m_requestMutex
+    QHash<QString, prometheus::Counter *> m_refusedSeries; ///< by reason, under m_requestMutex
     std::mutex m_levelsMutex;
     QHash<QString, SkuLevels> m_levels; ///< SKUs whose gauges exist now
     std::function<qint64()> m_inFlight;

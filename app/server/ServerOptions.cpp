@@ -2,13 +2,13 @@
 
 #include "Identifiers.h"
 #include "gate/RedisUrl.h"
+#include "store/DbUrl.h"
 
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QHostAddress>
 #include <QSettings>
 #include <QThread>
-#include <QUrl>
 
 using namespace Qt::StringLiterals;
 
@@ -41,8 +41,11 @@ const OptionSpec kOptions[] = {
     {"no-auth", "", "Serve without bearer tokens (refused unless --listen is a loopback address)."},
     {"access-log", "FILE", "Append one line per request to FILE (- for stderr)."},
     {"max-connections", "N", "Open connections at once (default 10000, bounded by the open-files limit)."},
-    {"per-ip-connections", "N", "Open connections from one IP address (default 1000)."},
+    {"per-ip-connections", "N", "Open connections from one client address, an IPv6 client counted by its /64 "
+                                "(default 1000)."},
     {"idle-timeout", "SECONDS", "Close a connection silent this long (default 15)."},
+    {"request-timeout", "SECONDS", "A request's line, headers and body must be in this long after its first byte, "
+                                   "however busy its sender looks; else 408 and the connection is closed (default 10)."},
     {"pid-file", "FILE", "Write the process id to FILE while running."},
 };
 
@@ -111,6 +114,7 @@ Result<void> apply(ServerOptions &o, const QString &name, const QString &value)
     else if (name == u"max-connections"_s) return set(o.http.connectionLimit, 1, 1000000);
     else if (name == u"per-ip-connections"_s) return set(o.http.perIpLimit, 1, 1000000);
     else if (name == u"idle-timeout"_s) return set(o.http.idleTimeoutSeconds, 1, 3600);
+    else if (name == u"request-timeout"_s) return set(o.http.requestTimeoutSeconds, 1, 3600);
     else if (name == u"pid-file"_s) o.pidFile = value;
     else return bad(u"server"_s, u"unknown setting %1 in flashstock.ini [server]"_s.arg(quoteForMessage(name)));
     return {};
@@ -120,7 +124,7 @@ Result<void> apply(ServerOptions &o, const QString &name, const QString &value)
 Result<void> noPasswordOnCommandLine(const QCommandLineParser &parser)
 {
     if (parser.isSet(u"db"_s)) {
-        if (!QUrl(parser.value(u"db"_s)).password().isEmpty())
+        if (!DbUrl::passwordIn(parser.value(u"db"_s)).isEmpty())
             return bad(u"db"_s, u"the URL holds a password, and a server's command line is visible to every user of "
                                 u"the machine: give it in PGPASSWORD or --db-password-file"_s);
     }

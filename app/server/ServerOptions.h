@@ -17,7 +17,7 @@ struct ServerOptions {
     EngineProfile profile;    ///< --data-dir, --db, --redis, --operator (EngineOpener's defaults)
     QString host = QStringLiteral("127.0.0.1"); ///< --listen ADDR:PORT
     int port = 8080;
-    HttpLimits http;          ///< --threads, --max-connections, --per-ip-connections, --idle-timeout
+    HttpLimits http;          ///< --threads, --max-connections, --per-ip-connections, --idle-timeout, --request-timeout
     int bookWriters = 4;      ///< --book-writers: book connections of the book writers (group commit)
     int engineWorkers = 4;    ///< --engine-workers: threads for confirms, releases and reads
     HousekeepingPlan housekeeping; ///< --expire-every, --reconcile-every, --reconcile-grace

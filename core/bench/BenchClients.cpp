@@ -146,17 +146,11 @@ private:
         m_name = u"flashstock-bench-bare-%1"_s.arg(g_bareSerial.fetchAndAddRelaxed(1));
         const bool sqlite = spec.url.dialect == Dialect::Sqlite;
         // The same driver settings Database::connectNow uses.
-        QSqlDatabase db = QSqlDatabase::addDatabase(sqlite ? u"QSQLITE"_s : u"QPSQL"_s, m_name);
+        QSqlDatabase db = sqlite ? QSqlDatabase::addDatabase(u"QSQLITE"_s, m_name)
+                                 : addPostgresConnection(spec.url, m_name, u"flashstock-bench"_s);
         if (sqlite) {
             db.setDatabaseName(spec.url.path);
             db.setConnectOptions(u"QSQLITE_BUSY_TIMEOUT=10000"_s);
-        } else {
-            db.setHostName(spec.url.host);
-            db.setPort(spec.url.port);
-            db.setUserName(spec.url.user);
-            db.setPassword(spec.url.password);
-            db.setDatabaseName(spec.url.database);
-            db.setConnectOptions(u"connect_timeout=5;application_name=flashstock-bench"_s);
         }
         if (!db.open())
             return fail(ErrorCode::Unavailable, u"bare_sql cannot connect: "_s + db.lastError().text().trimmed());

@@ -48,11 +48,13 @@ Result<PgBenchResult> runPgBench(const DbUrl &url, const QString &sku, int clien
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     if (!url.password.isEmpty())
         env.insert(u"PGPASSWORD"_s, url.password);
+    if (const auto attrs = url.parameter(u"target_session_attrs"_s))
+        env.insert(u"PGTARGETSESSIONATTRS"_s, *attrs);
     p.setProcessEnvironment(env);
     const QStringList args{u"-n"_s, u"-M"_s, u"prepared"_s, u"-c"_s, QString::number(clients), u"-j"_s,
                            QString::number(std::min(clients, 4)), u"-T"_s, QString::number(std::max(kMinSeconds, seconds)),
                            u"-D"_s, u"sku="_s + sku, u"-D"_s, u"bucket=0"_s, u"-D"_s, u"qty=1"_s, u"-f"_s,
-                           script.fileName(), u"-h"_s, url.host, u"-p"_s, QString::number(url.port), u"-U"_s,
+                           script.fileName(), u"-h"_s, url.hostList(), u"-p"_s, url.portList(), u"-U"_s,
                            url.user, url.database};
     p.start(program, args);
     if (!p.waitForFinished(std::max(kMinSeconds, seconds) * 1000 + 60000)) {

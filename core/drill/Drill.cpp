@@ -420,6 +420,20 @@ Result<void> Rehearsal::check()
         }
         if (!lost.isEmpty())
             r.notes << u"answered reserved by the server but not in the book: %1"_s.arg(lost.join(u", "_s));
+        // Every payment the server answered `paid` is a PAID order in the book.
+        QStringList unpaid;
+        for (const QString &order : std::as_const(m_shared.paidOrders)) {
+            auto status = m_control->book().orderStatus(order);
+            if (!status)
+                return std::unexpected(status.error());
+            if (*status != OrderStatus::Paid) {
+                ++r.lostPayments;
+                if (unpaid.size() < kMaxUnhealedListed)
+                    unpaid << order;
+            }
+        }
+        if (!unpaid.isEmpty())
+            r.notes << u"answered paid by the server but not paid in the book: %1"_s.arg(unpaid.join(u", "_s));
     }
     return {};
 }

@@ -30,7 +30,7 @@ QString passText(bool ok) { return ok ? u"pass"_s : u"FAIL"_s; }
 
 bool DrillReport::passed() const
 {
-    if (cancelled || !invariantsHold() || oversold > 0 || stuck > 0 || lostReservations > 0 || !reconcile.quiet)
+    if (cancelled || !invariantsHold() || oversold > 0 || stuck > 0 || lostReservations > 0 || lostPayments > 0 || !reconcile.quiet)
         return false;
     for (const FaultTally &t : faults)
         if (t.healed < t.injected)
@@ -100,6 +100,7 @@ QJsonObject DrillReport::toJson() const
     if (!via.isEmpty()) {
         o.insert(u"via"_s, via);
         o.insert(u"lost_reservations"_s, lostReservations);
+        o.insert(u"lost_payments"_s, lostPayments);
     }
     if (!notes.isEmpty())
         o.insert(u"notes"_s, QJsonArray::fromStringList(notes));
@@ -144,7 +145,9 @@ QString DrillReport::toText() const
              .arg(gateConfigured ? QString::number(gateAvailable) : u"n/a (book-only)"_s);
     t += u"sold %1, paid units %2, oversold %3, stuck %4"_s.arg(sold).arg(paidUnits).arg(oversold).arg(stuck);
     if (!via.isEmpty())
-        t += u", answered reserved but not in the book %1"_s.arg(lostReservations);
+        t += u", answered reserved but not in the book %1, answered paid but not paid in the book %2"_s
+                 .arg(lostReservations)
+                 .arg(lostPayments);
     t += u'\n';
     QStringList verdicts;
     for (Invariant i : kInvariants)

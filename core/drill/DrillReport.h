@@ -76,6 +76,9 @@ struct DrillReport {
     /// --via: orders the server answered `reserved` that the book does not hold (absent or
     /// abandoned); the first few are listed in the notes. Any makes the drill fail.
     qint64 lostReservations = 0;
+    /// --via: orders a payment was answered `paid` for that the book does not hold as PAID;
+    /// the first few are listed in the notes. Any makes the drill fail.
+    qint64 lostPayments = 0;
 
     QMap<FaultKind, FaultTally> faults;
     QuiesceSummary reconcile;

@@ -97,6 +97,7 @@ struct DrillShared {
     std::vector<qint64> latenciesUs;
     QStringList errors;                       ///< first few unexpected errors
     QStringList reservedOrders;               ///< --via: orders the server answered `reserved`
+    QStringList paidOrders;                   ///< --via: orders a payment was answered `paid` for
 
     /// The `paid` answers a duplicate-callback order's deliveries got, a lost answer
     /// resolved: the `paid` ones, or if there is none and a delivery's answer was lost (sent

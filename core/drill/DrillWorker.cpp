@@ -259,6 +259,10 @@ void Worker::pay(const QString &order, const QString &payment, bool countForDupl
     const Outcome outcome = c->ofOnlyDelivery();
     m_s.count(&DrillShared::paymentOutcomes, outcomeWord(outcome));
     if (outcome == Outcome::Paid) {
+        if (m_s.options.via) {
+            std::lock_guard lock(m_s.mutex);
+            m_s.paidOrders.push_back(order);
+        }
         if (countForDuplicate)
             m_s.count(&DrillShared::paidAnswersByOrder, order); // counted in paidUnits by paidAnswers()
         else

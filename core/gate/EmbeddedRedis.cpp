@@ -319,7 +319,8 @@ Result<void> EmbeddedRedis::stopLocked(int timeoutMs, EmbeddedStopped &out)
         QThread::msleep(10);
     }
     return fail(ErrorCode::Unavailable,
-                u"redis-server (pid %1) on %2 did not stop within %3 ms"_s.arg(pid).arg(socketPath()).arg(timeoutMs),
+                u"redis-server (pid %1) on %2 did not stop within %3 ms"_s.arg(QString::number(pid), socketPath(),
+                                                                              QString::number(timeoutMs)),
                 u"redis"_s);
 }
 

@@ -202,6 +202,10 @@ Gate::~Gate() = default;
 
 const RedisUrl &Gate::url() const { return d->router.url(); }
 int Gate::connectCount() const { return d->router.connectCount(); }
+void Gate::setSlotMapListener(std::function<void(const SlotMap &)> listener)
+{
+    d->router.setMapListener(std::move(listener));
+}
 void Gate::setTokenRetentionSeconds(int seconds) { d->retentionSeconds = qMax(0, seconds); }
 
 Result<void> Gate::connect() { return d->router.connect(); }

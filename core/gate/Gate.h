@@ -10,9 +10,12 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <memory>
 
 namespace flashstock {
+
+class SlotMap;
 
 /// State of one token in the gate.
 enum class TokenState { Held, Settled, Released, Sold, Unknown };
@@ -230,6 +233,10 @@ public:
     static constexpr int kDefaultTokenRetentionSeconds = 86400;
     /// Changes the retention used by this Gate's release/mark-sold calls (>= 0).
     void setTokenRetentionSeconds(int seconds);
+    /// On a `redis-cluster://` URL, calls `listener` on this gate's thread with each slot map
+    /// it reads that differs from the one before (the first one included): which master
+    /// serves which SKUs (HashSlot::ofSku). Never called for a single server.
+    void setSlotMapListener(std::function<void(const SlotMap &)> listener);
     /// The URL this gate talks to.
     const RedisUrl &url() const;
     /// Connections made so far, over all nodes (a reconnect after a dropped context adds one).

@@ -100,11 +100,20 @@ Result<void> GateRouter::refreshMap()
 {
     m_mapAge.start();
     // Known nodes first (masters, then replicas: a promoted replica knows the new map), then
-    // the seeds of the URL.
+    // the seeds of the URL; of those, the nodes that answered this router most recently first
+    // and the ones that failed since they last answered last, so a hung node is not asked
+    // while another can answer (a gate that serves some masters' SKUs never waits on another).
     QList<RedisNodeAddress> candidates = m_map ? m_map->nodes() : QList<RedisNodeAddress>{};
     for (const RedisNodeAddress &seed : m_url.seeds)
         if (!candidates.contains(seed))
             candidates.append(seed);
+    const auto askFirst = [this](const RedisNodeAddress &a, const RedisNodeAddress &b) {
+        const GateNode &x = node(a), &y = node(b);
+        if (x.troubled() != y.troubled())
+            return !x.troubled();
+        return x.answeredAt() > y.answeredAt();
+    };
+    std::stable_sort(candidates.begin(), candidates.end(), askFirst);
     QString lastError = u"no node to ask"_s;
     for (const RedisNodeAddress &address : std::as_const(candidates)) {
         GateNode &n = node(address);
@@ -112,7 +121,7 @@ Result<void> GateRouter::refreshMap()
             lastError = ready.error().message;
             continue;
         }
-        auto map = SlotMap::read(n.connection(), address, m_shardsUnknown);
+        auto map = n.noted(SlotMap::read(n.connection(), address, m_shardsUnknown));
         if (!map && map.error().code == ErrorCode::InvalidArgument)
             return std::unexpected(map.error());
         if (!map) {
@@ -123,8 +132,11 @@ Result<void> GateRouter::refreshMap()
             lastError = u"%1 knows no slot owner yet"_s.arg(address.toString());
             continue;
         }
+        const bool changed = !m_map || *m_map != *map;
         m_map = std::move(*map);
         m_refreshWanted = false;
+        if (changed && m_mapListener)
+            m_mapListener(*m_map);
         return {};
     }
     m_refreshWanted = true;
@@ -143,7 +155,11 @@ GateNode *GateRouter::route(const GateCommand &command, const Pending &p, QStrin
         return nullptr;
     }
     if (command.slot < 0) {
+        // Any master will do: one that answers, else one not skipped.
         const QList<RedisNodeAddress> masters = m_map->masters();
+        for (const RedisNodeAddress &m : masters)
+            if (GateNode &n = node(m); !n.skipped() && !n.troubled())
+                return &n;
         for (const RedisNodeAddress &m : masters)
             if (GateNode &n = node(m); !n.skipped())
                 return &n;
@@ -263,7 +279,7 @@ void GateRouter::send(const QList<GateCommand> &commands, Batch &b, QList<std::o
     if (b.waits)
         argvs.append({QByteArrayLiteral("WAIT"), QByteArray::number(m_url.waitReplicas),
                       QByteArray::number(m_url.waitTimeoutMs())});
-    if (auto sent = b.node->connection().send(argvs); !sent) {
+    if (auto sent = b.node->send(argvs); !sent) {
         m_refreshWanted = m_url.isCluster();
         failAll(sent.error());
         return;
@@ -276,7 +292,7 @@ void GateRouter::receive(const QList<GateCommand> &commands, Batch &b, QList<std
 {
     if (b.replies == 0)
         return;
-    auto replies = b.node->connection().receive(b.replies);
+    auto replies = b.node->receive(b.replies);
     if (!replies) {
         m_refreshWanted = m_url.isCluster();
         for (const Pending &p : std::as_const(b.pending))
@@ -373,7 +389,7 @@ Result<void> GateRouter::forEachServingNode(const std::function<Result<void>(Red
     for (GateNode *n : std::as_const(serving)) {
         if (auto ready = n->prepare(); !ready)
             return ready;
-        if (auto done = work(n->connection()); !done)
+        if (auto done = n->noted(work(n->connection())); !done)
             return done;
     }
     return {};
@@ -396,7 +412,7 @@ QList<GateNodeHealth> GateRouter::health()
         }
         QElapsedTimer timer;
         timer.start();
-        auto pong = n.connection().command({QByteArrayLiteral("PING")});
+        auto pong = n.noted(n.connection().command({QByteArrayLiteral("PING")}));
         h.roundTripUs = timer.nsecsElapsed() / 1000;
         if (!pong || pong->isError()) {
             h.detail = pong ? QString::fromUtf8(pong->str) : pong.error().message;

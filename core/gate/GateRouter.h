@@ -35,10 +35,13 @@ struct GateCommand {
 /// In a cluster: MOVED updates the map and resends; ASK resends once to the named node
 /// after ASKING; TRYAGAIN, CLUSTERDOWN and READONLY (and a slot the map gives no master)
 /// are resent with backoff (2 ms doubling to 50 ms) until the URL's command timeout has
-/// passed since the call began, then answered as they are. The map is read again every kRefreshMs and, after trouble (a redirection,
-/// a node that did not answer), at most every kTroubleRefreshMs. A node that cannot be
-/// reached answers Unavailable for its commands only, unless the map read at once then
-/// names another node for them (a promoted replica): nothing was sent, so they go there. On every node a NOSCRIPT loads all
+/// passed since the call began, then answered as they are. The map is read again every
+/// kRefreshMs and, after trouble (a redirection, a node that did not answer), at most every
+/// kTroubleRefreshMs, asking the nodes that answered most recently first. A node that
+/// cannot be reached answers Unavailable for its commands only, unless the map read at once
+/// then names another node for them (a promoted replica): nothing was sent, so they go
+/// there. A node that did not answer within the command timeout is skipped for a while
+/// (GateNode::kRetryMs): its commands fail at once. On every node a NOSCRIPT loads all
 /// scripts and resends once, then as EVAL. Under `?wait=N` each node's pipeline of writes
 /// ends with WAIT; fewer confirmations than N make those writes Unavailable (their effect
 /// stands on the master; the reconciler heals it like any unknown outcome).
@@ -77,6 +80,9 @@ public:
     /// Stops at the first error `work` returns. Unavailable when no node gives a map or a
     /// master cannot be reached.
     [[nodiscard]] Result<void> forEachServingNode(const std::function<Result<void>(RedisConnection &)> &work);
+    /// Calls `listener` (on this router's thread) with every slot map read that differs from
+    /// the one before (the first one included). Cluster only; empty: none.
+    void setMapListener(std::function<void(const SlotMap &)> listener) { m_mapListener = std::move(listener); }
     /// The URL given.
     const RedisUrl &url() const { return m_url; }
     /// Successful connects so far, over all nodes.
@@ -104,6 +110,7 @@ private:
     bool m_refreshWanted = false;                         ///< trouble seen since
     QString m_mapError;                                   ///< why the last read failed
     bool m_shardsUnknown = false;                         ///< the server predates CLUSTER SHARDS
+    std::function<void(const SlotMap &)> m_mapListener;   ///< see setMapListener
 };
 
 } // namespace flashstock

@@ -54,6 +54,9 @@ public:
     /// Every node in the map, masters first, each once.
     QList<RedisNodeAddress> nodes() const;
 
+    /// The same masters (in the same order), replicas and slot owners.
+    friend bool operator==(const SlotMap &, const SlotMap &) = default;
+
 private:
     int indexOf(const RedisNodeAddress &master) const;
 

@@ -36,4 +36,9 @@ DecisionOrigin decisionOrigin()
     return out;
 }
 
+DecisionBy decisionByThisProcess(const QString &operatorName)
+{
+    return DecisionBy{operatorName, decisionOrigin()};
+}
+
 } // namespace flashstock

@@ -16,4 +16,7 @@ QStringList seedApprovers(const QString &dataDir);
 /// password database, not $USER) and the host name.
 DecisionOrigin decisionOrigin();
 
+/// A decision by `operatorName` (as asserted) from this process (decisionOrigin()).
+DecisionBy decisionByThisProcess(const QString &operatorName);
+
 } // namespace flashstock

@@ -21,7 +21,7 @@ namespace flashstock {
 namespace {
 
 /// The decision's free text: a reason is required; both follow the one rule (length, no
-/// control or bidi characters). Who may decide is the book's (DiscrepancyStore::resolve).
+/// control or bidi characters). Who may decide is the book's (DiscrepancyStore::approve).
 Result<void> checkDecisionText(const QString &approver, const QString &reason)
 {
     if (reason.trimmed().isEmpty())
@@ -45,8 +45,22 @@ DiscrepancyRow bookRow(DiscrepancyKind kind, const QString &sku, int bucket, Inv
     return row;
 }
 
+/// What a bucket finding saw, for choosing its correction (bucketCorrections).
+BucketFigures figuresOf(const BucketFinding &p)
+{
+    return BucketFigures{p.found, p.total, p.ledger, p.ordersLocked, p.ordersSold};
+}
+
+/// The first correction that applies to what `row` found (its figures), and its proposal.
+void propose(Discrepancy &d)
+{
+    d.correction = bucketCorrections(*d.figures).value(0, std::monostate{});
+    d.proposal = std::holds_alternative<std::monostate>(d.correction) ? noBucketCorrection()
+                                                                      : bucketProposal(d.sku, d.bucket, d.correction);
+}
+
 /// I1/I2 (and I4 when it goes with them): restore to what the ledger explains, accept the
-/// counted figure, or nothing when neither is a valid bucket.
+/// counted figure, or set locked and sold as the orders hold them (bucketCorrections).
 DiscrepancyRow bucketRow(const BucketFinding &p)
 {
     const bool broken = p.breaks.testFlag(Invariant::I1);
@@ -69,23 +83,19 @@ DiscrepancyRow bucketRow(const BucketFinding &p)
         d.ledgerValue = p.ledger.sold;
         d.figure = DiscrepancyFigure::Sold;
     }
-    d.detail = u"%1: %2 bucket %3 is %4 (available/locked/sold) of total %5; its ledger replays to %6"_s
-                   .arg(invariantNames(p.breaks), p.sku)
+    d.detail = u"%1: %2 bucket %3 is %4 (available/locked/sold) of total %5; its ledger replays to %6; its orders "
+               u"hold %7 pending and %8 paid"_s.arg(invariantNames(p.breaks), p.sku)
                    .arg(p.bucket)
                    .arg(levelsText(p.found))
                    .arg(p.total)
-                   .arg(levelsText(p.ledger));
-    if (p.ledger.valid())
-        d.correction = RestoreBucket{p.found, p.ledger};
-    else if (!broken)
-        d.correction = AcceptStocktake{p.found, p.ledger};
-    d.proposal = bucketProposal(p.sku, p.bucket, d.correction);
-    if (d.proposal.isEmpty())
-        d.proposal = u"none: neither the bucket nor its ledger is a valid state; count the stock and set the bucket "
-                     u"right by hand: this stays open, the SKU paused, until the bucket agrees with its ledger"_s;
-    // Keyed by the unexplained difference, not the levels: the same drift is one
-    // discrepancy while it waits, even as the SKU moves on; once decided, the same
-    // difference found again is a new occurrence (DiscrepancyRow::key).
+                   .arg(levelsText(p.ledger))
+                   .arg(p.ordersLocked)
+                   .arg(p.ordersSold);
+    d.figures = figuresOf(p);
+    propose(d);
+    // Keyed by the unexplained difference, not the levels; a bucket waits on one discrepancy
+    // (DiscrepancyStore::insert brings it up to date), and once decided, the same difference
+    // found again is a new occurrence (DiscrepancyRow::key).
     const Levels3 diff{p.found.available - p.ledger.available, p.found.locked - p.ledger.locked,
                        p.found.sold - p.ledger.sold};
     row.key = u"%1:%2:%3:%4:%5"_s.arg(discrepancyKindName(d.kind), p.sku)
@@ -96,7 +106,8 @@ DiscrepancyRow bucketRow(const BucketFinding &p)
 }
 
 /// I4 alone: the bucket agrees with its ledger and its orders' lines with their rows, yet
-/// locked or sold are not what the orders hold (an adjustment moved them).
+/// locked or sold are not what the orders hold (an adjustment moved them): set them as the
+/// orders hold them (bucketCorrections).
 DiscrepancyRow ordersRow(const BucketFinding &p)
 {
     DiscrepancyRow row = bookRow(DiscrepancyKind::OrderLedgerMismatch, p.sku, p.bucket, p.breaks, true);
@@ -112,8 +123,8 @@ DiscrepancyRow ordersRow(const BucketFinding &p)
                    .arg(p.found.sold)
                    .arg(p.ordersLocked)
                    .arg(p.ordersSold);
-    d.proposal = u"none: the bucket agrees with its ledger but not with its orders; find the adjustment that moved "
-                 u"locked or sold, fix by hand and reject this"_s;
+    d.figures = figuresOf(p);
+    propose(d);
     row.key = u"%1:%2:%3:orders:%4:%5"_s.arg(discrepancyKindName(d.kind), p.sku)
                   .arg(p.bucket)
                   .arg(p.found.locked - p.ordersLocked)
@@ -505,30 +516,31 @@ Result<Discrepancy> Reconciler::get(qint64 id)
     return (*row)->d;
 }
 
-Result<Discrepancy> Reconciler::decide(qint64 id, Decision decision, const QString &approver, const QString &reason,
-                                       const QStringList &seedApprovers)
+Result<Discrepancy> Reconciler::decide(qint64 id, Decision decision, const Correction &decidesOn,
+                                       const DecisionBy &by, const QString &reason, const QStringList &seedApprovers)
 {
-    if (auto r = checkDecisionText(approver, reason); !r)
+    if (auto r = checkDecisionText(by.operatorName, reason); !r)
         return std::unexpected(r.error());
     if (auto policy = ApproverStore(m_engine.database()).policy(seedApprovers); !policy)
         return std::unexpected(policy.error());
-    auto d = m_store->resolve(id, decision, DecisionBy{approver, decisionOrigin()}, reason,
-                              m_engine.book().actor().source);
+    const QString &source = m_engine.book().actor().source;
+    auto d = decision == Decision::Approve ? m_store->approve(id, decidesOn, by, reason, source)
+                                           : m_store->reject(id, by, reason, source);
     if (d && d->status != DiscrepancyStatus::PendingApproval)
         m_engine.gateFollowsDecision(d->sku);
     return d;
 }
 
-Result<Discrepancy> Reconciler::approve(qint64 id, const QString &approver, const QString &reason,
-                                        const QStringList &seedApprovers)
+Result<Discrepancy> Reconciler::approve(qint64 id, const Correction &decidesOn, const DecisionBy &by,
+                                        const QString &reason, const QStringList &seedApprovers)
 {
-    return decide(id, Decision::Approve, approver, reason, seedApprovers);
+    return decide(id, Decision::Approve, decidesOn, by, reason, seedApprovers);
 }
 
-Result<Discrepancy> Reconciler::reject(qint64 id, const QString &approver, const QString &reason,
+Result<Discrepancy> Reconciler::reject(qint64 id, const DecisionBy &by, const QString &reason,
                                        const QStringList &seedApprovers)
 {
-    return decide(id, Decision::Reject, approver, reason, seedApprovers);
+    return decide(id, Decision::Reject, std::monostate{}, by, reason, seedApprovers);
 }
 
 } // namespace flashstock

@@ -56,17 +56,22 @@ public:
     [[nodiscard]] Result<void> finishAlert(qint64 id, bool delivered);
     /// One discrepancy; InvalidArgument naming `id` if unknown.
     [[nodiscard]] Result<Discrepancy> get(qint64 id);
-    /// Applies a pending correction once (re-checked first if the SKU moved), as a ledgered
-    /// adjustment naming `approver`; then the SKU's gate follows the book (Engine::gateFollowsDecision).
-    /// NotPermitted unless `approver` is on the book's approver policy; `seedApprovers` (the
-    /// data dir's list, seedApprovers()) seeds that policy once while the book has none.
-    /// Four eyes and the decision's record: see DiscrepancyStore::resolve (the origin is
-    /// decisionOrigin()).
-    [[nodiscard]] Result<Discrepancy> approve(qint64 id, const QString &approver, const QString &reason,
-                                              const QStringList &seedApprovers);
-    /// Closes a pending discrepancy without changing stock; the gate follows as after approve.
-    /// NotPermitted as approve.
-    [[nodiscard]] Result<Discrepancy> reject(qint64 id, const QString &approver, const QString &reason,
+    /// Approves pending discrepancy `id` on the correction its approver saw (`decidesOn`,
+    /// the discrepancy's `correction` as it was shown): applied once, exactly, as a ledgered
+    /// adjustment naming `by.operatorName`; then the SKU's gate follows the book
+    /// (Engine::gateFollowsDecision). InvalidArgument (field `seen`) and nothing changes if
+    /// the discrepancy proposes another correction now or the SKU moved since its proposal
+    /// ("the SKU moved; reconcile and decide again": a pass brings the proposal up to date).
+    /// `by` is who decides: the face fills its origin from the OS (decisionOrigin()).
+    /// NotPermitted unless `by.operatorName` is on the book's approver policy; `seedApprovers`
+    /// (the data dir's list, seedApprovers()) seeds that policy once while the book has none.
+    /// Four eyes and the decision's record: see DiscrepancyStore::approve.
+    [[nodiscard]] Result<Discrepancy> approve(qint64 id, const Correction &decidesOn, const DecisionBy &by,
+                                              const QString &reason, const QStringList &seedApprovers);
+    /// Rejects a pending discrepancy without changing stock (see DiscrepancyStore::reject:
+    /// one that pauses its SKU may stay open with another correction proposed); the gate
+    /// follows as after approve. NotPermitted as approve.
+    [[nodiscard]] Result<Discrepancy> reject(qint64 id, const DecisionBy &by, const QString &reason,
                                              const QStringList &seedApprovers);
 
     /// Ledger rows younger than this (ms, database clock) stay in the window of the next pass
@@ -93,8 +98,8 @@ private:
     void giveBack(const QString &sku, const GateToken &token, DiscrepancyKind kind, const QString &why,
                   ReconcileReport &report);
     bool record(const DiscrepancyRow &row, ReconcileReport &report);
-    Result<Discrepancy> decide(qint64 id, Decision decision, const QString &approver, const QString &reason,
-                               const QStringList &seedApprovers);
+    Result<Discrepancy> decide(qint64 id, Decision decision, const Correction &decidesOn, const DecisionBy &by,
+                               const QString &reason, const QStringList &seedApprovers);
 
     Engine &m_engine;
     std::unique_ptr<DiscrepancyStore> m_store;

@@ -202,35 +202,20 @@ public:
     /// correction, rebalance) with `reason`; returns its id (its ledger rows carry `adj:<id>`).
     [[nodiscard]] Result<qint64> recordAdjustment(const QString &sku, const QString &kind, qint64 units,
                                                   const QString &reason);
-    /// What a bucket correction found and did.
-    struct BucketCorrection {
-        enum class Outcome {
-            Applied,       ///< the correction was applied as adjustment `adjustment`
-            AlreadyAgrees, ///< the bucket agrees with `explained` now: nothing applied
-            NotApplicable, ///< the figure to set is not a valid bucket: nothing applied
-        };
-        Outcome outcome = Outcome::NotApplicable;
-        Levels3 found;         ///< the bucket's levels as read inside the transaction
-        qint64 total = 0;      ///< its stored total as read
-        qint64 adjustment = 0; ///< Applied: the adjustment's id
-    };
-    /// A bucket correction's first step (also a rejection's re-check): the bucket locked and
-    /// read; AlreadyAgrees if it is `explained` now, else NotApplicable (the caller decides).
-    /// InvalidArgument if the bucket is unknown.
-    [[nodiscard]] Result<BucketCorrection> readForCorrection(const QString &sku, int bucket, const Levels3 &explained);
-    /// Sets bucket `bucket` of `sku` to `explained` (what its ledger replays to), guarded by
-    /// the levels just read, as an adjustment of kind `correction` with one ADJUST ledger row
-    /// of zero deltas (the ledger already explains the levels) recording before and after.
-    /// NotApplicable if `explained` has a level below zero. InvalidArgument if the bucket is
-    /// unknown; Conflict if it moved between the read and the write.
-    [[nodiscard]] Result<BucketCorrection> restoreBucket(const QString &sku, int bucket, const Levels3 &explained,
-                                                         const QString &reason);
-    /// Accepts bucket `bucket` of `sku` as counted: a `stocktake` adjustment whose ADJUST row
-    /// moves the ledger from `explained` to the bucket's levels (the bucket is not changed).
-    /// NotApplicable if the bucket has a level below zero or does not sum to its total.
-    /// InvalidArgument if the bucket is unknown.
-    [[nodiscard]] Result<BucketCorrection> acceptStocktake(const QString &sku, int bucket, const Levels3 &explained,
-                                                           const QString &reason);
+    /// Locks bucket `bucket` of `sku` for the caller's transaction (PostgreSQL: FOR UPDATE;
+    /// SQLite: BEGIN IMMEDIATE made the transaction the only writer) and reads its levels and
+    /// total; nullopt if there is no such bucket.
+    [[nodiscard]] Result<std::optional<BucketLevels>> lockBucket(const QString &sku, int bucket);
+    /// An approved bucket correction, once the caller has locked the bucket and found it still
+    /// at `found` with its ledger explaining `ledger`: sets the bucket to `target` (its total
+    /// follows) if that differs, and records an adjustment of kind `kind` (`correction` or
+    /// `stocktake`) whose ADJUST row moves what the ledger explains from `ledger` to `target`
+    /// (zero deltas for a restore: the ledger explains the target already), with the bucket's
+    /// levels before and after. Returns the adjustment's id. Conflict if the bucket is no
+    /// longer `found`.
+    [[nodiscard]] Result<qint64> setBucket(const QString &sku, int bucket, const Levels3 &found,
+                                           const Levels3 &ledger, const Levels3 &target, const QString &kind,
+                                           const QString &reason);
     /// Sets `order` from `from` to `to` (version + 1), recorded as an adjustment of `sku` of
     /// kind `correction` and 0 units. Returns the adjustment's id, or nullopt if the order is
     /// no longer `from` (nothing written).
@@ -375,9 +360,6 @@ private:
     /// Moves `delta` available units of one bucket in or out (total follows) for adjustment
     /// `adjustment`, with its ADJUST ledger row. False if the bucket has fewer than -delta.
     Result<bool> adjustBucket(qint64 adjustment, const QString &sku, int bucket, qint64 delta);
-    /// The bucket's levels and total, locked for this transaction (PostgreSQL: FOR UPDATE);
-    /// nullopt if there is no such bucket.
-    Result<std::optional<BucketLevels>> lockBucket(const QString &sku, int bucket);
 
     Database &m_db;
     Actor m_actor;

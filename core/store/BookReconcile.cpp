@@ -14,8 +14,6 @@ namespace {
 
 QVariant nullable(const QString &s) { return s.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(s); }
 
-Levels3 levels3(const BucketLevels &b) { return {b.available, b.locked, b.sold}; }
-
 } // namespace
 
 Result<OrderStatus> Book::fenceOrder(const QString &order, const QString &user, const QString &token)
@@ -92,68 +90,30 @@ Result<std::optional<BucketLevels>> Book::lockBucket(const QString &sku, int buc
     return std::optional<BucketLevels>{levelsFrom(cur->first(), bucket)};
 }
 
-Result<Book::BucketCorrection> Book::readForCorrection(const QString &sku, int bucket, const Levels3 &explained)
+Result<qint64> Book::setBucket(const QString &sku, int bucket, const Levels3 &found, const Levels3 &ledger,
+                               const Levels3 &target, const QString &kind, const QString &reason)
 {
-    auto cur = lockBucket(sku, bucket);
-    if (!cur)
-        return std::unexpected(cur.error());
-    if (!*cur)
-        return fail(ErrorCode::InvalidArgument, u"bucket %1 of %2 does not exist"_s.arg(bucket).arg(sku), u"bucket"_s);
-    BucketCorrection out{BucketCorrection::Outcome::NotApplicable, levels3(**cur), (*cur)->total, 0};
-    if (out.found == explained && out.total == out.found.total())
-        out.outcome = BucketCorrection::Outcome::AlreadyAgrees;
-    return out;
-}
-
-Result<Book::BucketCorrection> Book::restoreBucket(const QString &sku, int bucket, const Levels3 &explained,
-                                                   const QString &reason)
-{
-    auto read = readForCorrection(sku, bucket, explained);
-    if (!read || read->outcome == BucketCorrection::Outcome::AlreadyAgrees)
-        return read;
-    BucketCorrection out = *read;
-    if (!explained.valid())
-        return out;
-    auto upd = m_db.exec(u"UPDATE buckets SET available = ?, locked = ?, sold = ?, total = ? "
-                         u"WHERE sku = ? AND bucket = ? AND available = ? AND locked = ? AND sold = ?"_s,
-                         {explained.available, explained.locked, explained.sold, explained.total(), sku, bucket,
-                          out.found.available, out.found.locked, out.found.sold});
-    if (!upd)
-        return std::unexpected(upd.error());
-    if (upd->affected != 1)
-        return fail(ErrorCode::Conflict, u"bucket %1 of %2 moved during the correction"_s.arg(bucket).arg(sku));
-    auto id = recordAdjustment(sku, u"correction"_s, explained.available - out.found.available, reason);
+    const bool moves = target != found;
+    if (moves) {
+        auto upd = m_db.exec(u"UPDATE buckets SET available = ?, locked = ?, sold = ?, total = ? "
+                             u"WHERE sku = ? AND bucket = ? AND available = ? AND locked = ? AND sold = ?"_s,
+                             {target.available, target.locked, target.sold, target.total(), sku, bucket,
+                              found.available, found.locked, found.sold});
+        if (!upd)
+            return std::unexpected(upd.error());
+        if (upd->affected != 1)
+            return fail(ErrorCode::Conflict, u"bucket %1 of %2 moved during the correction"_s.arg(bucket).arg(sku));
+    }
+    // The bucket's levels before: where it moved from, or (a stocktake, which leaves the
+    // bucket as counted) what the ledger explained.
+    const Levels3 &before = moves ? found : ledger;
+    auto id = recordAdjustment(sku, kind, target.available - before.available, reason);
     if (!id)
         return std::unexpected(id.error());
-    // The ledger already explains the restored levels: the row records the approval and the
-    // levels before and after, with zero deltas, so the replay stays exact.
-    if (auto r = appendLedgerRow(u"adj:%1"_s.arg(*id), u"ADJUST"_s, sku, bucket, {}, Levels3{}, out.found, explained);
-        !r)
+    const Levels3 delta{target.available - ledger.available, target.locked - ledger.locked, target.sold - ledger.sold};
+    if (auto r = appendLedgerRow(u"adj:%1"_s.arg(*id), u"ADJUST"_s, sku, bucket, {}, delta, before, target); !r)
         return std::unexpected(r.error());
-    out.outcome = BucketCorrection::Outcome::Applied;
-    out.adjustment = *id;
-    return out;
-}
-
-Result<Book::BucketCorrection> Book::acceptStocktake(const QString &sku, int bucket, const Levels3 &explained,
-                                                     const QString &reason)
-{
-    auto read = readForCorrection(sku, bucket, explained);
-    if (!read || read->outcome == BucketCorrection::Outcome::AlreadyAgrees)
-        return read;
-    BucketCorrection out = *read;
-    if (!out.found.valid() || out.total != out.found.total())
-        return out;
-    auto id = recordAdjustment(sku, u"stocktake"_s, out.found.available - explained.available, reason);
-    if (!id)
-        return std::unexpected(id.error());
-    const Levels3 delta{out.found.available - explained.available, out.found.locked - explained.locked,
-                        out.found.sold - explained.sold};
-    if (auto r = appendLedgerRow(u"adj:%1"_s.arg(*id), u"ADJUST"_s, sku, bucket, {}, delta, explained, out.found); !r)
-        return std::unexpected(r.error());
-    out.outcome = BucketCorrection::Outcome::Applied;
-    out.adjustment = *id;
-    return out;
+    return *id;
 }
 
 Result<std::optional<qint64>> Book::changeOrderStatus(const QString &order, const QString &sku, OrderStatus from,

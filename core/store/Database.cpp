@@ -20,11 +20,25 @@ using namespace Qt::StringLiterals;
 
 namespace flashstock {
 
+namespace {
+
+/// A libpq conninfo value in single quotes, a backslash before each \ and '.
+QString conninfoQuoted(const QString &value)
+{
+    QString out = value;
+    out.replace(u"\\"_s, u"\\\\"_s).replace(u"'"_s, u"\\'"_s);
+    return u"'"_s + out + u"'"_s;
+}
+
+} // namespace
+
 QSqlDatabase addPostgresConnection(const DbUrl &url, const QString &name, const QString &applicationName)
 {
     QSqlDatabase db = QSqlDatabase::addDatabase(u"QPSQL"_s, name);
-    db.setHostName(url.host);
-    db.setPort(url.port);
+    // Several servers: libpq takes `host` and `port` as lists and tries them in turn.
+    db.setHostName(url.hostList());
+    if (url.hosts.size() == 1)
+        db.setPort(url.hosts.constFirst().port);
     db.setUserName(url.user);
     db.setPassword(url.password);
     db.setDatabaseName(url.database);
@@ -33,8 +47,18 @@ QSqlDatabase addPostgresConnection(const DbUrl &url, const QString &name, const 
     // cached while a table was empty (its default after five runs of a prepared statement)
     // stays a sequential scan of it until the next ANALYZE; the existing-orders look-up of
     // every batch paid 9-12 ms that way at 18 000 orders.
-    db.setConnectOptions(u"connect_timeout=5;application_name=%1;options='-c plan_cache_mode=force_custom_plan'"_s.arg(
-        applicationName));
+    QString sessionOptions = u"-c plan_cache_mode=force_custom_plan"_s;
+    if (const auto theirs = url.parameter(u"options"_s))
+        sessionOptions += u' ' + *theirs;
+    QStringList options{u"connect_timeout="_s + url.parameter(u"connect_timeout"_s).value_or(u"5"_s),
+                        u"application_name="_s + conninfoQuoted(url.parameter(u"application_name"_s).value_or(applicationName)),
+                        u"options="_s + conninfoQuoted(sessionOptions)};
+    if (url.hosts.size() > 1)
+        options << u"port="_s + url.portList();
+    for (const auto &[key, value] : url.parameters)
+        if (key != u"connect_timeout"_s && key != u"application_name"_s && key != u"options"_s)
+            options << key + u'=' + conninfoQuoted(value);
+    db.setConnectOptions(options.join(u';'));
     return db;
 }
 

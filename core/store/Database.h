@@ -53,12 +53,14 @@ public:
     virtual bool failOrder(const QString &order) { Q_UNUSED(order); return false; }
 };
 
-/// Adds a QtSql connection named `name` to the PostgreSQL database of `url` (host, port,
-/// user, password, database; a 5 s connect timeout, `applicationName` as libpq's
-/// application_name, and plan_cache_mode=force_custom_plan: prepared statements are planned
-/// afresh on each run, never by a generic plan cached while the book was young), not opened
-/// yet. The one place a PostgreSQL session is described; the caller opens it, uses it on its
-/// own thread and removes it (QSqlDatabase::removeDatabase).
+/// Adds a QtSql connection named `name` to the PostgreSQL database of `url` (its servers,
+/// user, password, database and libpq parameters; a 5 s connect timeout unless the URL sets
+/// one, `applicationName` as libpq's application_name unless the URL sets one, and
+/// plan_cache_mode=force_custom_plan before the URL's own `options`: prepared statements are
+/// planned afresh on each run, never by a generic plan cached while the book was young), not
+/// opened yet. With several servers libpq tries them in turn for the one `target_session_attrs`
+/// asks for (read-write: the primary). The one place a PostgreSQL session is described; the
+/// caller opens it, uses it on its own thread and removes it (QSqlDatabase::removeDatabase).
 QSqlDatabase addPostgresConnection(const DbUrl &url, const QString &name,
                                    const QString &applicationName = QStringLiteral("flashstock"));
 

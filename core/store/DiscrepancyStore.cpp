@@ -6,6 +6,8 @@
 #include "store/Database.h"
 #include "store/LedgerWindow.h"
 
+#include <QHash>
+
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
@@ -22,30 +24,75 @@ QVariant nullableInt(const std::optional<qint64> &v)
 const QString kColumns = u"id, kind, sku, bucket, order_id, token, status, delta, gate_value, book_value, ledger_value, "
                          u"proposal, detail, detected_at, resolved_by, reason, correction, pauses, found_available, "
                          u"found_locked, found_sold, target_available, target_locked, target_sold, dkey, status_from, "
-                         u"status_to, payment_ref, breaks, resolved_at, figure"_s;
+                         u"status_to, payment_ref, breaks, resolved_at, orders_locked, orders_sold, set_available, "
+                         u"set_locked, set_sold, found_total, figure"_s;
 
-/// The correction's columns: correction (its word), found_* and target_* (a bucket
-/// correction's found and ledger levels), status_from and status_to, payment_ref.
+/// The figure column's word: empty (never NULL) for none.
+QString figureWord(DiscrepancyFigure figure)
+{
+    return figure == DiscrepancyFigure::None ? u""_s : discrepancyFigureName(figure);
+}
+
+/// PostgreSQL: the advisory lock recorders take (insert), one at a time.
+constexpr qint64 kRecordLock = 7305012;
+
+/// The correction's and the finding's columns: correction (its word), found_* and target_*
+/// (the bucket as found and what its ledger explained), orders_* (what its orders held),
+/// set_* (the levels a MatchOrders sets), status_from and status_to, payment_ref.
 struct CorrectionColumns {
     std::optional<Levels3> found;
     std::optional<Levels3> target;
+    std::optional<Levels3> set;
+    std::optional<qint64> total, ordersLocked, ordersSold;
     QString statusFrom, statusTo, payment;
+
+    /// Binds for `correction, found_available, found_locked, found_sold, target_available,
+    /// target_locked, target_sold, found_total, orders_locked, orders_sold, set_available,
+    /// set_locked, set_sold, status_from, status_to, payment_ref`, `word` first.
+    QVariantList binds(const QString &word) const
+    {
+        QVariantList out{nullable(word)};
+        for (const std::optional<Levels3> &l : {found, target})
+            out << part(l, &Levels3::available) << part(l, &Levels3::locked) << part(l, &Levels3::sold);
+        out << nullableInt(total) << nullableInt(ordersLocked) << nullableInt(ordersSold);
+        out << part(set, &Levels3::available) << part(set, &Levels3::locked) << part(set, &Levels3::sold);
+        out << nullable(statusFrom) << nullable(statusTo) << nullable(payment);
+        return out;
+    }
+
+private:
+    static QVariant part(const std::optional<Levels3> &l, qint64 Levels3::*level)
+    {
+        return nullableInt(l ? std::optional((*l).*level) : std::nullopt);
+    }
 };
 
-CorrectionColumns columnsOf(const Correction &c)
+/// The columns binds() fills, in its order.
+const QString kCorrectionColumns =
+    u"correction, found_available, found_locked, found_sold, target_available, target_locked, target_sold, "
+    u"found_total, orders_locked, orders_sold, set_available, set_locked, set_sold, status_from, status_to, "
+    u"payment_ref"_s;
+
+CorrectionColumns columnsOf(const Correction &c, const std::optional<BucketFigures> &figures)
 {
     CorrectionColumns out;
-    if (const auto *r = std::get_if<RestoreBucket>(&c)) {
-        out.found = r->found;
-        out.target = r->ledger;
-    } else if (const auto *t = std::get_if<AcceptStocktake>(&c)) {
-        out.found = t->found;
-        out.target = t->ledger;
+    if (const auto seen = bucketSeen(c)) {
+        out.found = seen->found;
+        out.target = seen->ledger;
+        if (std::holds_alternative<MatchOrders>(c))
+            out.set = seen->target;
     } else if (const auto *o = std::get_if<ChangeOrderStatus>(&c)) {
         out.statusFrom = orderStatusName(o->from);
         out.statusTo = orderStatusName(o->to);
     } else if (const auto *f = std::get_if<RecordRefund>(&c)) {
         out.payment = f->payment;
+    }
+    if (figures) {
+        out.found = figures->found;
+        out.target = figures->ledger;
+        out.total = figures->total;
+        out.ordersLocked = figures->ordersLocked;
+        out.ordersSold = figures->ordersSold;
     }
     return out;
 }
@@ -62,11 +109,13 @@ std::optional<Levels3> levelsAt(const QVariantList &r, int column)
 Correction correctionFrom(const QVariantList &r)
 {
     const QString word = r.at(16).toString();
-    const std::optional<Levels3> found = levelsAt(r, 18), target = levelsAt(r, 21);
+    const std::optional<Levels3> found = levelsAt(r, 18), target = levelsAt(r, 21), set = levelsAt(r, 32);
     if (word == u"restore"_s && found && target)
         return RestoreBucket{*found, *target};
     if (word == u"stocktake"_s && found && target)
         return AcceptStocktake{*found, *target};
+    if (word == u"match_orders"_s && found && target && set)
+        return MatchOrders{*found, *target, *set};
     if (word == u"order_status"_s) {
         const auto from = orderStatusFromName(r.at(25).toString()), to = orderStatusFromName(r.at(26).toString());
         if (from && to)
@@ -75,6 +124,28 @@ Correction correctionFrom(const QVariantList &r)
     if (word == u"refund"_s && !r.at(27).toString().isEmpty())
         return RecordRefund{r.at(27).toString()};
     return std::monostate{};
+}
+
+/// A finding about a bucket (I1, I2, I4) as opposed to one about an order or a payment.
+bool aboutBucket(const Discrepancy &d)
+{
+    return d.order.isEmpty() && d.bucket >= 0
+        && (d.kind == DiscrepancyKind::BrokenBucket || d.kind == DiscrepancyKind::LedgerMismatch
+            || d.kind == DiscrepancyKind::OrderLedgerMismatch);
+}
+
+/// The bucket figures stored in row `r`. Rows of earlier releases: orders unknown (-1), and
+/// the total the levels' sum unless the finding was of I1 (unknown: -1).
+std::optional<BucketFigures> figuresFrom(const QVariantList &r, const Discrepancy &d)
+{
+    const std::optional<Levels3> found = levelsAt(r, 18), ledger = levelsAt(r, 21);
+    if (!aboutBucket(d) || !found || !ledger)
+        return std::nullopt;
+    const bool ordersKnown = !r.at(30).isNull() && !r.at(31).isNull();
+    const qint64 total = !r.at(35).isNull()                     ? i64(r.at(35))
+                         : d.kind == DiscrepancyKind::BrokenBucket ? -1
+                                                                   : found->total();
+    return BucketFigures{*found, total, *ledger, ordersKnown ? i64(r.at(30)) : -1, ordersKnown ? i64(r.at(31)) : -1};
 }
 
 DiscrepancyRow rowFrom(const QVariantList &r)
@@ -100,10 +171,37 @@ DiscrepancyRow rowFrom(const QVariantList &r)
     d.correction = correctionFrom(r);
     d.breaks = Invariants::fromInt(int(i64(r.at(28))));
     d.resolvedAtMs = i64(r.at(29));
-    d.figure = discrepancyFigureFromName(r.at(30).toString());
+    d.figures = figuresFrom(r, d);
+    d.figure = discrepancyFigureFromName(r.at(36).toString());
     row.pauses = i64(r.at(17)) != 0;
     row.key = r.at(24).toString();
     return row;
+}
+
+DecisionRecord decisionFrom(const QVariantList &row, int at)
+{
+    DecisionRecord d;
+    d.decision = row.at(at).toString() == u"reject"_s ? Decision::Reject : Decision::Approve;
+    d.operatorName = row.at(at + 1).toString();
+    d.osUser = row.at(at + 2).toString();
+    d.host = row.at(at + 3).toString();
+    d.dbRole = row.at(at + 4).toString();
+    d.reason = row.at(at + 5).toString();
+    d.applied = row.at(at + 6).toInt() != 0;
+    d.atMs = i64(row.at(at + 7));
+    d.seen = row.at(at + 8).toString();
+    return d;
+}
+
+const QString kDecisionColumns = u"decision, operator, os_user, host, db_role, reason, applied, decided_at, seen"_s;
+
+/// "the SKU moved; reconcile and decide again", with what moved.
+std::unexpected<Error> moved(qint64 id, const QString &what)
+{
+    return fail(ErrorCode::InvalidArgument,
+                u"seen: the SKU moved; reconcile and decide again (discrepancy %1: %2); nothing changed"_s.arg(id).arg(
+                    what),
+                u"seen"_s);
 }
 
 } // namespace
@@ -116,29 +214,91 @@ DiscrepancyStore::DiscrepancyStore(Database &db)
 Result<std::optional<qint64>> DiscrepancyStore::insert(const DiscrepancyRow &row)
 {
     const Discrepancy &d = row.d;
-    const CorrectionColumns c = columnsOf(d.correction);
-    auto part = [](const std::optional<Levels3> &l, qint64 Levels3::*level) {
-        return nullableInt(l ? std::optional((*l).*level) : std::nullopt);
-    };
-    auto r = m_db.exec(
-        u"INSERT INTO discrepancies (dkey, kind, sku, bucket, order_id, token, status, delta, gate_value, book_value, "
-        u"ledger_value, correction, found_available, found_locked, found_sold, target_available, target_locked, "
-        u"target_sold, status_from, status_to, payment_ref, breaks, pauses, proposal, detail, figure, detected_at) "
-        u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %1) "
-        u"ON CONFLICT DO NOTHING RETURNING id"_s.arg(m_db.nowMsExpr()),
-        {row.key, discrepancyKindName(d.kind), d.sku, d.bucket, nullable(d.order), nullable(d.token),
-         discrepancyStatusName(d.status), d.delta, d.gateValue, d.bookValue, d.ledgerValue,
-         nullable(correctionWord(d.correction)), part(c.found, &Levels3::available), part(c.found, &Levels3::locked),
-         part(c.found, &Levels3::sold), part(c.target, &Levels3::available), part(c.target, &Levels3::locked),
-         part(c.target, &Levels3::sold), nullable(c.statusFrom), nullable(c.statusTo), nullable(c.payment),
-         qint64(d.breaks.toInt()), row.pauses ? 1 : 0, d.proposal.isEmpty() ? u""_s : d.proposal,
-         d.detail.isEmpty() ? u""_s : d.detail,
-         d.figure == DiscrepancyFigure::None ? u""_s : discrepancyFigureName(d.figure)});
+    return m_db.write<std::optional<qint64>>([&](Transaction &) -> Result<std::optional<qint64>> {
+        if (m_db.dialect() == Dialect::Postgres)
+            if (auto r = m_db.exec(u"SELECT pg_advisory_xact_lock(%1)"_s.arg(kRecordLock)); !r)
+                return std::unexpected(r.error());
+        // Known: a heal or a waiting discrepancy holds the key; a bucket finding whose bucket
+        // has a discrepancy waiting updates that one.
+        auto known = d.figures
+            ? select(u"WHERE status = 'pending_approval' AND sku = ? AND bucket = ? AND order_id IS NULL "
+                     u"AND kind IN ('broken_bucket', 'ledger_mismatch', 'order_ledger_mismatch') ORDER BY id DESC"_s,
+                     {d.sku, d.bucket})
+            : select(u"WHERE dkey = ? AND status IN ('auto_fixed', 'pending_approval')"_s, {row.key});
+        if (!known)
+            return std::unexpected(known.error());
+        if (!known->isEmpty()) {
+            if (d.figures)
+                if (auto r = refresh(known->first().id, row); !r)
+                    return std::unexpected(r.error());
+            return std::optional<qint64>{};
+        }
+        const QVariantList correction = columnsOf(d.correction, d.figures).binds(correctionWord(d.correction));
+        auto r = m_db.exec(
+            u"INSERT INTO discrepancies (dkey, kind, sku, bucket, order_id, token, status, delta, gate_value, "
+            u"book_value, ledger_value, breaks, pauses, proposal, detail, figure, detected_at, %1) "
+            u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %2, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            u"ON CONFLICT DO NOTHING RETURNING id"_s.arg(kCorrectionColumns, m_db.nowMsExpr()),
+            QVariantList{row.key, discrepancyKindName(d.kind), d.sku, d.bucket, nullable(d.order), nullable(d.token),
+                         discrepancyStatusName(d.status), d.delta, d.gateValue, d.bookValue, d.ledgerValue,
+                         qint64(d.breaks.toInt()), row.pauses ? 1 : 0, d.proposal.isEmpty() ? u""_s : d.proposal,
+                         d.detail.isEmpty() ? u""_s : d.detail, figureWord(d.figure)}
+                + correction);
+        if (!r)
+            return std::unexpected(r.error());
+        if (r->isEmpty())
+            return std::optional<qint64>{};
+        return std::optional<qint64>{i64(r->first().at(0))};
+    });
+}
+
+Result<void> DiscrepancyStore::refresh(qint64 id, const DiscrepancyRow &found)
+{
+    // Its row first: a decision under way finishes before this reads it, and one that
+    // decided it leaves it as decided (this finding is then the next pass's to make again).
+    auto lock = m_db.exec(u"UPDATE discrepancies SET status = status WHERE id = ? AND status = 'pending_approval'"_s,
+                          {id});
+    if (!lock)
+        return std::unexpected(lock.error());
+    if (lock->affected != 1)
+        return {};
+    auto read = get(id);
+    if (!read)
+        return std::unexpected(read.error());
+    const Discrepancy &pending = (*read)->d;
+    const Discrepancy &f = found.d;
+    // The kind of correction proposed now (a rejection may have chosen it) where it still
+    // applies to what was found; else the one the finding proposes.
+    Correction next = f.correction;
+    for (const Correction &c : bucketCorrections(*f.figures))
+        if (correctionWord(c) == correctionWord(pending.correction))
+            next = c;
+    if (next == pending.correction && pending.figures == f.figures && pending.kind == f.kind)
+        return {};
+    const QString proposal = std::holds_alternative<std::monostate>(next) ? f.proposal
+                                                                          : bucketProposal(f.sku, f.bucket, next);
+    if (auto r = writeProposal(id, next, f.figures, proposal); !r)
+        return r;
+    auto r = m_db.exec(u"UPDATE discrepancies SET kind = ?, breaks = ?, delta = ?, book_value = ?, ledger_value = ?, "
+                       u"figure = ?, detail = ? WHERE id = ?"_s,
+                       {discrepancyKindName(f.kind), qint64(f.breaks.toInt()), f.delta, f.bookValue, f.ledgerValue,
+                        figureWord(f.figure), pending.detail + u"; found again (the proposal follows): "_s + f.detail, id});
     if (!r)
         return std::unexpected(r.error());
-    if (r->isEmpty())
-        return std::optional<qint64>{};
-    return std::optional<qint64>{i64(r->first().at(0))};
+    return {};
+}
+
+Result<void> DiscrepancyStore::writeProposal(qint64 id, const Correction &correction,
+                                             const std::optional<BucketFigures> &figures, const QString &proposal)
+{
+    QString set;
+    for (const QString &column : kCorrectionColumns.split(u", "_s))
+        set += column + u" = ?, "_s;
+    auto r = m_db.exec(u"UPDATE discrepancies SET %1proposal = ? WHERE id = ?"_s.arg(set),
+                       columnsOf(correction, figures).binds(correctionWord(correction)) + QVariantList{proposal, id});
+    if (!r)
+        return std::unexpected(r.error());
+    return {};
 }
 
 Result<QList<Discrepancy>> DiscrepancyStore::select(const QString &whereAndOrder, const QVariantList &args)
@@ -158,14 +318,10 @@ Result<QList<Discrepancy>> DiscrepancyStore::list(std::optional<DiscrepancyStatu
                          : select(u"ORDER BY id DESC"_s, {});
     if (!listed)
         return listed;
-    // The decisions of those still waiting (a first approval of two shows there).
-    for (Discrepancy &d : *listed)
-        if (d.status == DiscrepancyStatus::PendingApproval) {
-            auto made = decisions(d.id);
-            if (!made)
-                return std::unexpected(made.error());
-            d.decisions = *made;
-        }
+    // With their decisions: a first approval of two shows on a pending one, both approvers
+    // on an approved one.
+    if (auto r = attachDecisions(*listed); !r)
+        return std::unexpected(r.error());
     return listed;
 }
 
@@ -249,186 +405,180 @@ Result<int> DiscrepancyStore::pendingCount()
     return int(i64(r->first().at(0)));
 }
 
-namespace {
 
-/// Said when the bucket or its ledger moved since the proposal: what is applied is what the
-/// re-check found, not the proposal's figures.
-QString recheckNote(const Levels3 &proposedFound, const Levels3 &proposedLedger, const Book::BucketCorrection &now,
-                    const Levels3 &ledgerNow)
+Result<void> DiscrepancyStore::requireUnmoved(const Discrepancy &d)
 {
-    const bool moved = proposedFound != now.found || proposedLedger != ledgerNow;
-    return moved ? u"re-checked (the SKU moved since the proposal): "_s : QString();
-}
-
-/// Applies a correction through the book, inside the decision's transaction, and says what
-/// it did. Re-checked first: a bucket is read again and its ledger replayed now.
-struct Apply {
-    Book &book;
-    LedgerWatermark &watermark;
-    const Discrepancy &d;
-    QString reason;       ///< for the adjustment: the approver's (it names the discrepancy itself)
-    QString refundReason; ///< for the refund record: "approved by <approver>: <reason>"
-    qint64 *adjustment;   ///< set to the adjustment applied, if any
-
-    Result<QString> operator()(std::monostate) const
-    {
-        return fail(ErrorCode::InvalidArgument,
-                    u"id: discrepancy %1 proposes no correction to apply; reject it"_s.arg(d.id), u"id"_s);
-    }
-
-    Result<QString> operator()(const RestoreBucket &c) const
-    {
-        return correctBucket(c.found, c.ledger, &Book::restoreBucket,
-                             [&](const Book::BucketCorrection &, const Levels3 &ledger) {
-                                 return u"id: re-check: the ledger of %1 bucket %2 replays to %3, not a valid bucket; "
-                                        u"reject this and count the stock"_s.arg(d.sku).arg(d.bucket).arg(
-                                            levelsText(ledger));
-                             },
-                             [&](const Book::BucketCorrection &done, const Levels3 &ledger) {
-                                 return u"restored %1 bucket %2 from %3 to %4 (available/locked/sold), adjustment %5"_s
-                                     .arg(d.sku)
-                                     .arg(d.bucket)
-                                     .arg(levelsText(done.found), levelsText(ledger))
-                                     .arg(done.adjustment);
-                             });
-    }
-
-    Result<QString> operator()(const AcceptStocktake &c) const
-    {
-        return correctBucket(c.found, c.ledger, &Book::acceptStocktake,
-                             [&](const Book::BucketCorrection &done, const Levels3 &) {
-                                 return u"id: re-check: %1 bucket %2 is %3 of total %4, not a figure to accept; "
-                                        u"reject this"_s.arg(d.sku).arg(d.bucket).arg(levelsText(done.found)).arg(
-                                            done.total);
-                             },
-                             [&](const Book::BucketCorrection &done, const Levels3 &ledger) {
-                                 return u"accepted the counted %1 bucket %2 of %3 (the ledger explained %4), "
-                                        u"adjustment %5"_s.arg(d.sku)
-                                     .arg(d.bucket)
-                                     .arg(levelsText(done.found), levelsText(ledger))
-                                     .arg(done.adjustment);
-                             });
-    }
-
-    Result<QString> operator()(const ChangeOrderStatus &c) const
-    {
-        auto done = book.changeOrderStatus(d.order, d.sku, c.from, c.to, reason);
-        if (!done)
-            return std::unexpected(done.error());
-        if (!*done)
-            return u"re-checked: order %1 is no longer %2; nothing applied"_s.arg(d.order, orderStatusName(c.from));
-        *adjustment = **done;
-        return u"order %1 set from %2 to %3 as its ledger explains, adjustment %4"_s
-            .arg(d.order, orderStatusName(c.from), orderStatusName(c.to))
-            .arg(**done);
-    }
-
-    Result<QString> operator()(const RecordRefund &c) const
-    {
-        if (auto done = book.recordRefund(d.order, c.payment, refundReason); !done)
-            return std::unexpected(done.error());
-        return u"refund of payment %1 on order %2 recorded"_s.arg(c.payment, d.order);
-    }
-
-    /// A bucket correction: `primitive` with the ledger replayed now; `notApplicable` and
-    /// `applied` word the outcome.
-    template <typename NotApplicable, typename Applied>
-    Result<QString> correctBucket(const Levels3 &proposedFound, const Levels3 &proposedLedger,
-                                  Result<Book::BucketCorrection> (Book::*primitive)(const QString &, int,
-                                                                                    const Levels3 &, const QString &),
-                                  NotApplicable notApplicable, Applied applied) const
-    {
-        auto ledger = watermark.replay(d.sku, d.bucket);
+    Book book(m_db, Actor{});
+    if (const auto seen = bucketSeen(d.correction)) {
+        // The bucket first (locked until the decision commits), then its ledger: a row that
+        // commits in between has moved the bucket too, and is seen as a move.
+        auto cur = book.lockBucket(d.sku, d.bucket);
+        if (!cur)
+            return std::unexpected(cur.error());
+        if (!*cur)
+            return fail(ErrorCode::InvalidArgument, u"id: bucket %1 of %2 does not exist"_s.arg(d.bucket).arg(d.sku),
+                        u"id"_s);
+        auto ledger = LedgerWatermark(m_db).replay(d.sku, d.bucket);
         if (!ledger)
             return std::unexpected(ledger.error());
-        auto done = (book.*primitive)(d.sku, d.bucket, *ledger, reason);
-        if (!done)
-            return std::unexpected(done.error());
-        const QString recheck = recheckNote(proposedFound, proposedLedger, *done, *ledger);
-        switch (done->outcome) {
-        case Book::BucketCorrection::Outcome::AlreadyAgrees:
-            return recheck + u"nothing to apply: the bucket agrees with its ledger now"_s;
-        case Book::BucketCorrection::Outcome::NotApplicable:
-            return fail(ErrorCode::InvalidArgument, notApplicable(*done, *ledger), u"id"_s);
-        case Book::BucketCorrection::Outcome::Applied: break;
-        }
-        *adjustment = done->adjustment;
-        return recheck + applied(*done, *ledger);
+        const Levels3 now{(*cur)->available, (*cur)->locked, (*cur)->sold};
+        // A count is accepted only as it summed to its total.
+        const bool counted = seen->target != seen->found || (*cur)->total == now.total();
+        if (now != seen->found || *ledger != seen->ledger || !counted)
+            return moved(d.id, u"%1 bucket %2 is %3 of total %4 and its ledger explains %5; the proposal was made on "
+                               u"%6 and %7"_s.arg(d.sku)
+                                   .arg(d.bucket)
+                                   .arg(levelsText(now))
+                                   .arg((*cur)->total)
+                                   .arg(levelsText(*ledger), levelsText(seen->found), levelsText(seen->ledger)));
+        return {};
     }
-};
+    if (const auto *c = std::get_if<ChangeOrderStatus>(&d.correction)) {
+        auto status = book.orderStatus(d.order);
+        if (!status)
+            return std::unexpected(status.error());
+        if (*status != c->from)
+            return moved(d.id, u"order %1 is %2 now, not %3"_s.arg(d.order,
+                                                                   *status ? orderStatusName(**status) : u"gone"_s,
+                                                                   orderStatusName(c->from)));
+        return {};
+    }
+    if (std::holds_alternative<std::monostate>(d.correction))
+        return fail(ErrorCode::InvalidArgument,
+                    u"id: discrepancy %1 proposes no correction to apply; reject it"_s.arg(d.id), u"id"_s);
+    return {};
+}
 
-} // namespace
-
-Result<QString> DiscrepancyStore::apply(const DiscrepancyRow &row, const QString &approver, const QString &reason,
+Result<QString> DiscrepancyStore::apply(const Discrepancy &d, const QString &approver, const QString &reason,
                                         const QString &source)
 {
     Book book(m_db, Actor{approver, source});
-    LedgerWatermark watermark(m_db);
     qint64 adjustment = 0;
-    auto applied = std::visit(Apply{book, watermark, row.d, reason,
-                                    u"approved by %1: %2"_s.arg(approver, reason), &adjustment},
-                              row.d.correction);
-    if (applied && adjustment > 0)
-        if (auto linked = book.linkAdjustment(adjustment, row.d.id); !linked)
+    QString done;
+    if (const auto seen = bucketSeen(d.correction)) {
+        const bool counted = std::holds_alternative<AcceptStocktake>(d.correction);
+        auto id = book.setBucket(d.sku, d.bucket, seen->found, seen->ledger, seen->target,
+                                 counted ? u"stocktake"_s : u"correction"_s, reason);
+        if (!id)
+            return std::unexpected(id.error());
+        adjustment = *id;
+        done = counted ? u"accepted the counted %1 bucket %2 of %3 (the ledger explained %4), adjustment %5"_s
+                       : u"set %1 bucket %2 from %3 to %6 (the ledger explained %4), adjustment %5"_s;
+        done = done.arg(d.sku)
+                   .arg(d.bucket)
+                   .arg(levelsText(seen->found), levelsText(seen->ledger))
+                   .arg(adjustment)
+                   .arg(levelsText(seen->target));
+    } else if (const auto *c = std::get_if<ChangeOrderStatus>(&d.correction)) {
+        auto changed = book.changeOrderStatus(d.order, d.sku, c->from, c->to, reason);
+        if (!changed)
+            return std::unexpected(changed.error());
+        if (!*changed)
+            return moved(d.id, u"order %1 is no longer %2"_s.arg(d.order, orderStatusName(c->from)));
+        adjustment = **changed;
+        done = u"order %1 set from %2 to %3 as its ledger explains, adjustment %4"_s
+                   .arg(d.order, orderStatusName(c->from), orderStatusName(c->to))
+                   .arg(adjustment);
+    } else if (const auto *f = std::get_if<RecordRefund>(&d.correction)) {
+        if (auto r = book.recordRefund(d.order, f->payment, u"approved by %1: %2"_s.arg(approver, reason)); !r)
+            return std::unexpected(r.error());
+        done = u"refund of payment %1 on order %2 recorded"_s.arg(f->payment, d.order);
+    } else {
+        return fail(ErrorCode::InvalidArgument,
+                    u"id: discrepancy %1 proposes no correction to apply; reject it"_s.arg(d.id), u"id"_s);
+    }
+    if (adjustment > 0)
+        if (auto linked = book.linkAdjustment(adjustment, d.id); !linked)
             return std::unexpected(linked.error());
-    return applied;
+    return done;
 }
 
-Result<QString> DiscrepancyStore::reject(const DiscrepancyRow &row, const QString &approver, const QString &source)
+Result<QString> DiscrepancyStore::reopenOrClose(const DiscrepancyRow &row, const QString &approver,
+                                                const QString &source)
 {
     const Discrepancy &d = row.d;
-    if (d.kind != DiscrepancyKind::BrokenBucket && d.kind != DiscrepancyKind::LedgerMismatch)
+    if (!row.pauses)
+        return u"stock untouched"_s;
+    const auto reopen = [&](const QString &said) -> Result<QString> {
+        auto r = m_db.exec(u"UPDATE discrepancies SET status = 'pending_approval', resolved_at = NULL, "
+                           u"resolved_by = NULL, reason = NULL WHERE id = ?"_s,
+                           {d.id});
+        if (!r)
+            return std::unexpected(r.error());
+        return said;
+    };
+    if (const auto *c = std::get_if<ChangeOrderStatus>(&d.correction)) {
+        auto status = Book(m_db, Actor{approver, source}).orderStatus(d.order);
+        if (!status)
+            return std::unexpected(status.error());
+        if (*status != c->from)
+            return u"stock untouched; order %1 is no longer %2"_s.arg(d.order, orderStatusName(c->from));
+        return reopen(u"order %1 is still %2 where its ledger explains %3, so this stays open and %4 paused; the "
+                      u"correction stays proposed: %5"_s.arg(d.order, orderStatusName(c->from),
+                                                              orderStatusName(c->to), d.sku, d.proposal));
+    }
+    if (!aboutBucket(d))
         return u"stock untouched"_s;
     Book book(m_db, Actor{approver, source});
-    LedgerWatermark watermark(m_db);
-    auto ledger = watermark.replay(d.sku, d.bucket);
+    auto cur = book.lockBucket(d.sku, d.bucket);
+    if (!cur)
+        return std::unexpected(cur.error());
+    if (!*cur)
+        return u"stock untouched; bucket %1 of %2 is gone"_s.arg(d.bucket).arg(d.sku);
+    auto ledger = LedgerWatermark(m_db).replay(d.sku, d.bucket);
     if (!ledger)
         return std::unexpected(ledger.error());
-    auto now = book.readForCorrection(d.sku, d.bucket, *ledger);
-    if (!now)
-        return std::unexpected(now.error());
-    if (now->outcome == Book::BucketCorrection::Outcome::AlreadyAgrees)
+    // The bucket as it is now. What its orders hold moved with its ledger rows since: only
+    // order rows move locked and sold while the bucket waits on this one discrepancy.
+    BucketFigures now{Levels3{(*cur)->available, (*cur)->locked, (*cur)->sold}, (*cur)->total, *ledger, -1, -1};
+    if (d.figures && d.figures->ordersLocked >= 0 && d.figures->ordersSold >= 0) {
+        now.ordersLocked = d.figures->ordersLocked + ledger->locked - d.figures->ledger.locked;
+        now.ordersSold = d.figures->ordersSold + ledger->sold - d.figures->ledger.sold;
+    }
+    if (now.agree())
         return u"stock untouched; the bucket agrees with its ledger now"_s;
-    // Still disagreeing: open again, the SKU stays paused. The other correction, where it
-    // applies to the bucket as it is now; else the same one, re-read.
-    const bool countable = now->found.valid() && now->total == now->found.total();
-    Correction next = std::monostate{};
-    if (std::holds_alternative<RestoreBucket>(d.correction) && countable)
-        next = AcceptStocktake{now->found, *ledger};
-    else if (ledger->valid())
-        next = RestoreBucket{now->found, *ledger};
-    else if (countable)
-        next = AcceptStocktake{now->found, *ledger};
-    QString proposal = bucketProposal(d.sku, d.bucket, next);
-    if (proposal.isEmpty())
-        proposal = d.proposal;
-    const CorrectionColumns c = columnsOf(next);
-    auto part = [](const std::optional<Levels3> &l, qint64 Levels3::*level) {
-        return nullableInt(l ? std::optional((*l).*level) : std::nullopt);
-    };
-    auto reopened = m_db.exec(
-        u"UPDATE discrepancies SET status = 'pending_approval', resolved_at = NULL, resolved_by = NULL, reason = NULL, "
-        u"correction = ?, found_available = ?, found_locked = ?, found_sold = ?, target_available = ?, "
-        u"target_locked = ?, target_sold = ?, proposal = ? WHERE id = ?"_s,
-        {nullable(correctionWord(next)), part(c.found, &Levels3::available), part(c.found, &Levels3::locked),
-         part(c.found, &Levels3::sold), part(c.target, &Levels3::available), part(c.target, &Levels3::locked),
-         part(c.target, &Levels3::sold), proposal, d.id});
-    if (!reopened)
-        return std::unexpected(reopened.error());
-    return u"the bucket still disagrees with its ledger (%1 against %2), so this stays open and %3 paused; "
-           u"now proposed: %4"_s.arg(levelsText(now->found), levelsText(*ledger), d.sku, proposal);
+    // Still disagreeing: open again, the SKU stays paused, proposing the correction after
+    // the rejected one (the same if no other applies).
+    const QList<Correction> choices = bucketCorrections(now);
+    Correction next = choices.isEmpty() ? Correction(std::monostate{}) : choices.first();
+    for (qsizetype i = 0; i < choices.size(); ++i)
+        if (correctionWord(choices.at(i)) == correctionWord(d.correction))
+            next = choices.at((i + 1) % choices.size());
+    const QString proposal = std::holds_alternative<std::monostate>(next) ? noBucketCorrection()
+                                                                          : bucketProposal(d.sku, d.bucket, next);
+    if (auto r = writeProposal(d.id, next, now, proposal); !r)
+        return std::unexpected(r.error());
+    const QString why = correctionWord(next) == correctionWord(d.correction) && choices.size() == 1
+        ? u" (no other correction leaves a valid bucket whose locked and sold its orders agree with)"_s
+        : QString();
+    return reopen(u"the bucket still disagrees (%1 of total %2, its ledger explains %3), so this stays open and %4 "
+                  u"paused; now proposed: %5%6"_s.arg(levelsText(now.found))
+                      .arg(now.total)
+                      .arg(levelsText(*ledger), d.sku, proposal, why));
+}
+
+Result<Signer> DiscrepancyStore::signerOf(const DecisionBy &by)
+{
+    Signer s{by.operatorName, by.origin.osUser, by.origin.host, {}};
+    if (m_db.dialect() == Dialect::Postgres) {
+        auto role = m_db.exec(u"SELECT current_user"_s);
+        if (!role)
+            return std::unexpected(role.error());
+        s.dbRole = role->first().at(0).toString();
+    }
+    return s;
 }
 
 Result<void> DiscrepancyStore::recordDecision(qint64 id, Decision decision, const DecisionBy &by,
-                                             const QString &reason, bool applied)
+                                             const QString &reason, bool applied, const QString &seen)
 {
     // The database role as the server knows it (PostgreSQL), not as the caller says.
     const QString role = m_db.dialect() == Dialect::Postgres ? u"current_user"_s : u"NULL"_s;
     auto r = m_db.exec(u"INSERT INTO discrepancy_decisions (discrepancy_id, decision, operator, os_user, host, db_role, "
-                       u"reason, applied, decided_at) VALUES (?, ?, ?, ?, ?, %1, ?, ?, %2)"_s.arg(role,
-                                                                                              m_db.nowMsExpr()),
+                       u"reason, applied, decided_at, seen) VALUES (?, ?, ?, ?, ?, %1, ?, ?, %2, ?)"_s.arg(
+                           role, m_db.nowMsExpr()),
                        {id, decision == Decision::Approve ? u"approve"_s : u"reject"_s, by.operatorName,
-                        by.origin.osUser, by.origin.host, reason, applied ? 1 : 0});
+                        by.origin.osUser, by.origin.host, reason, applied ? 1 : 0, nullable(seen)});
     if (!r)
         return std::unexpected(r.error());
     return {};
@@ -436,29 +586,51 @@ Result<void> DiscrepancyStore::recordDecision(qint64 id, Decision decision, cons
 
 Result<QList<DecisionRecord>> DiscrepancyStore::decisions(qint64 id)
 {
-    auto r = m_db.exec(u"SELECT decision, operator, os_user, host, db_role, reason, applied, decided_at "
-                       u"FROM discrepancy_decisions WHERE discrepancy_id = ? ORDER BY id"_s,
+    auto r = m_db.exec(u"SELECT %1 FROM discrepancy_decisions WHERE discrepancy_id = ? ORDER BY id"_s.arg(kDecisionColumns),
                        {id});
     if (!r)
         return std::unexpected(r.error());
     QList<DecisionRecord> out;
-    for (const QVariantList &row : r->rows) {
-        DecisionRecord d;
-        d.decision = row.at(0).toString() == u"reject"_s ? Decision::Reject : Decision::Approve;
-        d.operatorName = row.at(1).toString();
-        d.osUser = row.at(2).toString();
-        d.host = row.at(3).toString();
-        d.dbRole = row.at(4).toString();
-        d.reason = row.at(5).toString();
-        d.applied = row.at(6).toInt() != 0;
-        d.atMs = i64(row.at(7));
-        out << d;
-    }
+    for (const QVariantList &row : r->rows)
+        out << decisionFrom(row, 0);
     return out;
 }
 
-Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, const DecisionBy &by,
+Result<void> DiscrepancyStore::attachDecisions(QList<Discrepancy> &list)
+{
+    if (list.isEmpty())
+        return {};
+    // Decisions are people's: a few per discrepancy. One statement for the list.
+    qint64 lowest = list.first().id;
+    for (const Discrepancy &d : list)
+        lowest = std::min(lowest, d.id);
+    auto r = m_db.exec(u"SELECT discrepancy_id, %1 FROM discrepancy_decisions WHERE discrepancy_id >= ? "
+                       u"ORDER BY discrepancy_id, id"_s.arg(kDecisionColumns),
+                       {lowest});
+    if (!r)
+        return std::unexpected(r.error());
+    QHash<qint64, QList<DecisionRecord>> byId;
+    for (const QVariantList &row : r->rows)
+        byId[i64(row.at(0))] << decisionFrom(row, 1);
+    for (Discrepancy &d : list)
+        d.decisions = byId.value(d.id);
+    return {};
+}
+
+Result<Discrepancy> DiscrepancyStore::approve(qint64 id, const Correction &decidesOn, const DecisionBy &by,
                                               const QString &reason, const QString &source)
+{
+    return decide(id, Decision::Approve, decidesOn, by, reason, source);
+}
+
+Result<Discrepancy> DiscrepancyStore::reject(qint64 id, const DecisionBy &by, const QString &reason,
+                                             const QString &source)
+{
+    return decide(id, Decision::Reject, std::monostate{}, by, reason, source);
+}
+
+Result<Discrepancy> DiscrepancyStore::decide(qint64 id, Decision decision, const Correction &decidesOn,
+                                             const DecisionBy &by, const QString &reason, const QString &source)
 {
     const bool approve = decision == Decision::Approve;
     const QString &approver = by.operatorName;
@@ -493,45 +665,58 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
             if (!row)
                 return std::unexpected(row.error());
             const Discrepancy &pending = (*row)->d;
+            QString seen;
             if (approve) {
-                // Four eyes: a correction above the policy's units needs a second, different
-                // approver; the first approval is recorded and applies nothing.
+                // Exactly what the approver saw, on a book that has not moved since.
+                if (decidesOn != pending.correction)
+                    return fail(ErrorCode::InvalidArgument,
+                                u"seen: discrepancy %1 proposes another correction now (%2); show it and decide "
+                                u"again; nothing changed"_s.arg(id).arg(pending.proposal),
+                                u"seen"_s);
+                if (auto r = requireUnmoved(pending); !r)
+                    return std::unexpected(r.error());
+                seen = pending.fingerprint();
+                // Four eyes, counted on what this applies: above the policy's units a second
+                // approval of the same proposal, by another person, applies it; the first is
+                // recorded and applies nothing.
                 auto limit = m_db.exec(u"SELECT four_eyes_units FROM approval_policy WHERE id = 1"_s);
                 if (!limit)
                     return std::unexpected(limit.error());
                 const qint64 units = correctionUnits(pending);
                 const qint64 fourEyes = limit->isEmpty() ? 0 : i64(limit->first().at(0));
                 if (units > fourEyes) {
-                    auto earlier = decisions(id);
-                    if (!earlier)
-                        return std::unexpected(earlier.error());
-                    Discrepancy now = pending;
-                    now.decisions = *earlier;
-                    if (!now.awaitsSecondApprover()) {
-                        if (auto r = recordDecision(id, decision, by, reason, false); !r)
+                    const DecisionRecord *first = pending.firstApproval();
+                    if (!first) {
+                        if (auto r = recordDecision(id, decision, by, reason, false, seen); !r)
                             return std::unexpected(r.error());
                         auto note = m_db.exec(
                             u"UPDATE discrepancies SET detail = ? WHERE id = ?"_s,
                             {pending.detail + u"; approved by %1 (%2): a correction of %3 units (above %4) waits "
-                                              u"for a second, different approver"_s.arg(approver, reason)
-                                                  .arg(units)
-                                                  .arg(fourEyes),
+                                              u"for a second, different approver"_s.arg(approver, reason,
+                                                                                        QString::number(units),
+                                                                                        QString::number(fourEyes)),
                              id});
                         if (!note)
                             return std::unexpected(note.error());
                         return current();
                     }
-                    if (now.decisions.constLast().operatorName == approver) {
-                        tx.rollbackOnly();
+                    auto me = signerOf(by);
+                    if (!me)
+                        return std::unexpected(me.error());
+                    if (samePerson(first->signer(), *me))
                         return fail(ErrorCode::NotPermitted,
-                                    u"operator: %1 approved discrepancy %2 already; a correction of %3 units (above "
-                                    u"the four-eyes limit of %4) needs a second, different approver"_s.arg(
-                                        quoteForMessage(approver))
-                                        .arg(id)
-                                        .arg(units)
-                                        .arg(fourEyes),
+                                    u"operator: %1 cannot give the second approval of discrepancy %2: the first came "
+                                    u"from %3 (OS user %4 on %5%6), and four eyes are two people (another name from "
+                                    u"the same account is the same person); a correction of %7 units (above the "
+                                    u"four-eyes limit of %8) needs a second, different approver"_s
+                                        .arg(quoteForMessage(approver), QString::number(id),
+                                             quoteForMessage(first->operatorName), quoteForMessage(first->osUser),
+                                             quoteForMessage(first->host),
+                                             first->dbRole.isEmpty()
+                                                 ? QString()
+                                                 : u", database role "_s + quoteForMessage(first->dbRole),
+                                             QString::number(units), QString::number(fourEyes)),
                                     u"operator"_s);
-                    }
                 }
             }
             auto claim = m_db.exec(u"UPDATE discrepancies SET status = ?, resolved_at = %1, resolved_by = ?, reason = ? "
@@ -542,10 +727,10 @@ Result<Discrepancy> DiscrepancyStore::resolve(qint64 id, Decision decision, cons
             if (!claim)
                 return std::unexpected(claim.error());
             claimed = true;
-            auto applied = approve ? apply(**row, approver, reason, source) : reject(**row, approver, source);
+            auto applied = approve ? apply(pending, approver, reason, source) : reopenOrClose(**row, approver, source);
             if (!applied)
                 return std::unexpected(applied.error());
-            if (auto r = recordDecision(id, decision, by, reason, true); !r)
+            if (auto r = recordDecision(id, decision, by, reason, true, seen); !r)
                 return std::unexpected(r.error());
             const QString done = (approve ? u"approved: "_s : u"rejected by %1 (%2): "_s.arg(approver, reason))
                 + *applied;

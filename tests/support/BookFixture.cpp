@@ -79,8 +79,8 @@ FreshBook::FreshBook(const QString &backend)
         return;
     }
     m_url = m_pgAdmin.withDatabase(m_pgDatabase);
-    m_urlText = u"postgresql://%1:%2@%3:%4/%5"_s.arg(m_url.user, m_url.password, m_url.host)
-                    .arg(m_url.port)
+    m_urlText = u"postgresql://%1:%2@%3:%4/%5"_s.arg(m_url.user, m_url.password, m_url.hostList())
+                    .arg(m_url.portList())
                     .arg(m_pgDatabase);
 }
 
@@ -88,6 +88,17 @@ FreshBook::~FreshBook()
 {
     if (!m_pgDatabase.isEmpty())
         adminExec(m_pgAdmin, u"DROP DATABASE IF EXISTS %1 WITH (FORCE)"_s.arg(m_pgDatabase));
+}
+
+QString FreshBook::setReachable(bool reachable)
+{
+    if (m_pgDatabase.isEmpty())
+        return u"setReachable: only a PostgreSQL book can be cut off"_s;
+    const QString allow = u"ALTER DATABASE %1 ALLOW_CONNECTIONS %2"_s.arg(m_pgDatabase, reachable ? u"true"_s : u"false"_s);
+    if (const QString e = adminExec(m_pgAdmin, allow); !e.isEmpty() || reachable)
+        return e;
+    return adminExec(m_pgAdmin,
+                     u"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '%1'"_s.arg(m_pgDatabase));
 }
 
 BucketRowsHeld::BucketRowsHeld(const DbUrl &url, const QString &sku)

@@ -34,6 +34,10 @@ public:
     const DbUrl &url() const { return m_url; }
     /// The URL as text, for `--db`.
     QString urlText() const { return m_urlText; }
+    /// PostgreSQL only: `false` ends every session on this book and refuses new ones (as a
+    /// book whose host went away looks to its clients); `true` lets sessions in again. Empty
+    /// when done, else why not.
+    QString setReachable(bool reachable);
 
 private:
     DbUrl m_url;

@@ -1,5 +1,7 @@
 #include "support/EngineHelpers.h"
 
+#include "reconcile/Approvers.h"
+
 #include <QDebug>
 
 #include <algorithm>
@@ -28,6 +30,25 @@ bool bookHolds(Engine &engine)
     for (const QString &p : check->problems())
         qWarning("%s", qPrintable(p));
     return check->ok();
+}
+
+DecisionBy by(const QString &who)
+{
+    return decisionByThisProcess(who);
+}
+
+DecisionBy byAt(const QString &who, const QString &host)
+{
+    return DecisionBy{who, DecisionOrigin{who, host}};
+}
+
+Result<Discrepancy> approveAsShown(Reconciler &reconciler, qint64 id, const DecisionBy &by, const QString &reason,
+                                   const QStringList &seedApprovers)
+{
+    auto shown = reconciler.get(id);
+    if (!shown)
+        return shown;
+    return reconciler.approve(id, shown->correction, by, reason, seedApprovers);
 }
 
 int countWarnings(const WarningRing &warnings, WarningKind kind, const QString &sku)

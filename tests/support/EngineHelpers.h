@@ -1,6 +1,7 @@
 #pragma once
 
 #include "Engine.h"
+#include "reconcile/Reconciler.h"
 #include "support/BookFixture.h"
 #include "support/RedisFixture.h"
 
@@ -15,6 +16,16 @@ std::unique_ptr<Engine> openEngine(const DbUrl &db, const std::optional<RedisUrl
 
 /// I1-I4 and I6 over the whole book; prints every problem found. False if any fails.
 bool bookHolds(Engine &engine);
+
+/// A decision by `who` (as asserted) from this process: its OS user and host.
+DecisionBy by(const QString &who);
+/// A decision by `who` from host `host` as OS user `who`: another person than this
+/// process's, as an approver at another machine would be.
+DecisionBy byAt(const QString &who, const QString &host);
+/// Approves discrepancy `id` on the correction it proposes now (what `discrepancy show`
+/// shows), as an approver who has just read it.
+Result<Discrepancy> approveAsShown(Reconciler &reconciler, qint64 id, const DecisionBy &by, const QString &reason,
+                                   const QStringList &seedApprovers);
 
 /// How many of `warnings` are of `kind` (and of `sku`, when given).
 int countWarnings(const WarningRing &warnings, WarningKind kind, const QString &sku = {});

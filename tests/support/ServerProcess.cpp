@@ -27,7 +27,7 @@ ServerProcess::ServerProcess(const DbUrl &book, const std::optional<RedisUrl> &g
     if (book.dialect == Dialect::Sqlite) {
         m_bookArg = u"sqlite:///"_s + QDir(book.path).absolutePath();
     } else {
-        m_bookArg = u"postgresql://%1@%2:%3/%4"_s.arg(book.user, book.host).arg(book.port).arg(book.database);
+        m_bookArg = book.display();
         m_env.insert(u"PGPASSWORD"_s, book.password);
     }
     m_gateArg = gate ? gate->toString() : u"none"_s;

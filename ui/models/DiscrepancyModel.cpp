@@ -35,6 +35,19 @@ QString DiscrepancyModel::figureText(DiscrepancyFigure figure)
     return {};
 }
 
+QString DiscrepancyModel::approvalText(const Discrepancy &d, qint64 fourEyesUnits)
+{
+    if (d.status != DiscrepancyStatus::PendingApproval || std::holds_alternative<std::monostate>(d.correction))
+        return {};
+    if (const DecisionRecord *first = d.firstApproval())
+        return tr("first approval by %1 at %2, needs a second approver")
+            .arg(first->operatorName, ConsoleText::utcTime(first->atMs, false));
+    if (fourEyesUnits < 0)
+        return {};
+    const qint64 units = correctionUnits(d);
+    return units > fourEyesUnits ? tr("needs two approvers (%1 units)").arg(units) : tr("one approval applies it");
+}
+
 DiscrepancyModel::DiscrepancyModel(QObject *parent)
     : QAbstractTableModel(parent)
 {
@@ -87,7 +100,7 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         case Proposal: return d.proposal.isEmpty() && exporting ? d.detail : d.proposal;
         case DetectedAt: return time(d.detectedAtMs);
         case Status: return discrepancyStatusName(d.status);
-        case ResolvedBy: return d.resolvedBy;
+        case ResolvedBy: return d.resolvers().join(u", "_s);
         case ResolvedAt: return time(d.resolvedAtMs);
         default: return {};
         }
@@ -104,12 +117,17 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         case Delta: return d.delta > 0 ? u"+%1"_s.arg(QLocale().toString(d.delta)) : QLocale().toString(d.delta);
         case Proposal: return d.proposal.isEmpty() ? d.detail : d.proposal;
         case DetectedAt: return ConsoleText::utcTime(d.detectedAtMs);
-        case Status: return statusText(d.status);
-        case ResolvedBy: return d.resolvedBy;
+        case Status: {
+            const QString approval = approvalText(d, m_fourEyesUnits);
+            return approval.isEmpty() ? statusText(d.status) : tr("pending: %1").arg(approval);
+        }
+        case ResolvedBy: return d.resolvers().join(u", "_s);
         case ResolvedAt: return d.resolvedAtMs ? ConsoleText::utcTime(d.resolvedAtMs) : QString();
         default: return {};
         }
     }
+    if (role == Qt::ForegroundRole && index.column() == Status && d.awaitsSecondApprover())
+        return QBrush(QColor(ConsoleText::kAmber));
     if (role == Qt::TextAlignmentRole) {
         switch (index.column()) {
         case Gate: case Book: case Ledger: case Delta:
@@ -129,6 +147,7 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         case DetectedAt: return ConsoleText::localHint(d.detectedAtMs);
         case ResolvedAt: return d.resolvedAtMs ? ConsoleText::localHint(d.resolvedAtMs) : QString();
         case ResolvedBy: return d.reason.isEmpty() ? QString() : tr("Reason: %1").arg(d.reason);
+        case Status: return approvalText(d, m_fourEyesUnits);
         default: return {};
         }
     }
@@ -164,6 +183,15 @@ QVariant DiscrepancyModel::headerData(int section, Qt::Orientation orientation, 
     case ResolvedAt: return tr("Resolved at");
     default: return {};
     }
+}
+
+void DiscrepancyModel::setFourEyesUnits(qint64 units)
+{
+    if (units == m_fourEyesUnits)
+        return;
+    m_fourEyesUnits = units;
+    if (!m_rows.isEmpty())
+        emit dataChanged(index(0, Status), index(rowCount() - 1, Status));
 }
 
 void DiscrepancyModel::setDiscrepancies(const QList<Discrepancy> &list)

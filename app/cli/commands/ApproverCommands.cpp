@@ -150,8 +150,8 @@ struct ApproverPolicyCommand final : Command {
             if (!ok || n < 0 || n > kMaxQuantity)
                 return errorOutput({ErrorCode::InvalidArgument,
                                     u"four-eyes-units: %1 is not a number of units from 0 to %2"_s.arg(
-                                        quoteForMessage(parser.value(u"four-eyes-units"_s)))
-                                        .arg(kMaxQuantity),
+                                        quoteForMessage(parser.value(u"four-eyes-units"_s)),
+                                        QString::number(kMaxQuantity)),
                                     u"four-eyes-units"_s});
             units = n;
         }

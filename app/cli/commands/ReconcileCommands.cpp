@@ -189,7 +189,9 @@ QJsonObject discrepancyJson(const Discrepancy &d)
             {u"detected_at"_s, isoTime(d.detectedAtMs)},
             {u"resolved_by"_s, str(d.resolvedBy)},
             {u"reason"_s, str(d.reason)},
+            {u"fingerprint"_s, str(std::holds_alternative<std::monostate>(d.correction) ? QString() : d.fingerprint())},
             {u"awaits_second_approver"_s, d.awaitsSecondApprover()},
+            {u"resolvers"_s, QJsonArray::fromStringList(d.resolvers())},
             {u"decisions"_s, decisionsJson(d.decisions)}};
 }
 
@@ -414,16 +416,21 @@ CommandOutput DiscrepancyShow::execute(CliContext &ctx, const QCommandLineParser
         if (!it.value().isNull() && !it.value().isArray())
             out.text += u"%1: %2\n"_s.arg(it.key(), -12).arg(printable(it.value().toVariant().toString()));
     out.text += decisionsText(d->decisions);
+    if (d->status == DiscrepancyStatus::PendingApproval && !std::holds_alternative<std::monostate>(d->correction))
+        out.text += u"to approve exactly this: discrepancy approve %1 --seen %2 --reason TEXT\n"_s.arg(d->id).arg(
+            d->fingerprint());
     return out;
 }
 
-/// `discrepancy approve ID --reason TEXT` / `discrepancy reject ID --reason TEXT`; the
-/// approver is `--operator`; exit 4 when not on the approver list.
+/// `discrepancy approve ID --seen FINGERPRINT --reason TEXT` / `discrepancy reject ID
+/// --reason TEXT`; the approver is `--operator`, from this process's OS user and host; exit 4
+/// when not permitted.
 class DiscrepancyDecide : public Command {
 public:
-    DiscrepancyDecide(Decision decision, const QString &verb, const QString &summary)
-        : Command({{u"discrepancy"_s, verb}, u"discrepancy %1 ID --reason TEXT [--operator NAME]"_s.arg(verb), summary,
-                   {{u"reason"_s, u"Why (required)."_s, u"TEXT"_s}}})
+    DiscrepancyDecide(Decision decision, const QString &verb, const QString &summary, const QString &synopsis,
+                      QList<QCommandLineOption> options)
+        : Command({{u"discrepancy"_s, verb}, synopsis, summary,
+                   QList<QCommandLineOption>{{u"reason"_s, u"Why (required)."_s, u"TEXT"_s}} + options})
         , m_decision(decision)
     {
     }
@@ -446,9 +453,31 @@ CommandOutput DiscrepancyDecide::execute(CliContext &ctx, const QCommandLinePars
     if (!engine)
         return errorOutput(engine.error());
     Reconciler reconciler(**engine);
-    const QString &approver = ctx.profile.operatorName;
-    auto d = m_decision == Decision::Approve ? reconciler.approve(*id, approver, reason, seed)
-                                             : reconciler.reject(*id, approver, reason, seed);
+    const DecisionBy by = decisionByThisProcess(ctx.profile.operatorName);
+    Result<Discrepancy> d;
+    if (m_decision == Decision::Approve) {
+        // What the approver saw: the proposal whose fingerprint --seen names.
+        auto shown = reconciler.get(*id);
+        if (!shown)
+            return errorOutput(shown.error());
+        const QString seen = parser.value(u"seen"_s).trimmed();
+        const QString proposal = printable(shown->proposal);
+        if (seen.isEmpty())
+            return errorOutput(usage(u"seen"_s, u"say which proposal you approve: discrepancy %1 proposes: %2 (%3 "
+                                                u"units); to approve exactly this, add --seen %4"_s.arg(*id)
+                                                    .arg(proposal)
+                                                    .arg(correctionUnits(*shown))
+                                                    .arg(shown->fingerprint()))
+                                   .error());
+        if (shown->status == DiscrepancyStatus::PendingApproval && seen != shown->fingerprint())
+            return errorOutput(usage(u"seen"_s, u"discrepancy %1 proposes another correction now (%2, fingerprint "
+                                                u"%3), not %4; show it and decide again; nothing changed"_s.arg(*id)
+                                                    .arg(proposal, shown->fingerprint(), printable(seen)))
+                                   .error());
+        d = reconciler.approve(*id, shown->correction, by, reason, seed);
+    } else {
+        d = reconciler.reject(*id, by, reason, seed);
+    }
     if (!d)
         return errorOutput(d.error());
     CommandOutput out;
@@ -456,25 +485,37 @@ CommandOutput DiscrepancyDecide::execute(CliContext &ctx, const QCommandLinePars
     out.text = discrepancyLine(*d);
     if (d->awaitsSecondApprover())
         out.text += u"    approved by %1; a correction of %2 units needs a second, different approver "
-                    u"(approver policy --four-eyes-units)\n"_s.arg(printable(approver))
-                        .arg(correctionUnits(*d));
+                    u"(approver policy --four-eyes-units)\n"_s.arg(printable(by.operatorName),
+                                                                     QString::number(correctionUnits(*d)));
     return out;
 }
 
-/// `discrepancy approve ID --reason TEXT`: applies the proposed correction once.
+/// `discrepancy approve ID --seen FINGERPRINT --reason TEXT`: applies the proposal it names, once.
 struct DiscrepancyApprove final : DiscrepancyDecide {
     DiscrepancyApprove()
-        : DiscrepancyDecide(Decision::Approve, u"approve"_s,
-                            u"apply a proposed correction once, as a ledgered adjustment (approvers only)"_s)
+        : DiscrepancyDecide(
+              Decision::Approve, u"approve"_s,
+              u"apply the proposed correction you saw once, as a ledgered adjustment (approvers only)"_s,
+              u"discrepancy approve ID --seen FINGERPRINT --reason TEXT [--operator NAME]"_s,
+              {{u"seen"_s,
+                u"The proposal you approve: its fingerprint, as `discrepancy show ID` prints it (required; without it "
+                u"the command shows the proposal and its fingerprint and changes nothing). If the discrepancy "
+                u"proposes another correction now, or its SKU moved since the proposal, nothing is applied (exit 2, "
+                u"\"the SKU moved; reconcile and decide again\"): run `reconcile`, which brings the proposal up to "
+                u"date, show it and decide again."_s,
+                u"FINGERPRINT"_s}})
     {
     }
 };
 
-/// `discrepancy reject ID --reason TEXT`: closes it without changing stock.
+/// `discrepancy reject ID --reason TEXT`: no stock moves.
 struct DiscrepancyReject final : DiscrepancyDecide {
     DiscrepancyReject()
         : DiscrepancyDecide(Decision::Reject, u"reject"_s,
-                            u"close a proposed correction without changing stock (approvers only)"_s)
+                            u"refuse a proposed correction without changing stock; a discrepancy that pauses its SKU "
+                            u"stays open with the next correction proposed while the book still shows it (approvers "
+                            u"only)"_s,
+                            u"discrepancy reject ID --reason TEXT [--operator NAME]"_s, {})
     {
     }
 };
