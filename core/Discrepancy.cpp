@@ -36,13 +36,13 @@ constexpr Named<DiscrepancyStatus> kStatuses[] = {
     {DiscrepancyStatus::Rejected, u"rejected"},
 };
 
-constexpr Named<DiscrepancyFigure> kFigures[] = {
-    {DiscrepancyFigure::Available, u"available"},
-    {DiscrepancyFigure::Locked, u"locked"},
-    {DiscrepancyFigure::Sold, u"sold"},
-    {DiscrepancyFigure::OrderLocked, u"order_locked"},
-    {DiscrepancyFigure::LedgerRows, u"ledger_rows"},
-    {DiscrepancyFigure::RefundRecords, u"refund_records"},
+constexpr Named<DiscrepancyLevel> kLevels[] = {
+    {DiscrepancyLevel::Available, u"available"},
+    {DiscrepancyLevel::Locked, u"locked"},
+    {DiscrepancyLevel::Sold, u"sold"},
+    {DiscrepancyLevel::OrderLocked, u"order_locked"},
+    {DiscrepancyLevel::LedgerRows, u"ledger_rows"},
+    {DiscrepancyLevel::RefundRecords, u"refund_records"},
 };
 
 template <typename E, size_t N>
@@ -85,14 +85,14 @@ std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name)
     return valueIn(kStatuses, name);
 }
 
-QString discrepancyFigureName(DiscrepancyFigure figure)
+QString discrepancyLevelName(DiscrepancyLevel level)
 {
-    return nameIn(kFigures, figure);
+    return nameIn(kLevels, level);
 }
 
-DiscrepancyFigure discrepancyFigureFromName(const QString &name)
+DiscrepancyLevel discrepancyLevelFromName(const QString &name)
 {
-    return valueIn(kFigures, name).value_or(DiscrepancyFigure::None);
+    return valueIn(kLevels, name).value_or(DiscrepancyLevel::None);
 }
 
 QString levelChangesText(const Levels3 &from, const Levels3 &to)

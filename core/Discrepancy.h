@@ -38,8 +38,8 @@ QString discrepancyStatusName(DiscrepancyStatus status);
 /// The status named `name` (as discrepancyStatusName), or nullopt.
 std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name);
 
-/// The level a discrepancy's gate, book and ledger figures count (Discrepancy::figure).
-enum class DiscrepancyFigure {
+/// The level a discrepancy's gate, book and ledger figures count (Discrepancy::level).
+enum class DiscrepancyLevel {
     None,          ///< no figures (a gate token's heal), or found before the book kept it
     Available,     ///< a bucket's or SKU's available units
     Locked,        ///< a bucket's locked units
@@ -49,9 +49,9 @@ enum class DiscrepancyFigure {
     RefundRecords, ///< refund records of one payment
 };
 /// `""`, `available`, `locked`, `sold`, `order_locked`, `ledger_rows`, `refund_records`.
-QString discrepancyFigureName(DiscrepancyFigure figure);
-/// The figure named `name` (as discrepancyFigureName); None for a word this binary does not know.
-DiscrepancyFigure discrepancyFigureFromName(const QString &name);
+QString discrepancyLevelName(DiscrepancyLevel level);
+/// The level named `name` (as discrepancyLevelName); None for a word this binary does not know.
+DiscrepancyLevel discrepancyLevelFromName(const QString &name);
 
 /// An operator's decision on a pending discrepancy.
 enum class Decision {
@@ -213,11 +213,11 @@ struct Discrepancy {
     QString order;            ///< the order involved, if any
     QString token;            ///< the gate token involved, if any
     DiscrepancyStatus status = DiscrepancyStatus::AutoFixed;
-    qint64 delta = 0;         ///< right value - value found, in units, for the figure the kind names
+    qint64 delta = 0;         ///< right value - value found, in units of `level`
     qint64 gateValue = -1;    ///< units the gate showed (-1 n/a)
     qint64 bookValue = -1;    ///< units the book showed (-1 n/a)
     qint64 ledgerValue = -1;  ///< units the ledger explains (-1 n/a)
-    DiscrepancyFigure figure = DiscrepancyFigure::None; ///< the level the three values count
+    DiscrepancyLevel level = DiscrepancyLevel::None; ///< what the three values count
     Invariants breaks;        ///< the invariants this finding breaks (none for gate token heals)
     QString proposal;         ///< pending: what approval will change, for people
     Correction correction;    ///< what approval applies

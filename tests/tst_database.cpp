@@ -142,7 +142,7 @@ void TestDatabase::migrationKeepsSales()
                                       u"discrepancies DROP COLUMN alert_claimed_at"_s,
                                       u"discrepancies DROP COLUMN status_from"_s, u"discrepancies DROP COLUMN status_to"_s,
                                       u"discrepancies DROP COLUMN payment_ref"_s, u"discrepancies DROP COLUMN breaks"_s,
-                                      u"discrepancies DROP COLUMN figure"_s,
+                                      u"discrepancies DROP COLUMN level"_s,
                                       u"reconcile_checkpoints DROP COLUMN other_locked"_s,
                                       u"reconcile_checkpoints DROP COLUMN other_sold"_s,
                                       u"adjustments DROP COLUMN discrepancy_id"_s})
@@ -222,7 +222,7 @@ void TestDatabase::migrationTypesCorrections()
             u"ALTER TABLE discrepancies DROP COLUMN set_available"_s,
             u"ALTER TABLE discrepancies DROP COLUMN set_locked"_s,
             u"ALTER TABLE discrepancies DROP COLUMN set_sold"_s,
-            u"ALTER TABLE discrepancies DROP COLUMN figure"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN level"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_locked"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_sold"_s,
             u"ALTER TABLE adjustments DROP COLUMN discrepancy_id"_s,

@@ -21,16 +21,16 @@ QString DiscrepancyModel::statusText(DiscrepancyStatus status)
     return discrepancyStatusName(status).replace(u'_', u' ');
 }
 
-QString DiscrepancyModel::figureText(DiscrepancyFigure figure)
+QString DiscrepancyModel::levelText(DiscrepancyLevel level)
 {
-    switch (figure) {
-    case DiscrepancyFigure::None: return {};
-    case DiscrepancyFigure::Available: return tr("available");
-    case DiscrepancyFigure::Locked: return tr("locked");
-    case DiscrepancyFigure::Sold: return tr("sold");
-    case DiscrepancyFigure::OrderLocked: return tr("order's locked units");
-    case DiscrepancyFigure::LedgerRows: return tr("ledger rows");
-    case DiscrepancyFigure::RefundRecords: return tr("refund records");
+    switch (level) {
+    case DiscrepancyLevel::None: return {};
+    case DiscrepancyLevel::Available: return tr("available");
+    case DiscrepancyLevel::Locked: return tr("locked");
+    case DiscrepancyLevel::Sold: return tr("sold");
+    case DiscrepancyLevel::OrderLocked: return tr("order's locked units");
+    case DiscrepancyLevel::LedgerRows: return tr("ledger rows");
+    case DiscrepancyLevel::RefundRecords: return tr("refund records");
     }
     return {};
 }
@@ -92,7 +92,7 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         case Id: return d.id;
         case Kind: return discrepancyKindName(d.kind);
         case Sku: return d.sku;
-        case Level: return discrepancyFigureName(d.figure);
+        case Level: return discrepancyLevelName(d.level);
         case Gate: return figure(d.gateValue);
         case Book: return figure(d.bookValue);
         case Ledger: return figure(d.ledgerValue);
@@ -110,7 +110,7 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         case Id: return u"#%1"_s.arg(d.id);
         case Kind: return kindText(d.kind);
         case Sku: return d.bucket >= 0 ? tr("%1 / bucket %2").arg(d.sku).arg(d.bucket) : d.sku;
-        case Level: return figureText(d.figure);
+        case Level: return levelText(d.level);
         case Gate: return units(d.gateValue);
         case Book: return units(d.bookValue);
         case Ledger: return units(d.ledgerValue);

@@ -42,7 +42,7 @@ public:
     static QString statusText(DiscrepancyStatus status);
     /// The level the Gate, Book and Ledger columns count, for people (`available`,
     /// `order's locked units`, ...); empty for none.
-    static QString figureText(DiscrepancyFigure figure);
+    static QString levelText(DiscrepancyLevel level);
     /// What approving pending `d` does, by the four-eyes limit `fourEyesUnits` (-1 not
     /// known): `first approval by alice at 2026-12-03 10:02 UTC, needs a second approver`,
     /// `needs two approvers (150 units)` or `one approval applies it`; empty when not pending.
