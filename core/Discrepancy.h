@@ -102,6 +102,7 @@ struct DecisionRecord {
                           ///< empty for a rejection and for decisions of earlier releases
 
     Signer signer() const { return {operatorName, osUser, host, dbRole}; }
+    bool operator==(const DecisionRecord &) const = default;
 };
 
 /// Correction: restore the discrepancy's bucket to what its ledger explains.
@@ -244,6 +245,7 @@ struct Discrepancy {
     /// Each invariant in `breaks` at this discrepancy's SKU, bucket and order, named as the
     /// book's check names it (InvariantBreach::at).
     QList<InvariantBreach> breaches() const;
+    bool operator==(const Discrepancy &) const = default;
 };
 
 } // namespace flashstock

@@ -323,6 +323,13 @@ void TestUiGlance::reconciliationRefreshesByItself()
     QCOMPARE(selectedId(view), first);
     QCOMPARE(view.statusFilter(), QString());
     QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::ReconciliationTab));
+    // Listed again with nothing new: the rows stay (no reset), and so does the selection.
+    QSignalSpy listed(w.session()->worker(), &EngineWorker::discrepanciesListed);
+    QSignalSpy resets(view.model(), &QAbstractItemModel::modelReset);
+    QVERIFY(listed.wait(10000));
+    QVERIFY(listed.wait(10000));
+    QCOMPARE(resets.count(), 0);
+    QCOMPARE(selectedId(view), first);
 }
 
 void TestUiGlance::newPauseIsAnnouncedOnEveryTab()

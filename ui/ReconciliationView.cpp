@@ -193,7 +193,7 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
         const qint64 keep = current ? current->id : -1;
         const int keepRow = qMax(0, m_table->selectionModel()->selectedRows().value(0).row());
         const int scrolled = m_table->verticalScrollBar()->value();
-        m_model->setDiscrepancies(list);
+        const bool newRows = m_model->setDiscrepancies(list);
         const int row = keep < 0 ? -1 : m_model->rowOf(keep);
         const QModelIndex still = row < 0 ? QModelIndex() : m_filter->mapFromSource(m_model->index(row, 0));
         if (still.isValid())
@@ -201,7 +201,8 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
         else if (m_filter->rowCount() > 0)
             m_table->selectRow(qMin(keepRow, m_filter->rowCount() - 1));
         m_table->verticalScrollBar()->setValue(scrolled);
-        fitColumns();
+        if (newRows) // the operator's column widths stay while the same rows are listed again
+            fitColumns();
         updateDetail();
         updateActions();
     });
@@ -350,6 +351,7 @@ void ReconciliationView::updateDetail()
 {
     const Discrepancy *d = selected();
     if (!d) {
+        m_detailHtml.clear();
         m_detail->setPlainText(m_model->rowCount() ? tr("Select a discrepancy.") : tr("No discrepancies."));
         m_traceTitle->setText(tr("Ledger rows behind the selected discrepancy:"));
         m_tracedId = -1;
@@ -383,7 +385,10 @@ void ReconciliationView::updateDetail()
                          ? QString()
                          : tr(" (the first of two approvals: it applied nothing)")));
     html += u"</table>"_s;
-    m_detail->setHtml(html);
+    if (html != m_detailHtml) { // unchanged by a refresh: the pane keeps its scroll and selection
+        m_detailHtml = html;
+        m_detail->setHtml(html);
+    }
     m_traceTitle->setText(!d->order.isEmpty() ? tr("Ledger of order %1, newest first:").arg(d->order)
                           : d->bucket >= 0    ? tr("Ledger of %1, bucket %2: its newest rows first:").arg(d->sku).arg(d->bucket)
                                               : tr("Ledger of %1: its newest rows first:").arg(d->sku));

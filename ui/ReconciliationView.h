@@ -94,6 +94,7 @@ private:
     QAction *m_approve = nullptr;
     QAction *m_reject = nullptr;
     qint64 m_tracedId = -1;
+    QString m_detailHtml; ///< what the detail pane shows of the selected discrepancy
     bool m_available = false;
     bool m_busy = false; ///< a reconcile pass is running
     bool m_listing = false; ///< a listing was asked for and has not come back

@@ -194,11 +194,24 @@ void DiscrepancyModel::setFourEyesUnits(qint64 units)
         emit dataChanged(index(0, Status), index(rowCount() - 1, Status));
 }
 
-void DiscrepancyModel::setDiscrepancies(const QList<Discrepancy> &list)
+bool DiscrepancyModel::setDiscrepancies(const QList<Discrepancy> &list)
 {
-    beginResetModel();
-    m_rows = list;
-    endResetModel();
+    bool sameRows = list.size() == m_rows.size();
+    for (qsizetype i = 0; sameRows && i < list.size(); ++i)
+        sameRows = list[i].id == m_rows[i].id;
+    if (!sameRows) {
+        beginResetModel();
+        m_rows = list;
+        endResetModel();
+        return true;
+    }
+    for (int row = 0; row < int(list.size()); ++row) {
+        if (list[row] == m_rows[row])
+            continue;
+        m_rows[row] = list[row];
+        emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+    }
+    return false;
 }
 
 } // namespace flashstock

@@ -28,7 +28,10 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    void setDiscrepancies(const QList<Discrepancy> &list);
+    /// Shows `list`. The same discrepancies in the same order keep their rows (and a view's
+    /// selection and scroll): only the cells that changed are reported. True if the rows
+    /// changed (a reset).
+    bool setDiscrepancies(const QList<Discrepancy> &list);
     /// The book's four-eyes limit (units; -1 not known), for what approving says.
     void setFourEyesUnits(qint64 units);
     qint64 fourEyesUnits() const { return m_fourEyesUnits; }
