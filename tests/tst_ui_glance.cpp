@@ -254,7 +254,8 @@ void TestUiGlance::chartFollowsAShortSale()
 void TestUiGlance::liveSplitSurvivesARestart()
 {
     // The operator gives the SKU table more room; the next start has it where it was left,
-    // kept in the data dir's settings (the user's alone).
+    // kept in the data dir's settings (the user's alone). Where it was left: within a few
+    // pixels, as the figures above the split may lay out a line differently.
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const EngineProfile profile{dir.path(), {}, u"none"_s, u"tester"_s};
@@ -270,6 +271,8 @@ void TestUiGlance::liveSplitSurvivesARestart()
         QVERIFY(sampled.wait(10000)); // the first figures are in, the view laid out with them
         QCoreApplication::processEvents();
         split->setSizes({total / 3, total - total / 3}); // the table takes two thirds
+        QVERIFY(sampled.wait(10000));
+        QCoreApplication::processEvents();
         moved = split->sizes();
         QVERIFY2(moved[1] > before[1] + 100, qPrintable(u"%1 -> %2"_s.arg(before[1]).arg(moved[1])));
         w.close();
@@ -284,7 +287,12 @@ void TestUiGlance::liveSplitSurvivesARestart()
     QSignalSpy sampled(again.session()->worker(), &EngineWorker::sampled);
     QVERIFY(sampled.wait(10000)); // laid out as the first was when it closed
     QCoreApplication::processEvents();
-    QCOMPARE(again.liveView()->splitter()->sizes(), moved);
+    const QList<int> restored = again.liveView()->splitter()->sizes();
+    QCOMPARE(restored.size(), 2);
+    for (int i : {0, 1})
+        QVERIFY2(qAbs(restored[i] - moved[i]) <= 8,
+                 qPrintable(u"left at %1/%2, restored at %3/%4"_s.arg(moved[0]).arg(moved[1]).arg(restored[0]).arg(
+                     restored[1])));
 }
 
 void TestUiGlance::reconciliationRefreshesByItself()
