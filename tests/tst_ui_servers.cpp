@@ -51,6 +51,7 @@ private slots:
     void requestTotals_data();
     void requestTotals();
     void stoppedServerTurnsRed();
+    void loopbackOfAnotherHostIsNotAsked();
 };
 
 void TestUiServers::requestTotals_data()
@@ -182,6 +183,32 @@ void TestUiServers::stoppedServerTurnsRed()
     QTRY_VERIFY_WITH_TIMEOUT(upAndReady(b), 15000);
     QTRY_COMPARE_WITH_TIMEOUT(serverAt(monitor, addressOf(b), bPid)->state, ServerStatus::State::Replaced, 5000);
     QTRY_COMPARE_WITH_TIMEOUT(w.serverStatusText(), u"Servers: 2 up"_s, 5000);
+}
+
+void TestUiServers::loopbackOfAnotherHostIsNotAsked()
+{
+    // A server on another machine that listens on its loopback cannot be reached from here:
+    // asking 127.0.0.1 would ask this machine. It is listed from its heartbeat, not asked.
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    ExpiryStatus status;
+    status.nowMs = now;
+    status.expirers << ExpirerBeat{u"server@elsewhere.example:41"_s, u"server"_s, u"ops"_s, 1000, now - 500, 0,
+                                   u"127.0.0.1:18080"_s}
+                    << ExpirerBeat{u"server@elsewhere.example:42"_s, u"server"_s, u"ops"_s, 1000, now - 500, 0,
+                                   u"[::1]:18081"_s};
+    ServerMonitor monitor;
+    monitor.update(status);
+    QCOMPARE(monitor.servers().size(), 2);
+    for (const ServerStatus &s : monitor.servers()) {
+        QCOMPARE(s.state, ServerStatus::State::Up);
+        QVERIFY(!s.asked);
+        QVERIFY2(s.readyDetail.contains(u"loopback address of elsewhere.example"_s), qPrintable(s.readyDetail));
+    }
+    // The same address named by this host is asked.
+    status.expirers = {ExpirerBeat{u"server@%1:43"_s.arg(QSysInfo::machineHostName()), u"server"_s, u"ops"_s, 1000,
+                                   now - 500, 0, u"127.0.0.1:1"_s}};
+    monitor.update(status);
+    QVERIFY(monitor.servers().value(0).asked);
 }
 
 QTEST_MAIN(TestUiServers)

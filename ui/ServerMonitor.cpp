@@ -1,6 +1,7 @@
 #include "ServerMonitor.h"
 
 #include <QElapsedTimer>
+#include <QHostAddress>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -8,6 +9,7 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QRegularExpression>
+#include <QSysInfo>
 #include <QUrl>
 
 #include <memory>
@@ -38,6 +40,20 @@ QString addressToAsk(const ExpirerBeat &beat)
     if (host == u"0.0.0.0"_s || host == u"[::]"_s)
         return beat.host() + a.mid(colon);
     return a;
+}
+
+/// Whether this machine can ask `address` (of a heartbeat from `host`): any address of this
+/// host; another host's, unless it is a loopback address (which would reach this machine).
+bool reachable(const QString &address, const QString &host)
+{
+    if (address.isEmpty())
+        return false;
+    if (host == QSysInfo::machineHostName())
+        return true;
+    QString listen = address.left(address.lastIndexOf(u':'));
+    if (listen.startsWith(u'[') && listen.endsWith(u']'))
+        listen = listen.mid(1, listen.size() - 2);
+    return !(listen == u"localhost"_s || QHostAddress(listen).isLoopback());
 }
 
 } // namespace
@@ -125,7 +141,7 @@ void ServerMonitor::update(const ExpiryStatus &status)
     QSet<QString> listed;
     for (const ServerStatus &s : std::as_const(m_servers)) {
         listed.insert(s.id());
-        if (s.state != ServerStatus::State::Replaced && !s.address.isEmpty())
+        if (s.state != ServerStatus::State::Replaced && s.asked)
             ask(s.id(), s.address);
     }
     for (auto it = m_probes.begin(); it != m_probes.end();) {
@@ -249,26 +265,29 @@ void ServerMonitor::rebuild()
         s.beat = b;
         s.nowMs = m_status.nowMs;
         s.address = addressToAsk(b);
+        s.asked = reachable(s.address, b.host());
         const Probe p = m_probes.value(b.expirer);
         // Whoever answers on the address of a server that was started again there is the new one.
         bool replaced = false;
         for (const ExpirerBeat &other : std::as_const(m_status.expirers))
             replaced = replaced
                        || (other.kind == b.kind && other.expirer != b.expirer && !s.address.isEmpty()
-                           && addressToAsk(other) == s.address && other.atMs > b.atMs
+                           && other.host() == b.host() && addressToAsk(other) == s.address && other.atMs > b.atMs
                            && !other.missedBeat(m_status.nowMs));
         s.state = !b.missedBeat(m_status.nowMs) ? State::Up
                   : replaced                     ? State::Replaced
                   : p.answered                   ? State::Late
                                                  : State::Stopped;
         s.ready = p.ready;
-        s.readyDetail = s.address.isEmpty() ? tr("not asked: its heartbeat names no address (a server older than "
-                                                 "this console)")
+        s.readyDetail = s.address.isEmpty()
+                            ? tr("not asked: its heartbeat names no address yet (a server older than this console "
+                                 "names none)")
+                        : !s.asked ? tr("not asked: it listens on a loopback address of %1").arg(b.host())
                         : p.ready || !p.readyDetail.isEmpty() ? p.readyDetail
                                                               : tr("asking…");
         s.requestsPerS = p.requestsPerS;
         s.errorsPerS = p.errorsPerS;
-        s.ratesDetail = s.address.isEmpty() ? tr("not asked: no address") : p.ratesDetail;
+        s.ratesDetail = s.asked ? p.ratesDetail : tr("not asked");
         m_servers << s;
     }
     for (ServerStatus &s : m_servers) {

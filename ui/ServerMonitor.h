@@ -28,9 +28,13 @@ struct ServerStatus {
     ExpirerBeat beat;         ///< its last heartbeat (database clock)
     qint64 nowMs = 0;         ///< the database clock when the heartbeat was read
     State state = State::Up;
-    /// The address the console asks (`HOST:PORT`; a wildcard listen address is replaced by
-    /// the heartbeat's host); empty: the heartbeat names none (a server before schema 14).
+    /// Where it listens (`HOST:PORT`; a wildcard listen address is replaced by the
+    /// heartbeat's host); empty: the heartbeat names none (yet: its first pass runs before it
+    /// listens; or a server older than this console).
     QString address;
+    /// The console asks it for /readyz and /metrics: it has an address this machine can
+    /// reach (a loopback address of another host is not asked).
+    bool asked = false;
     std::optional<bool> ready; ///< /readyz: ready or not; nullopt: no answer (yet)
     QString readyDetail;       ///< why not ready, or why there is no answer
     double requestsPerS = -1;  ///< API requests per second (probes of /metrics, /readyz, /healthz left out); -1: unknown
