@@ -742,7 +742,8 @@ void TestServer::tokensRefusedWhileTheBookIsAway()
     const auto ready = http("GET", base + u"/readyz"_s, {}, {}, {});
     QCOMPARE(ready.status, 503);
     QVERIFY2(ready.json.value(u"down"_s).toArray().first().toString().startsWith(u"book:"_s), ready.body.constData());
-    for (const QString &where : {fresh.url().host, QString::number(fresh.url().port), fresh.url().database})
+    const DbHost &bookHost = fresh.url().hosts.first();
+    for (const QString &where : {bookHost.host, QString::number(bookHost.port), fresh.url().database})
         QVERIFY2(!ready.body.contains(where.toUtf8()), ready.body.constData());
     QTRY_VERIFY_WITH_TIMEOUT(server.log().contains(u"refusing every bearer token"_s), 5000);
 
