@@ -112,7 +112,9 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
-    m_table->setWordWrap(false);
+    // The status and the proposal wrap in their capped columns (fitColumns), so every column
+    // shows at the default window size.
+    m_table->setWordWrap(true);
     // The status (what approving does, who approved first) before the long proposal, so it
     // shows at the default window size.
     m_table->horizontalHeader()->moveSection(DiscrepancyModel::Status, DiscrepancyModel::Proposal);
@@ -203,6 +205,8 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
         m_table->verticalScrollBar()->setValue(scrolled);
         if (newRows) // the operator's column widths stay while the same rows are listed again
             fitColumns();
+        else
+            m_table->resizeRowsToContents(); // a status that changed may take another line
         updateDetail();
         updateActions();
     });
@@ -311,9 +315,13 @@ void ReconciliationView::clear()
 void ReconciliationView::fitColumns()
 {
     m_table->resizeColumnsToContents();
-    // The proposal is long prose: cap it (full text in the tooltip and the detail pane).
-    if (m_table->columnWidth(DiscrepancyModel::Proposal) > 440)
-        m_table->setColumnWidth(DiscrepancyModel::Proposal, 440);
+    // The status and the proposal are prose: capped, they wrap (full text in the tooltip and
+    // the detail pane).
+    if (m_table->columnWidth(DiscrepancyModel::Status) > 300)
+        m_table->setColumnWidth(DiscrepancyModel::Status, 300);
+    if (m_table->columnWidth(DiscrepancyModel::Proposal) > 300)
+        m_table->setColumnWidth(DiscrepancyModel::Proposal, 300);
+    m_table->resizeRowsToContents();
 }
 
 void ReconciliationView::selectFirstPending()
