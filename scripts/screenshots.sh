@@ -13,12 +13,12 @@
 #
 # Seeds a throwaway data dir through flashstock-cli (embedded redis-server, stopped at the
 # end): SKUs in every sale state (open, scheduled, book-only, stopped, none, one paused by a
-# discrepancy), an open sale with paid, pending and released orders, one negative drift and
-# one gate excess for the reconciler. Two flashstock-servers work on the book; one is killed
-# (servers.png shows it stopped). A crowd of buyers reserves through the other while the
-# console samples (some over the per-user limit), so the live chart and rates move. The
-# console reads the servers' /metrics with a read token (FLASHSTOCK_TOKEN). The console runs
-# a small scratch drill for drill.png.
+# discrepancy), an open sale with paid, pending and released orders, one negative drift
+# (approved once, waiting for a second approver) and one gate excess for the reconciler. Two
+# flashstock-servers work on the book; one is killed (servers.png shows it stopped). A crowd
+# of buyers reserves through the other while the console samples (some over the per-user
+# limit), so the live chart and rates move. The console reads the servers' /metrics with a
+# read token (FLASHSTOCK_TOKEN). The console runs a small scratch drill for drill.png.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -66,7 +66,7 @@ done
 
 DATA="$(mktemp -d /tmp/fs-shots.XXXXXX)"
 export FLASHSTOCK_DATA_DIR="$DATA"
-printf "[approval]\napprovers=ops\n" > "$DATA/flashstock.ini"   # seeds the book's approver policy
+printf "[approval]\napprovers=ops,alice\n" > "$DATA/flashstock.ini"   # seeds the book's approver policy
 export QT_QPA_PLATFORM=offscreen
 BG=""
 SERVERS=()
@@ -104,6 +104,13 @@ for i in $(seq 1 15); do cli reserve --order "e$i" --sku EARBUDS --qty 2; cli co
 sqlite3 "$DATA/flashstock.db" "UPDATE buckets SET available = available + 6, total = total + 6 WHERE sku = 'CHARGER' AND bucket = 0;"
 redis-cli -s "$DATA/redis.sock" HINCRBY 'fs:{EARBUDS}:gate' available 7 >/dev/null
 "$CLI" reconcile --grace 0 --unsafe-grace >/dev/null || true   # exit 3: pending approval, as intended
+# Four eyes above 5 units: ops approves the 6 units once; the discrepancy waits for alice.
+cli approver policy --four-eyes-units 5
+read -r PENDING SEEN < <("$CLI" --json discrepancy list --status pending_approval | python3 -c '
+import json, sys
+d = [d for d in json.load(sys.stdin)["discrepancies"] if d["sku"] == "CHARGER"][0]
+print(d["id"], d["fingerprint"])')
+cli discrepancy approve "$PENDING" --seen "$SEEN" --reason "recounted: 6 units arrived unbooked"
 
 # Two servers on the book and gate; the second is killed once it has beaten a few times.
 token="$("$CLI" --operator ops --json token add shots --scope reserve,pay,read | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
