@@ -794,7 +794,7 @@ Result<ExpirerPass> Engine::expireAsExpirer(const ExpirerId &who)
     const QString expirer = u"%1@%2:%3"_s.arg(who.kind, QSysInfo::machineHostName())
                                 .arg(QCoreApplication::applicationPid());
     if (auto beat = ExpiryStore(*m_db).beat(expirer, who.kind, m_book->actor().operatorName, who.everyMs,
-                                            pass.released.size());
+                                            pass.released.size(), who.address);
         !beat)
         pass.heartbeatProblem = beat.error().message;
     return pass;

@@ -983,6 +983,9 @@ void TestServer::settingsFileAndFlags()
     QCOMPARE(expiry.alive().size(), 1);
     QCOMPARE(expiry.alive().first().kind, u"server"_s);
     QCOMPARE(expiry.alive().first().everyMs, 1000);
+    // Its heartbeat says where it listens (from its second pass: the first runs before it listens).
+    QTRY_COMPARE_WITH_TIMEOUT(FS_OK(engine->expiryStatus()).expirers.value(0).address,
+                              u"127.0.0.1:%1"_s.arg(server.port()), 5000);
     server.terminate();
     QCOMPARE(server.waitForExit(15000), 0);
     QFile log(server.dataDir() + u"/access.log"_s);

@@ -154,6 +154,7 @@ int Server::run()
     }
     const QString listen = m_o.host.contains(u':') ? u"[%1]:%2"_s.arg(m_o.host).arg(http.port())
                                                    : u"%1:%2"_s.arg(m_o.host).arg(http.port());
+    housekeeping.setListenAddress(listen);
     ServerLog::info(u"flashstock-server listening on http://%1 (pid %2): book %3, gate %4, %5 request threads, %6 "
                     u"book writers, expiry every %7 s, reconcile %8, auth %9"_s
                         .arg(listen).arg(getpid()).arg(profile->book.display(), gateText(*profile))
