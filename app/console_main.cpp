@@ -3,7 +3,9 @@
 #include "BuildInfo.h"
 #include "MainWindow.h"
 #include "ProfileSettings.h"
+#include "ServerMonitor.h"
 #include "open/ArgvSecrets.h"
+#include "open/SecretFile.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -29,6 +31,10 @@ void describe(QCommandLineParser &parser)
         {u"redis"_s, u"Gate URL, or none for book-only (default: the data dir's redis-server)."_s, u"URL"_s},
         {u"operator"_s, u"Operator name on ledger rows and approvals (default: the OS user)."_s, u"NAME"_s},
         {u"screenshot"_s, u"Render each view into DIR once data arrived, then exit."_s, u"DIR"_s},
+        {u"token-file"_s,
+         u"A bearer token with the read scope on FILE's first line (mode 0600; else FLASHSTOCK_TOKEN): the servers' "
+         u"/metrics, for their request and error rates."_s,
+         u"FILE"_s},
     });
     for (const flashstock::EngineProfile::Option &o : flashstock::EngineProfile::passwordFileOptions())
         parser.addOption({o.name, o.help, o.valueName});
@@ -91,7 +97,16 @@ int main(int argc, char **argv)
         if (parser.isSet(o.name))
             profile.setPasswordFile(o.name, parser.value(o.name));
 
+    // The servers' /metrics token: refused, like every secret, from a file others can read.
+    const auto token = flashstock::secretFromFileOrEnvironment(parser.value(u"token-file"_s), u"token-file"_s,
+                                                               "FLASHSTOCK_TOKEN");
+    if (!token) {
+        qCritical("%s", qPrintable(token.error().message));
+        return 2;
+    }
+
     flashstock::MainWindow window(profile);
+    window.serverMonitor()->setReadToken(token->toUtf8());
     if (parser.isSet(shots)) {
         window.takeScreenshots(parser.value(shots));
         QObject::connect(&window, &flashstock::MainWindow::screenshotsDone, &app,

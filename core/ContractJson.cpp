@@ -165,7 +165,8 @@ QJsonObject orderJson(const OrderView &order)
             {u"created_at"_s, timeOrNull(order.createdAtMs)},
             {u"expires_at"_s, timeOrNull(order.expiresAtMs)},
             {u"payment"_s, textOrNull(order.paymentRef)},
-            {u"closed_reason"_s, textOrNull(order.closeReason)}};
+            {u"closed_reason"_s, textOrNull(order.closeReason)},
+            {u"created_by"_s, textOrNull(order.createdBy)}};
 }
 
 } // namespace flashstock

@@ -36,6 +36,15 @@ constexpr Named<DiscrepancyStatus> kStatuses[] = {
     {DiscrepancyStatus::Rejected, u"rejected"},
 };
 
+constexpr Named<DiscrepancyLevel> kLevels[] = {
+    {DiscrepancyLevel::Available, u"available"},
+    {DiscrepancyLevel::Locked, u"locked"},
+    {DiscrepancyLevel::Sold, u"sold"},
+    {DiscrepancyLevel::OrderLocked, u"order_locked"},
+    {DiscrepancyLevel::LedgerRows, u"ledger_rows"},
+    {DiscrepancyLevel::RefundRecords, u"refund_records"},
+};
+
 template <typename E, size_t N>
 QString nameIn(const Named<E> (&table)[N], E value)
 {
@@ -74,6 +83,16 @@ QString discrepancyStatusName(DiscrepancyStatus status)
 std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name)
 {
     return valueIn(kStatuses, name);
+}
+
+QString discrepancyLevelName(DiscrepancyLevel level)
+{
+    return nameIn(kLevels, level);
+}
+
+DiscrepancyLevel discrepancyLevelFromName(const QString &name)
+{
+    return valueIn(kLevels, name).value_or(DiscrepancyLevel::None);
 }
 
 QString levelChangesText(const Levels3 &from, const Levels3 &to)

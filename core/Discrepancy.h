@@ -38,6 +38,21 @@ QString discrepancyStatusName(DiscrepancyStatus status);
 /// The status named `name` (as discrepancyStatusName), or nullopt.
 std::optional<DiscrepancyStatus> discrepancyStatusFromName(const QString &name);
 
+/// The level a discrepancy's gate, book and ledger figures count (Discrepancy::level).
+enum class DiscrepancyLevel {
+    None,          ///< no figures (a gate token's heal), or found before the book kept it
+    Available,     ///< a bucket's or SKU's available units
+    Locked,        ///< a bucket's locked units
+    Sold,          ///< a bucket's sold units
+    OrderLocked,   ///< the units an order holds locked: by its status (book) and its ledger rows
+    LedgerRows,    ///< ledger rows of one order operation
+    RefundRecords, ///< refund records of one payment
+};
+/// `""`, `available`, `locked`, `sold`, `order_locked`, `ledger_rows`, `refund_records`.
+QString discrepancyLevelName(DiscrepancyLevel level);
+/// The level named `name` (as discrepancyLevelName); None for a word this binary does not know.
+DiscrepancyLevel discrepancyLevelFromName(const QString &name);
+
 /// An operator's decision on a pending discrepancy.
 enum class Decision {
     Approve, ///< apply its correction
@@ -87,6 +102,7 @@ struct DecisionRecord {
                           ///< empty for a rejection and for decisions of earlier releases
 
     Signer signer() const { return {operatorName, osUser, host, dbRole}; }
+    bool operator==(const DecisionRecord &) const = default;
 };
 
 /// Correction: restore the discrepancy's bucket to what its ledger explains.
@@ -198,10 +214,11 @@ struct Discrepancy {
     QString order;            ///< the order involved, if any
     QString token;            ///< the gate token involved, if any
     DiscrepancyStatus status = DiscrepancyStatus::AutoFixed;
-    qint64 delta = 0;         ///< right value - value found, in units, for the figure the kind names
+    qint64 delta = 0;         ///< right value - value found, in units of `level`
     qint64 gateValue = -1;    ///< units the gate showed (-1 n/a)
     qint64 bookValue = -1;    ///< units the book showed (-1 n/a)
     qint64 ledgerValue = -1;  ///< units the ledger explains (-1 n/a)
+    DiscrepancyLevel level = DiscrepancyLevel::None; ///< what the three values count
     Invariants breaks;        ///< the invariants this finding breaks (none for gate token heals)
     QString proposal;         ///< pending: what approval will change, for people
     Correction correction;    ///< what approval applies
@@ -228,6 +245,7 @@ struct Discrepancy {
     /// Each invariant in `breaks` at this discrepancy's SKU, bucket and order, named as the
     /// book's check names it (InvariantBreach::at).
     QList<InvariantBreach> breaches() const;
+    bool operator==(const Discrepancy &) const = default;
 };
 
 } // namespace flashstock

@@ -12,6 +12,29 @@ namespace flashstock {
 /// Default hold of a reservation when no sale says otherwise, in seconds.
 inline constexpr qint64 kDefaultHoldSeconds = 900;
 
+/// Who acts on the book (the principal): the name and program written on every order it
+/// creates and every ledger row, adjustment and refund it writes, and which orders it may
+/// touch. A plain value that travels with each operation, so one transaction may carry the
+/// orders of many principals (a server's book writers). Any thread.
+struct Actor {
+    /// Which existing orders it may confirm, release, read or reserve again.
+    enum class Reach {
+        AnyOrder,  ///< every order: people and programs that open the book, the server's own work
+        OwnOrders, ///< only those it created (the order's created_by is its name): a storefront's token
+    };
+    /// A person or service account (`--operator`, default the OS user), or a server's bearer token.
+    QString operatorName;
+    QString source;       ///< the program: cli, console, drill, expire, reconcile, `server@HOST`, ...
+    Reach reach = Reach::AnyOrder;
+
+    /// Whether it may touch an order created by `createdBy` (empty: an order whose creator
+    /// the book did not record, which belongs to no one).
+    bool reaches(const QString &createdBy) const
+    {
+        return reach == Reach::AnyOrder || (!createdBy.isEmpty() && createdBy == operatorName);
+    }
+};
+
 /// One line of an order: `qty` units of `sku`. `token` is the gate's pre-deduct id for it
 /// (empty when no gate is in front, i.e. book-only).
 struct OrderLine {
@@ -95,6 +118,10 @@ struct ReserveResult {
     QList<OrderLine> lines;   ///< the lines as the book holds them (reserved) or as asked
     QString shortSku;         ///< out_of_stock: the first SKU that could not be served
     qint64 expiresAtMs = 0;   ///< reserved: when the hold expires (database clock)
+    /// The asked lines' gate tokens that an order of this id already holds (two attempts
+    /// of one id met at the gate, and the other booked first): that order's, so the engine
+    /// never gives them back for this attempt. Never shown to the caller.
+    QStringList heldTokens{};
 };
 
 /// What a confirm or release answered. `lines` are the order's lines (with tokens), so the
@@ -115,6 +142,17 @@ struct OrderView {
     qint64 expiresAtMs = 0;   ///< when the hold expires (PENDING), or expired
     QString paymentRef;       ///< PAID: the payment that captured it
     QString closeReason;      ///< CLOSED: timeout, cancel or risk
+    QString createdBy;        ///< who created it (Actor::operatorName); empty if the book did not record it
+};
+
+/// A payment that reached an order it could no longer pay (one per order and payment).
+struct Refund {
+    QString order;
+    QString payment;          ///< the payment reference to give back
+    QString reason;           ///< why: order closed, order already paid, an approved correction
+    qint64 atMs = 0;          ///< database clock
+    QString operatorName;     ///< who recorded it (Actor); empty if the book did not record it
+    QString source;           ///< from which program (Actor::source)
 };
 
 /// A stock adjustment that was applied (restock, stocktake, approved correction).

@@ -578,7 +578,8 @@ std::optional<ReserveOrder> Engine::prepareBook(ReserveAttempt &a)
             return std::nullopt;
         }
     }
-    ReserveOrder order{a.request.order, a.request.user, a.lines, a.holdSeconds, {}};
+    ReserveOrder order{a.request.order, a.request.user, a.lines, a.holdSeconds, {},
+                       a.request.actor.operatorName.isEmpty() ? m_book->actor() : a.request.actor};
     // Without the gate the book checks the per-user limits itself, inside its transaction.
     if (a.bookOnly)
         for (const Sale &s : std::as_const(a.sales))
@@ -644,7 +645,12 @@ void Engine::applyBooks(const QList<BookedAttempt> &booked)
             continue;
         }
         if (answer->outcome != Outcome::Reserved) {
-            releaseTokens(a->created, u"book refused"_s);
+            // The tokens the book's order of this id holds are that order's (ReserveResult::heldTokens).
+            QList<OrderLine> mine;
+            for (const OrderLine &l : std::as_const(a->created))
+                if (!answer->heldTokens.contains(l.token))
+                    mine << l;
+            releaseTokens(mine, u"book refused"_s);
             // The gate let it through, so its counters missed this refusal (the reject rate).
             const QString sku = answer->shortSku.isEmpty() ? a->lines.first().sku : answer->shortSku;
             if (answer->outcome != Outcome::Duplicate)
@@ -711,9 +717,11 @@ void Engine::settleBooked(const QList<OrderLine> &lines)
                      lines[i].token, lines[i].sku, settled[i].error().message));
 }
 
-Result<OrderChange> Engine::confirm(const QString &order, const QString &paymentRef)
+Result<OrderChange> Engine::confirm(const QString &order, const QString &paymentRef, const Actor &by)
 {
-    auto change = m_writers ? m_writers->confirmAndWait(FinishOrder{order, paymentRef}) : m_book->confirm(order, paymentRef);
+    FinishOrder request{order, paymentRef, by};
+    auto change = m_writers ? m_writers->confirmAndWait(std::move(request))
+                            : m_book->confirmBatch({std::move(request)}).constFirst();
     if (!change || !m_gate)
         return change;
     if (change->outcome == Outcome::Paid || change->outcome == Outcome::Duplicate) {
@@ -728,13 +736,25 @@ Result<OrderChange> Engine::confirm(const QString &order, const QString &payment
     return change;
 }
 
-Result<OrderChange> Engine::release(const QString &order, const QString &reason)
+Result<OrderChange> Engine::confirm(const QString &order, const QString &paymentRef)
 {
-    auto change = m_writers ? m_writers->releaseAndWait(FinishOrder{order, reason}) : m_book->release(order, reason);
+    return confirm(order, paymentRef, m_book->actor());
+}
+
+Result<OrderChange> Engine::release(const QString &order, const QString &reason, const Actor &by)
+{
+    FinishOrder request{order, reason, by};
+    auto change = m_writers ? m_writers->releaseAndWait(std::move(request))
+                            : m_book->releaseBatch({std::move(request)}).constFirst();
     // Released now, or earlier while the gate was down: giving the tokens back is idempotent.
     if (change && (change->outcome == Outcome::Released || change->outcome == Outcome::AlreadyClosed))
         giveBackReleased(*change, u"release"_s);
     return change;
+}
+
+Result<OrderChange> Engine::release(const QString &order, const QString &reason)
+{
+    return release(order, reason, m_book->actor());
 }
 
 Result<QList<OrderChange>> Engine::expire(std::optional<qint64> nowMs)
@@ -774,7 +794,7 @@ Result<ExpirerPass> Engine::expireAsExpirer(const ExpirerId &who)
     const QString expirer = u"%1@%2:%3"_s.arg(who.kind, QSysInfo::machineHostName())
                                 .arg(QCoreApplication::applicationPid());
     if (auto beat = ExpiryStore(*m_db).beat(expirer, who.kind, m_book->actor().operatorName, who.everyMs,
-                                            pass.released.size());
+                                            pass.released.size(), who.address);
         !beat)
         pass.heartbeatProblem = beat.error().message;
     return pass;

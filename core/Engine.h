@@ -29,7 +29,7 @@ class UnknownOutcomes;
 struct EngineOptions {
     DbUrl db;                        ///< the book of record
     std::optional<RedisUrl> redis;   ///< the gate; nullopt (or a `none` URL) = book-only
-    Actor actor;                     ///< operator and source written on ledger rows
+    Actor actor;                     ///< who acts where a call names no one: written on orders, ledger rows, refunds
 };
 
 /// What `gateLevels()` found for a SKU.
@@ -65,6 +65,9 @@ struct ReserveRequest {
     QString user;                      ///< empty: anonymous (bad input for a SKU on sale)
     QList<OrderLine> lines;            ///< normalized: merged by SKU and sorted, the lock order
     std::optional<qint64> holdSeconds; ///< the hold asked for SKUs without a sale, seconds
+    /// Who reserves (ReserveOrder::actor); without a name (the default): the engine's
+    /// (EngineOptions::actor).
+    Actor actor{};
 };
 
 /// One reserve on its way through the engine's phases (DESIGN.md, flows: reserve), so that
@@ -193,10 +196,17 @@ public:
     /// nullptr: they wait for a reconcile pass. Not owned; it must outlive its use.
     void recordUnknownOutcomes(UnknownOutcomes *record) { m_unknown = record; }
 
-    /// See Book::confirm; a paid order's tokens are marked sold in the gate.
+    /// See Book::confirm; a paid order's tokens are marked sold in the gate. As the engine's
+    /// actor (EngineOptions::actor).
     [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef);
-    /// See Book::release; the order's tokens give their units back to the gate.
+    /// The same by `by` (FinishOrder::actor: an order it does not reach is NotFound, as an
+    /// unknown order, and nothing moves).
+    [[nodiscard]] Result<OrderChange> confirm(const QString &order, const QString &paymentRef, const Actor &by);
+    /// See Book::release; the order's tokens give their units back to the gate. As the
+    /// engine's actor.
     [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason);
+    /// The same by `by` (as confirm()).
+    [[nodiscard]] Result<OrderChange> release(const QString &order, const QString &reason, const Actor &by);
     /// See Book::expire; each released order's tokens give their units back to the gate as
     /// it is released, then those an earlier run (or a release) released in the book but
     /// could not give back (Book::gateReleasesDue).

@@ -2,6 +2,20 @@
 
 namespace flashstock {
 
+QString ExpirerBeat::host() const
+{
+    const QString where = expirer.section(u'@', 1);
+    const qsizetype colon = where.lastIndexOf(u':');
+    return colon < 0 ? where : where.left(colon);
+}
+
+qint64 ExpirerBeat::pid() const
+{
+    const QString where = expirer.section(u'@', 1);
+    const qsizetype colon = where.lastIndexOf(u':');
+    return colon < 0 ? 0 : where.mid(colon + 1).toLongLong();
+}
+
 qint64 ExpiryStatus::overdueUnits() const
 {
     qint64 n = 0;

@@ -19,6 +19,7 @@ struct OverdueHolds {
 struct ExpirerId {
     QString kind;       ///< `expire-every`, `console`, `server`
     qint64 everyMs = 0; ///< the interval between its passes, ms (> 0)
+    QString address{};  ///< a server: where it listens for HTTP, `HOST:PORT`; empty otherwise
 };
 
 /// An expirer's last heartbeat, as the book holds it (table `expirer_heartbeats`).
@@ -29,10 +30,21 @@ struct ExpirerBeat {
     qint64 everyMs = 0;   ///< the interval it promised, ms
     qint64 atMs = 0;      ///< its last pass, ms since the epoch (database clock)
     qint64 released = 0;  ///< orders that pass released
+    QString address{};    ///< a server's HTTP listen address, `HOST:PORT` as it listens; empty otherwise
+
+    /// How late a beat may be, past its interval, before it counts as missed, ms.
+    static constexpr qint64 kMissedAfterMs = 3000;
 
     /// Still running at `nowMs` (database clock): its last pass is at most two intervals
     /// and 5 s old, so one late or failed pass does not count it out.
     bool isAlive(qint64 nowMs) const { return nowMs - atMs <= 2 * everyMs + 5000; }
+    /// Its next beat is overdue at `nowMs` (database clock): no pass for its interval plus
+    /// kMissedAfterMs. What a console shows as a server that stopped (or is stuck).
+    bool missedBeat(qint64 nowMs) const { return nowMs - atMs > everyMs + kMissedAfterMs; }
+    /// The host from its id (`KIND@HOST:PID`).
+    QString host() const;
+    /// The process id from its id (`KIND@HOST:PID`), 0 if it has none.
+    qint64 pid() const;
 };
 
 /// Whether holds past their expiry are being released: the book's overdue holds, by SKU,

@@ -2,7 +2,7 @@
 # Renders each main view of the console, offscreen, on seeded data into docs/screenshots/.
 # Builds nothing: expects the binaries in $BUILD_DIR (default: build/).
 #
-#   scripts/screenshots.sh            # -> docs/screenshots/{live,sales,skus,sku-restock,drill,reconciliation,ledger,launch-wizard}.png
+#   scripts/screenshots.sh            # -> docs/screenshots/{live,sales,skus,sku-restock,drill,reconciliation,ledger,servers,launch-wizard}.png
 #   BUILD_DIR=build-ui scripts/screenshots.sh
 #   scripts/screenshots.sh --installed  # -> docs/screenshots/installed.png, see below
 #
@@ -13,10 +13,12 @@
 #
 # Seeds a throwaway data dir through flashstock-cli (embedded redis-server, stopped at the
 # end): SKUs in every sale state (open, scheduled, book-only, stopped, none, one paused by a
-# discrepancy), an open sale with paid, pending and released orders, one negative drift and
-# one gate excess for the reconciler; keeps reserving while the console samples (and some
-# over the per-user limit) so the live chart and rates move. The console runs a small
-# scratch drill for drill.png.
+# discrepancy), an open sale with paid, pending and released orders, one negative drift
+# (approved once, waiting for a second approver) and one gate excess for the reconciler. Two
+# flashstock-servers work on the book; one is killed (servers.png shows it stopped). A crowd
+# of buyers reserves through the other while the console samples (some over the per-user
+# limit), so the live chart and rates move. The console reads the servers' /metrics with a
+# read token (FLASHSTOCK_TOKEN). The console runs a small scratch drill for drill.png.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -56,18 +58,21 @@ BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 [[ "$BUILD_DIR" = /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
 CLI="$BUILD_DIR/app/flashstock-cli"
 CONSOLE="$BUILD_DIR/app/flashstock"
+SERVER="$BUILD_DIR/app/flashstock-server"
 OUT="${OUT:-$ROOT/docs/screenshots}"
-for bin in "$CLI" "$CONSOLE"; do
+for bin in "$CLI" "$CONSOLE" "$SERVER"; do
   [[ -x "$bin" ]] || { echo "missing $bin: build first (cmake --build $BUILD_DIR)" >&2; exit 2; }
 done
 
 DATA="$(mktemp -d /tmp/fs-shots.XXXXXX)"
 export FLASHSTOCK_DATA_DIR="$DATA"
-printf "[approval]\napprovers=ops\n" > "$DATA/flashstock.ini"   # seeds the book's approver policy
+printf "[approval]\napprovers=ops,alice\n" > "$DATA/flashstock.ini"   # seeds the book's approver policy
 export QT_QPA_PLATFORM=offscreen
 BG=""
+SERVERS=()
 cleanup() {
   [[ -n "$BG" ]] && kill "$BG" 2>/dev/null || true
+  for pid in "${SERVERS[@]}"; do kill "$pid" 2>/dev/null || true; done
   "$CLI" embedded stop >/dev/null 2>&1 || true
   rm -rf "$DATA"
 }
@@ -99,20 +104,65 @@ for i in $(seq 1 15); do cli reserve --order "e$i" --sku EARBUDS --qty 2; cli co
 sqlite3 "$DATA/flashstock.db" "UPDATE buckets SET available = available + 6, total = total + 6 WHERE sku = 'CHARGER' AND bucket = 0;"
 redis-cli -s "$DATA/redis.sock" HINCRBY 'fs:{EARBUDS}:gate' available 7 >/dev/null
 "$CLI" reconcile --grace 0 --unsafe-grace >/dev/null || true   # exit 3: pending approval, as intended
+# Four eyes above 5 units: ops approves the 6 units once; the discrepancy waits for alice.
+cli approver policy --four-eyes-units 5
+read -r PENDING SEEN < <("$CLI" --json discrepancy list --status pending_approval | python3 -c '
+import json, sys
+d = [d for d in json.load(sys.stdin)["discrepancies"] if d["sku"] == "CHARGER"][0]
+print(d["id"], d["fingerprint"])')
+cli discrepancy approve "$PENDING" --seen "$SEEN" --reason "recounted: 6 units arrived unbooked"
 
-# Keep buying while the console samples.
+# Two servers on the book and gate; the second is killed once it has beaten a few times.
+token="$("$CLI" --operator ops --json token add shots --scope reserve,pay,read | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
+serve() { # LOG: starts a server on a free port; its port in SERVED_PORT, its pid in SERVERS
+  "$SERVER" --data-dir "$DATA" --listen 127.0.0.1:0 --operator ops --expire-every 1 2>"$1" & SERVERS+=($!)
+  SERVED_PORT=""
+  for _ in $(seq 100); do
+    SERVED_PORT="$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$1")"
+    [[ -n "$SERVED_PORT" ]] && return
+    sleep 0.1
+  done
+  echo "flashstock-server did not start: $(cat "$1")" >&2; exit 1
+}
+serve "$DATA/server-a.log"
+PORT="$SERVED_PORT"
+serve "$DATA/server-b.log"
+sleep 3
+kill -9 "${SERVERS[1]}"
+
+# A crowd through the first server while the console samples: bursts of 20 buyers at once,
+# one in three asking for more than the per-user limit, half of the others paying a burst later. The token goes in a file only the
+# user can read, never on a command line.
+CURLCFG="$DATA/crowd.curl"
 (
-  n=0
+  umask 077
+  b=0
   while true; do
-    n=$((n + 1))
-    "$CLI" --operator ops reserve --order "live$n" --sku PHONE-X --qty 1 --user "buyer$n" >/dev/null 2>&1 || true
-    (( n % 2 == 0 )) && "$CLI" --operator ops confirm --order "live$n" --payment "lp$n" >/dev/null 2>&1 || true
-    # and one buyer in two asks for more than the per-user limit: the reject rate moves too
-    (( n % 2 == 1 )) && "$CLI" --operator ops reserve --order "greedy$n" --sku PHONE-X --qty 3 --user "buyer$n" >/dev/null 2>&1 || true
-    sleep 0.15
+    b=$((b + 1))
+    for i in $(seq 1 20); do
+      q=1; (( i % 3 == 0 )) && q=3
+      (( i > 1 )) && echo next
+      echo "url = \"http://127.0.0.1:$PORT/v1/reservations\""
+      echo "header = \"Authorization: Bearer $token\""
+      echo 'header = "Content-Type: application/json"'
+      echo "data = \"{\\\"order\\\":\\\"c$b-$i\\\",\\\"user\\\":\\\"buyer$b-$i\\\",\\\"lines\\\":[{\\\"sku\\\":\\\"PHONE-X\\\",\\\"qty\\\":$q}]}\""
+      echo 'output = "/dev/null"'
+      # and half of the last burst's buyers pay
+      if (( b > 1 && i % 2 == 0 && i % 3 != 0 )); then
+        echo next
+        echo "url = \"http://127.0.0.1:$PORT/v1/orders/c$((b - 1))-$i/confirm\""
+        echo "header = \"Authorization: Bearer $token\""
+        echo 'header = "Content-Type: application/json"'
+        echo "data = \"{\\\"payment\\\":\\\"pay-$((b - 1))-$i\\\"}\""
+        echo 'output = "/dev/null"'
+      fi
+    done > "$CURLCFG"
+    curl -s --parallel --parallel-max 20 --config "$CURLCFG" >/dev/null 2>&1 || true
+    sleep 0.4
   done
 ) &
 BG=$!
+export FLASHSTOCK_TOKEN="$token"
 
 mkdir -p "$OUT"
 "$CONSOLE" --operator ops --screenshot "$OUT"

@@ -188,6 +188,8 @@ private slots:
     void writersCheckpointTheWal();
     void existingOrdersUseTheIndex();
     void lookUpsArePlannedForTheBookAsItIs();
+    void actorsTravelWithTheirOrders_data() { test::addBackendRows(); }
+    void actorsTravelWithTheirOrders();
 };
 
 void TestBookBatch::mixedBatch()
@@ -760,6 +762,107 @@ void TestBookBatch::lookUpsArePlannedForTheBookAsItIs()
     QCOMPARE(plans.rows.size(), 1);
     QCOMPARE(plans.first().at(0).toLongLong(), 0); // never the plan made on the empty table
     QCOMPARE(plans.first().at(1).toLongLong(), 9);
+}
+
+void TestBookBatch::actorsTravelWithTheirOrders()
+{
+    // A server's book writers commit the orders of many principals in one transaction: each
+    // order, ledger row and refund names its own actor, in every form a reserve takes (the
+    // grouped statements, PostgreSQL's one statement, the statements per order), and an
+    // actor that reaches only its own orders neither sees nor moves another's.
+    QFETCH(QString, backend);
+    FS_FRESH_BOOK(fresh, backend);
+    auto engine = test::openEngine(fresh.url());
+    QVERIFY(engine);
+    Book &book = engine->book();
+    FS_VERIFY_OK(book.addSku(u"A"_s, 100, 1));
+    FS_VERIFY_OK(book.addSku(u"B"_s, 100, 1));
+    const Actor shopA{u"shop-a"_s, u"server@h1"_s, Actor::Reach::OwnOrders};
+    const Actor shopB{u"shop-b"_s, u"server@h2"_s, Actor::Reach::OwnOrders};
+    const Actor psp{u"psp"_s, u"server@h1"_s};
+    // Grouped: g-a, g-b (one-line orders of new ids in one batch); per order: m-a (two
+    // lines), l-b (a user limit); alone: s-a (PostgreSQL: one statement).
+    const QList<ReserveOrder> batch{ReserveOrder{u"g-a"_s, {}, {{u"A"_s, 1, {}}}, 300, {}, shopA},
+                                    ReserveOrder{u"g-b"_s, {}, {{u"A"_s, 1, {}}}, 300, {}, shopB},
+                                    ReserveOrder{u"m-a"_s, {}, {{u"A"_s, 1, {}}, {u"B"_s, 1, {}}}, 300, {}, shopA},
+                                    ReserveOrder{u"l-b"_s, u"u1"_s, {{u"B"_s, 1, {}}}, 300, {{u"B"_s, 5}}, shopB}};
+    for (const auto &r : book.reserveBatch(batch))
+        QVERIFY(r && r->outcome == Outcome::Reserved);
+    QCOMPARE(FS_OK(book.reserveBatch({ReserveOrder{u"s-a"_s, {}, {{u"A"_s, 1, {}}}, 300, {}, shopA}}).constFirst())
+                 .outcome,
+             Outcome::Reserved);
+    const QList<std::pair<QString, Actor>> creators{
+        {u"g-a"_s, shopA}, {u"g-b"_s, shopB}, {u"m-a"_s, shopA}, {u"l-b"_s, shopB}, {u"s-a"_s, shopA}};
+    for (const auto &[order, by] : creators) {
+        QCOMPARE(FS_OK(book.order(order)).createdBy, by.operatorName);
+        const QList<LedgerRow> rows = FS_OK(book.ledgerOfOrder(order));
+        QVERIFY(!rows.isEmpty());
+        for (const LedgerRow &row : rows) {
+            QCOMPARE(row.operatorName, by.operatorName);
+            QCOMPARE(row.source, by.source);
+        }
+    }
+
+    // shop-b and shop-a's g-a: answered as an unknown order (word for word), nothing moves;
+    // a reserve of it again is a duplicate that shows none of it.
+    const SkuLevels before = FS_OK(book.levels(u"A"_s));
+    const qint64 ledgerBefore = FS_OK(book.ledgerCount());
+    const Result<OrderView> hidden = book.order(u"g-a"_s, shopB);
+    const Result<OrderView> unknown = book.order(u"g-z"_s, shopB);
+    QVERIFY(!hidden && !unknown);
+    QCOMPARE(hidden.error().code, ErrorCode::NotFound);
+    QCOMPARE(hidden.error().message, QString(unknown.error().message).replace(u"g-z"_s, u"g-a"_s));
+    const auto refused = book.releaseBatch({FinishOrder{u"g-a"_s, u"cancel"_s, shopB}});
+    QVERIFY(!refused.constFirst());
+    QCOMPARE(refused.constFirst().error().message, hidden.error().message);
+    const auto again = book.reserveBatch({ReserveOrder{u"g-a"_s, {}, {{u"A"_s, 1, {}}}, 300, {}, shopB}});
+    QCOMPARE(FS_OK(again.constFirst()).outcome, Outcome::Duplicate);
+    QVERIFY(again.constFirst()->lines.isEmpty());
+    QCOMPARE(FS_OK(book.levels(u"A"_s)).locked, before.locked);
+    QCOMPARE(FS_OK(book.levels(u"A"_s)).available, before.available);
+    QCOMPARE(FS_OK(book.ledgerCount()), ledgerBefore);
+    QCOMPARE(FS_OK(book.orderStatus(u"g-a"_s)), std::optional(OrderStatus::Pending));
+    // Its creator sees it and reserves it again; an actor reaching every order sees it.
+    QCOMPARE(FS_OK(book.order(u"g-a"_s, shopA)).createdBy, u"shop-a"_s);
+    QCOMPARE(FS_OK(book.order(u"g-a"_s, psp)).createdBy, u"shop-a"_s);
+    const auto repeat = book.reserveBatch({ReserveOrder{u"g-a"_s, {}, {{u"A"_s, 1, {}}}, 300, {}, shopA}});
+    QCOMPARE(FS_OK(repeat.constFirst()).outcome, Outcome::Reserved);
+    QCOMPARE(repeat.constFirst()->lines.size(), 1);
+
+    // Confirm by the payment provider, release by the creator, a late payment's refund.
+    const auto paid = book.confirmBatch({FinishOrder{u"g-a"_s, u"pay-1"_s, psp}});
+    QCOMPARE(FS_OK(paid.constFirst()).outcome, Outcome::Paid);
+    const auto released = book.releaseBatch({FinishOrder{u"g-b"_s, u"cancel"_s, shopB}});
+    QCOMPARE(FS_OK(released.constFirst()).outcome, Outcome::Released);
+    const auto late = book.confirmBatch({FinishOrder{u"g-b"_s, u"pay-2"_s, psp}});
+    QCOMPARE(FS_OK(late.constFirst()).outcome, Outcome::RefundRequired);
+    auto rowOf = [&](const QString &order, const QString &operation) {
+        for (const LedgerRow &row : FS_OK(book.ledgerOfOrder(order)))
+            if (row.operation == operation)
+                return row;
+        return LedgerRow{};
+    };
+    QCOMPARE(rowOf(u"g-a"_s, u"CONFIRM"_s).operatorName, u"psp"_s);
+    QCOMPARE(rowOf(u"g-b"_s, u"RELEASE"_s).operatorName, u"shop-b"_s);
+    QCOMPARE(rowOf(u"g-b"_s, u"RELEASE"_s).source, u"server@h2"_s);
+    const QList<Refund> refunds = FS_OK(book.refunds(u"g-b"_s));
+    QCOMPARE(refunds.size(), 1);
+    QCOMPARE(refunds.first().payment, u"pay-2"_s);
+    QCOMPARE(refunds.first().operatorName, u"psp"_s);
+    QCOMPARE(refunds.first().source, u"server@h1"_s);
+
+    // An order whose creator the book did not record (written before it did) is no one's.
+    FS_VERIFY_OK(book.database().exec(u"UPDATE orders SET created_by = NULL WHERE order_id = 's-a'"_s));
+    QVERIFY(!book.order(u"s-a"_s, shopA));
+    QVERIFY(!book.releaseBatch({FinishOrder{u"s-a"_s, u"cancel"_s, shopA}}).constFirst());
+    QVERIFY(book.order(u"s-a"_s, psp));
+
+    // Expiry is the book's own actor's.
+    const auto expired = FS_OK(book.expire(FS_OK(book.database().nowMs()) + 3'600'000));
+    QCOMPARE(expired.size(), 3); // m-a, l-b, s-a
+    QCOMPARE(rowOf(u"s-a"_s, u"RELEASE"_s).operatorName, book.actor().operatorName);
+    QCOMPARE(rowOf(u"s-a"_s, u"RELEASE"_s).source, book.actor().source);
+    QVERIFY(test::bookHolds(*engine));
 }
 
 QTEST_GUILESS_MAIN(TestBookBatch)

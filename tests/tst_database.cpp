@@ -176,14 +176,17 @@ void TestDatabase::migrationKeepsSales()
         FS_VERIFY_OK(sale);
         saleId = sale->id;
         FS_VERIFY_OK(engine->setSaleStatus(saleId, SaleStatus::Open));
+        FS_VERIFY_OK(engine->book().reserve(u"old-1"_s, u"u1"_s, {{u"A"_s, 1, {}}}, 120));
         // Back to schema 3, as a book written by an earlier release would be.
         for (const QString &column : {u"discrepancies DROP COLUMN alerted_at"_s,
                                       u"discrepancies DROP COLUMN alert_claimed_at"_s,
                                       u"discrepancies DROP COLUMN status_from"_s, u"discrepancies DROP COLUMN status_to"_s,
                                       u"discrepancies DROP COLUMN payment_ref"_s, u"discrepancies DROP COLUMN breaks"_s,
+                                      u"discrepancies DROP COLUMN level"_s,
                                       u"reconcile_checkpoints DROP COLUMN other_locked"_s,
                                       u"reconcile_checkpoints DROP COLUMN other_sold"_s,
-                                      u"adjustments DROP COLUMN discrepancy_id"_s})
+                                      u"adjustments DROP COLUMN discrepancy_id"_s, u"orders DROP COLUMN created_by"_s,
+                                      u"refunds DROP COLUMN operator"_s, u"refunds DROP COLUMN source"_s})
             FS_VERIFY_OK(engine->database().exec(u"ALTER TABLE "_s + column));
         FS_VERIFY_OK(engine->database().exec(u"DROP INDEX discrepancies_key"_s));
         FS_VERIFY_OK(engine->database().exec(u"DROP TABLE order_fences"_s));
@@ -208,6 +211,9 @@ void TestDatabase::migrationKeepsSales()
     FS_VERIFY_OK(version);
     QCOMPARE(version->first().at(0).toInt(), Database::schemaVersion());
     FS_VERIFY_OK(engine->database().exec(u"SELECT alerted_at FROM discrepancies"_s));
+    // An order written before schema 13 has no recorded creator: no storefront's token reaches it.
+    QCOMPARE(FS_OK(engine->book().order(u"old-1"_s)).createdBy, QString());
+    QVERIFY(!engine->book().order(u"old-1"_s, Actor{u"shop"_s, u"server@h"_s, Actor::Reach::OwnOrders}));
 }
 
 void TestDatabase::migrationTypesCorrections()
@@ -260,6 +266,7 @@ void TestDatabase::migrationTypesCorrections()
             u"ALTER TABLE discrepancies DROP COLUMN set_available"_s,
             u"ALTER TABLE discrepancies DROP COLUMN set_locked"_s,
             u"ALTER TABLE discrepancies DROP COLUMN set_sold"_s,
+            u"ALTER TABLE discrepancies DROP COLUMN level"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_locked"_s,
             u"ALTER TABLE reconcile_checkpoints DROP COLUMN other_sold"_s,
             u"ALTER TABLE adjustments DROP COLUMN discrepancy_id"_s,
@@ -272,6 +279,9 @@ void TestDatabase::migrationTypesCorrections()
             u"DROP TABLE approvers"_s,
             u"DROP TABLE approval_policy"_s,
             u"DROP TABLE discrepancy_decisions"_s,
+            u"ALTER TABLE orders DROP COLUMN created_by"_s,
+            u"ALTER TABLE refunds DROP COLUMN operator"_s,
+            u"ALTER TABLE refunds DROP COLUMN source"_s,
             u"UPDATE meta SET value = '5' WHERE key = 'schema_version'"_s};
         if (backend != u"sqlite"_s) // schema 5 kept every key once
             statements << u"ALTER TABLE discrepancies ADD CONSTRAINT discrepancies_dkey_key UNIQUE (dkey)"_s;

@@ -1,13 +1,16 @@
 // Engine rules that are not the gate's own: the launch rules (one place for the CLI and the
-// console), warnings as bounded values, and the reserve answer's JSON text.
+// console), warnings as bounded values, the reserve answer's JSON text, and which gate tokens a
+// refused reserve gives back.
 
 #include "ContractJson.h"
 #include "Engine.h"
 #include "EngineWarning.h"
+#include "gate/Gate.h"
 #include "reconcile/Reconciler.h"
 #include "store/Database.h"
 #include "store/SaleStore.h"
 #include "support/EngineHelpers.h"
+#include "support/RedisFixture.h"
 #include "support/TestChecks.h"
 
 #include <QDateTime>
@@ -42,6 +45,8 @@ private slots:
     void warningKindsHaveDistinctNames();
     void engineWarningsAreBoundedValues();
     void reserveJsonWriterWritesWhatQtWrites();
+    void aTokenTheOrderHoldsIsNotGivenBack_data() { test::addBackendRows(); }
+    void aTokenTheOrderHoldsIsNotGivenBack();
 };
 
 void TestEngine::launchRulesBlockALiveSaleAndAPendingDiscrepancy()
@@ -178,6 +183,69 @@ void TestEngine::reserveJsonWriterWritesWhatQtWrites()
     ReserveJsonWriter writer;
     for (const ReserveResult &r : answers)
         QCOMPARE(writer.write(r), QJsonDocument(reserveJson(r)).toJson(QJsonDocument::Compact));
+}
+
+void TestEngine::aTokenTheOrderHoldsIsNotGivenBack()
+{
+    // Two attempts of one order id meet at the gate: the first is issued a token, the second
+    // is handed the same token (held) and books first. The first's book answer is a
+    // duplicate, and the token it was issued is the booked order's: the gate keeps it, so
+    // the gate and the book agree. Whether the duplicate is another storefront's order
+    // (which shows the first nothing of it) or one principal's order with other lines.
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"A"_s, 10));
+    FS_VERIFY_OK(engine->addSku(u"B"_s, 10));
+    const Actor shopA{u"shop-a"_s, u"server@h"_s, Actor::Reach::OwnOrders};
+    const Actor shopB{u"shop-b"_s, u"server@h"_s, Actor::Reach::OwnOrders};
+    auto pastGate = [&](const QString &order, const QList<OrderLine> &lines, const Actor &by) {
+        auto request = Engine::checkReserve(order, u"u1"_s, lines, 60);
+        if (!request)
+            qFatal("checkReserve: %s", qPrintable(request.error().message));
+        request->actor = by;
+        ReserveAttempt attempt = engine->planReserve(*request);
+        engine->passGate({&attempt});
+        return attempt;
+    };
+    auto agree = [&](const QString &sku, qint64 available) {
+        const qint64 gate = engine->gateLevels(sku).available;
+        const qint64 book = FS_OK(engine->book().levels(sku)).available;
+        if (gate != available || book != available)
+            qWarning("%s: gate %lld, book %lld, want %lld", qPrintable(sku), gate, book, available);
+        return gate == available && book == available;
+    };
+
+    // Another storefront's order.
+    ReserveAttempt first = pastGate(u"o-1"_s, {{u"A"_s, 1, {}}}, shopA);
+    ReserveAttempt second = pastGate(u"o-1"_s, {{u"A"_s, 1, {}}}, shopB);
+    QCOMPARE(first.created.size(), 1);
+    QVERIFY(second.created.isEmpty());
+    const QString token = first.created.first().token;
+    const ReserveResult booked = FS_OK(engine->finishReserve(second));
+    QCOMPARE(booked.outcome, Outcome::Reserved);
+    QCOMPARE(booked.lines.first().token, token);
+    const ReserveResult other = FS_OK(engine->finishReserve(first));
+    QCOMPARE(other.outcome, Outcome::Duplicate);
+    QVERIFY(other.lines.isEmpty());
+    QVERIFY(agree(u"A"_s, 9));
+
+    // One principal's order with other lines: the second attempt adds B.
+    ReserveAttempt one = pastGate(u"o-2"_s, {{u"A"_s, 1, {}}}, shopA);
+    ReserveAttempt two = pastGate(u"o-2"_s, {{u"A"_s, 1, {}}, {u"B"_s, 1, {}}}, shopA);
+    QCOMPARE(FS_OK(engine->finishReserve(two)).outcome, Outcome::Reserved);
+    const ReserveResult differs = FS_OK(engine->finishReserve(one));
+    QCOMPARE(differs.outcome, Outcome::Duplicate);
+    QVERIFY(agree(u"A"_s, 8));
+    QVERIFY(agree(u"B"_s, 9));
+    QCOMPARE(FS_OK(engine->gate()->heldCount(u"A"_s)), 0);
+    QVERIFY(test::bookHolds(*engine));
+
+    // The tokens are their orders': a confirm sells them, a release gives them back.
+    QCOMPARE(FS_OK(engine->confirm(u"o-1"_s, u"pay-1"_s, shopB)).outcome, Outcome::Paid);
+    QCOMPARE(FS_OK(engine->release(u"o-2"_s, u"cancel"_s, shopA)).outcome, Outcome::Released);
+    QVERIFY(agree(u"A"_s, 9));
+    QVERIFY(agree(u"B"_s, 10));
+    QVERIFY(test::bookHolds(*engine));
 }
 
 QTEST_GUILESS_MAIN(TestEngine)

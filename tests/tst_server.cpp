@@ -24,6 +24,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSysInfo>
 #include <QTcpSocket>
 #include <QTest>
 #include <QThread>
@@ -118,6 +119,10 @@ private slots:
     void optionsRefused_data();
     void optionsRefused();
     void settingsFileAndFlags();
+    void tokensRecordedAsActors_data() { test::addBackendRows(); }
+    void tokensRecordedAsActors();
+    void tokenReachesItsOwnOrders_data() { test::addBackendRows(); }
+    void tokenReachesItsOwnOrders();
     void bookReplicationIsShown();
     void twoServersReconcileOnce_data() { test::addBackendRows(); }
     void twoServersReconcileOnce();
@@ -978,6 +983,9 @@ void TestServer::settingsFileAndFlags()
     QCOMPARE(expiry.alive().size(), 1);
     QCOMPARE(expiry.alive().first().kind, u"server"_s);
     QCOMPARE(expiry.alive().first().everyMs, 1000);
+    // Its heartbeat says where it listens (from its second pass: the first runs before it listens).
+    QTRY_COMPARE_WITH_TIMEOUT(FS_OK(engine->expiryStatus()).expirers.value(0).address,
+                              u"127.0.0.1:%1"_s.arg(server.port()), 5000);
     server.terminate();
     QCOMPARE(server.waitForExit(15000), 0);
     QFile log(server.dataDir() + u"/access.log"_s);
@@ -985,6 +993,145 @@ void TestServer::settingsFileAndFlags()
     const QByteArray lines = log.readAll();
     QVERIFY2(lines.contains("POST /v1/reservations 200 reserved"), lines.constData());
     QCOMPARE(QFileInfo(log.fileName()).permissions() & (QFileDevice::ReadOther | QFileDevice::ReadGroup), 0);
+}
+
+/// The server's source on ledger rows and refunds (Actor::source).
+QString serverSource() { return u"server@"_s + QSysInfo::machineHostName(); }
+
+void TestServer::tokensRecordedAsActors()
+{
+    // Two storefronts and a payment provider through one server: each order, ledger row and
+    // refund names the token that wrote it and the server's host; the server's own expiry
+    // names the server.
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"TEE"_s, 20));
+    const QString shopA = test::addAccessToken(*engine, u"shop-a"_s, AccessScope::Reserve);
+    const QString shopB = test::addAccessToken(*engine, u"shop-b"_s, AccessScope::Reserve);
+    const QString psp = test::addAccessToken(*engine, u"psp"_s, AccessScope::Pay);
+    test::ServerProcess server(fresh.url(), redis.url()); // its operator: tester
+    QVERIFY2(server.start(), qPrintable(server.errorString()));
+    const QString base = server.baseUrl();
+
+    auto result = [](const test::HttpAnswer &a) { return a.json.value(u"result"_s).toString(); };
+    QCOMPARE(result(http("POST", base + u"/v1/reservations"_s, reservation(u"a-1"_s, u"TEE"_s, 1), shopA)),
+             u"reserved"_s);
+    QCOMPARE(result(http("POST", base + u"/v1/reservations"_s, reservation(u"b-1"_s, u"TEE"_s, 2), shopB)),
+             u"reserved"_s);
+    // a batch: its orders reach the book together (the grouped write)
+    const QByteArray batch = R"({"reservations":[)" + reservation(u"a-2"_s, u"TEE"_s, 1) + ','
+        + reservation(u"a-3"_s, u"TEE"_s, 1) + ',' + reservation(u"a-4"_s, u"TEE"_s, 1) + "]}";
+    const QJsonArray answers = http("POST", base + u"/v1/reservations/batch"_s, batch, shopA)
+                                   .json.value(u"results"_s).toArray();
+    QCOMPARE(answers.size(), 3);
+    for (const QJsonValue &a : answers)
+        QCOMPARE(a.toObject().value(u"result"_s).toString(), u"reserved"_s);
+    QCOMPARE(result(http("POST", base + u"/v1/orders/a-1/confirm"_s, R"({"payment":"pay-a"})", psp)), u"paid"_s);
+    QCOMPARE(result(http("POST", base + u"/v1/orders/b-1/release"_s, R"({"reason":"cancel"})", shopB)),
+             u"released"_s);
+    QCOMPARE(result(http("POST", base + u"/v1/orders/b-1/confirm"_s, R"({"payment":"pay-b"})", psp)),
+             u"refund_required"_s);
+    // the server expires a-2 (its hold moved into the past)
+    FS_VERIFY_OK(engine->database().exec(u"UPDATE orders SET expires_at = 0 WHERE order_id = 'a-2'"_s));
+    QElapsedTimer t;
+    t.start();
+    while (FS_OK(engine->book().orderStatus(u"a-2"_s)) != OrderStatus::Closed && t.elapsed() < 10000)
+        QThread::msleep(50);
+
+    struct Row {
+        QString order, operation, operatorName;
+    };
+    const QList<Row> expected{{u"a-1"_s, u"RESERVE"_s, u"shop-a"_s}, {u"a-1"_s, u"CONFIRM"_s, u"psp"_s},
+                              {u"b-1"_s, u"RESERVE"_s, u"shop-b"_s}, {u"b-1"_s, u"RELEASE"_s, u"shop-b"_s},
+                              {u"a-2"_s, u"RESERVE"_s, u"shop-a"_s}, {u"a-2"_s, u"RELEASE"_s, u"tester"_s},
+                              {u"a-3"_s, u"RESERVE"_s, u"shop-a"_s}, {u"a-4"_s, u"RESERVE"_s, u"shop-a"_s}};
+    for (const Row &want : expected) {
+        const QList<LedgerRow> rows = FS_OK(engine->book().ledgerOfOrder(want.order));
+        auto it = std::find_if(rows.cbegin(), rows.cend(), [&](const LedgerRow &r) { return r.operation == want.operation; });
+        QVERIFY2(it != rows.cend(), qPrintable(want.order + u' ' + want.operation));
+        QCOMPARE(it->operatorName, want.operatorName);
+        QCOMPARE(it->source, serverSource());
+    }
+    for (const QString &order : {u"a-1"_s, u"a-2"_s, u"a-3"_s, u"a-4"_s})
+        QCOMPARE(FS_OK(engine->book().order(order)).createdBy, u"shop-a"_s);
+    QCOMPARE(FS_OK(engine->book().order(u"b-1"_s)).createdBy, u"shop-b"_s);
+    const auto shown = http("GET", base + u"/v1/orders/b-1"_s, {}, shopB, {});
+    QCOMPARE(shown.json.value(u"created_by"_s).toString(), u"shop-b"_s);
+    const QList<Refund> refunds = FS_OK(engine->book().refunds(u"b-1"_s));
+    QCOMPARE(refunds.size(), 1);
+    QCOMPARE(refunds.first().operatorName, u"psp"_s);
+    QCOMPARE(refunds.first().source, serverSource());
+    QVERIFY(test::bookHolds(*engine));
+}
+
+void TestServer::tokenReachesItsOwnOrders()
+{
+    // A storefront's token reads and releases only the orders it created: another's order is
+    // answered as an unknown one and nothing moves. `read` reads any order, `operate`
+    // releases any, `pay` confirms any.
+    QFETCH(QString, backend);
+    FS_GATED_ENGINE(backend);
+    FS_VERIFY_OK(engine->addSku(u"TEE"_s, 10));
+    const QString shopA = test::addAccessToken(*engine, u"shop-a"_s, AccessScope::Reserve);
+    const QString shopB = test::addAccessToken(*engine, u"shop-b"_s, AccessScope::Reserve);
+    const QString auditor = test::addAccessToken(*engine, u"auditor"_s, AccessScope::Read);
+    const QString ops = test::addAccessToken(*engine, u"ops"_s, AccessScope::Operate);
+    test::ServerProcess server(fresh.url(), redis.url());
+    QVERIFY2(server.start(), qPrintable(server.errorString()));
+    const QString base = server.baseUrl();
+    auto held = http("POST", base + u"/v1/reservations"_s, reservation(u"a-1"_s, u"TEE"_s, 2), shopA);
+    QCOMPARE(held.json.value(u"result"_s).toString(), u"reserved"_s);
+    QCOMPARE(http("POST", base + u"/v1/reservations"_s, reservation(u"a-2"_s, u"TEE"_s, 1), shopA)
+                 .json.value(u"result"_s).toString(),
+             u"reserved"_s);
+    const test::StockSnapshot before = test::snapshot(*engine, {u"TEE"_s});
+    const qint64 gateBefore = engine->gateLevels(u"TEE"_s).available;
+
+    // shop-b: a-1 reads, releases and reserves as if no one held it; the 404s are those of
+    // an order that does not exist, but for its id
+    const auto unknownRead = http("GET", base + u"/v1/orders/zz-1"_s, {}, shopB, {});
+    const auto unknownRelease = http("POST", base + u"/v1/orders/zz-1/release"_s, R"({"reason":"cancel"})", shopB);
+    const auto read = http("GET", base + u"/v1/orders/a-1"_s, {}, shopB, {});
+    const auto release = http("POST", base + u"/v1/orders/a-1/release"_s, R"({"reason":"cancel"})", shopB);
+    QCOMPARE(unknownRead.status, 404);
+    QCOMPARE(read.status, 404);
+    QCOMPARE(read.body, QByteArray(unknownRead.body).replace("zz-1", "a-1"));
+    QCOMPARE(unknownRelease.status, 404);
+    QCOMPARE(release.status, 404);
+    QCOMPARE(release.body, QByteArray(unknownRelease.body).replace("zz-1", "a-1"));
+    const auto again = http("POST", base + u"/v1/reservations"_s, reservation(u"a-1"_s, u"TEE"_s, 2), shopB);
+    QCOMPARE(again.status, 200);
+    QCOMPARE(again.json.value(u"result"_s).toString(), u"duplicate"_s);
+    QVERIFY(tokensOf(again.json).isEmpty());
+    QVERIFY(!again.json.contains(u"expires_at"_s));
+    QCOMPARE(test::snapshot(*engine, {u"TEE"_s}), before);
+    QCOMPARE(engine->gateLevels(u"TEE"_s).available, gateBefore);
+    QCOMPARE(FS_OK(engine->book().orderStatus(u"a-1"_s)), std::optional(OrderStatus::Pending));
+
+    // its creator reads it and sends its reserve again; `read` reads it but may not release
+    const auto own = http("GET", base + u"/v1/orders/a-1"_s, {}, shopA, {});
+    QCOMPARE(own.status, 200);
+    QCOMPARE(own.json.value(u"created_by"_s).toString(), u"shop-a"_s);
+    const auto repeat = http("POST", base + u"/v1/reservations"_s, reservation(u"a-1"_s, u"TEE"_s, 2), shopA);
+    QCOMPARE(repeat.json.value(u"result"_s).toString(), u"reserved"_s);
+    QCOMPARE(tokensOf(repeat.json), tokensOf(held.json));
+    QCOMPARE(http("GET", base + u"/v1/orders/a-1"_s, {}, auditor, {}).status, 200);
+    QCOMPARE(http("POST", base + u"/v1/orders/a-1/release"_s, R"({"reason":"cancel"})", auditor).status, 403);
+    QCOMPARE(test::snapshot(*engine, {u"TEE"_s}), before);
+
+    // `operate` releases another's order; the creator releases its own
+    const auto byOps = http("POST", base + u"/v1/orders/a-1/release"_s, R"({"reason":"risk"})", ops);
+    QCOMPARE(byOps.status, 200);
+    QCOMPARE(byOps.json.value(u"result"_s).toString(), u"released"_s);
+    QCOMPARE(http("GET", base + u"/v1/orders/a-1"_s, {}, ops, {}).json.value(u"status"_s).toString(), u"CLOSED"_s);
+    QCOMPARE(http("POST", base + u"/v1/orders/a-2/release"_s, R"({"reason":"cancel"})", shopA)
+                 .json.value(u"result"_s).toString(),
+             u"released"_s);
+    for (const LedgerRow &row : FS_OK(engine->book().ledgerOfOrder(u"a-1"_s)))
+        QCOMPARE(row.operatorName, row.operation == u"RELEASE"_s ? u"ops"_s : u"shop-a"_s);
+    QCOMPARE(FS_OK(engine->book().levels(u"TEE"_s)).available, 10);
+    QCOMPARE(engine->gateLevels(u"TEE"_s).available, 10);
+    QVERIFY(test::bookHolds(*engine));
 }
 
 void TestServer::bookReplicationIsShown()

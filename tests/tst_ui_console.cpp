@@ -395,12 +395,22 @@ void TestUiConsole::firstOfTwoApprovalsIsLabelled()
     }
     ConsoleSession session;
     ReconciliationView view(&session);
-    view.resize(1400, 600);
+    view.resize(1260, 600); // the console's default width
     view.show();
     QSignalSpy listed(session.worker(), &EngineWorker::approversListed);
     session.open(EngineProfile{dir.path(), {}, u"none"_s, u"bob"_s});
     QTRY_VERIFY_WITH_TIMEOUT(!listed.isEmpty(), 10000);
     QTRY_COMPARE_WITH_TIMEOUT(view.table()->model()->rowCount(), 1, 5000);
+    // Listed with its first approval: the long status and the proposal wrap in their columns
+    // and both show beside the figures without scrolling.
+    QVERIFY2(statusText(view).contains(u"first approval by alice at "_s), qPrintable(statusText(view)));
+    QCoreApplication::processEvents();
+    QTableView *table = view.table();
+    const int proposalEnd
+        = table->columnViewportPosition(DiscrepancyModel::Proposal) + table->columnWidth(DiscrepancyModel::Proposal);
+    QVERIFY2(proposalEnd <= table->viewport()->width(),
+             qPrintable(u"the proposal ends at %1 px of %2"_s.arg(proposalEnd).arg(table->viewport()->width())));
+    QVERIFY2(table->rowHeight(0) > table->fontMetrics().height() * 2, qPrintable(u"row height %1"_s.arg(table->rowHeight(0))));
     QVERIFY(view.select(view.model()->at(0)->id));
     ApprovalDialog *dialog = view.confirmSelected(true);
     QVERIFY(dialog);

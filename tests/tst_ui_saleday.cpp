@@ -181,6 +181,9 @@ void TestUiSaleDay::skusAreManagedFromTheConsole()
     QVERIFY(add->confirmButton()->isEnabled());
     QTest::keyClick(add->skuField(), Qt::Key_Return); // Return confirms
     QTRY_VERIFY_WITH_TIMEOUT(view->model()->rowOf(u"MUG-BLUE"_s) >= 0, 10000);
+    // The SKU table has the view's whole width for its columns (the buckets are below it).
+    QVERIFY2(view->table()->width() >= view->width() - 40,
+             qPrintable(u"table %1 px of %2"_s.arg(view->table()->width()).arg(view->width())));
     QCOMPARE(c.levels(u"MUG-BLUE"_s).available, 120);
     QCOMPARE(c.levels(u"MUG-BLUE"_s).buckets.size(), 2);
     QCOMPARE(FS_OK(Gate(c.redis.url()).available(u"MUG-BLUE"_s)), 120); // the gate follows

@@ -27,6 +27,9 @@ struct ConnectionInfo {
     bool gateConfigured = false;
     bool reconcilerAvailable = false; ///< this build has the reconciler
     QString error;           ///< why the book could not be opened
+    /// What happened to the embedded redis-server the console had started for the connection
+    /// before, when this one does not use it (stopped, or left running and why); empty otherwise.
+    QString previousGate;
 };
 
 /// Health of both tiers, measured by one sample.
@@ -61,11 +64,16 @@ struct SkuSample {
     OverdueHolds overdue{};      ///< its holds past their expiry
 };
 
-/// Rates of one SKU over the last few seconds (LiveView::rates()).
+/// Rates of one SKU over the last second, and the highest in the chart's window
+/// (LiveView::rates()).
 struct SkuRates {
     double taken = 0;    ///< units per second leaving book available (net of releases)
     double refused = -1; ///< refused reserves per second, as the gate counts them; -1 = not
                          ///< counted (book-only, or the gate did not answer)
+    double takenPeak = 0;    ///< the highest `taken` in the window, units per second
+    qint64 takenPeakAtMs = 0; ///< when it was measured (the console's clock); 0: no peak yet
+    double refusedPeak = 0;   ///< the highest `refused` in the window, per second
+    qint64 refusedPeakAtMs = 0;
 };
 
 /// One 1 s sample of everything the live and sales views show.
@@ -142,7 +150,9 @@ struct LedgerSearchResult {
     LedgerSearchMode mode = LedgerSearchMode::Order;
     QString text;
     QList<LedgerRow> rows;
-    QString orderStatus; ///< for an order search: its status word, empty if unknown
+    /// For an order search: the order as the book holds it (what GET /v1/orders/{order}
+    /// shows: status, buyer, lines with their tokens, times, payment); nullopt if unknown.
+    std::optional<OrderView> order{};
     int refunds = 0;     ///< for an order search: refund records
     QString error;
 };

@@ -2,6 +2,7 @@
 
 #include "Engine.h"
 #include "Identifiers.h"
+#include "gate/EmbeddedRedis.h"
 #include "gate/Gate.h"
 #include "open/EngineOpener.h"
 #include "reconcile/Approvers.h"
@@ -55,6 +56,7 @@ void EngineWorker::open(const EngineProfile &profile)
     auto resolved = EngineOpener::resolve(profile);
     if (!resolved)
         return finish(resolved.error().message);
+    info.previousGate = stopStartedEmbedded(*resolved);
     info.bookDisplay = resolved->book.display();
     info.gateConfigured = resolved->gateMode != GateMode::BookOnly;
     info.gateDisplay = resolved->gate ? resolved->gate->toDisplayString() : tr("none (book-only)");
@@ -65,10 +67,33 @@ void EngineWorker::open(const EngineProfile &profile)
     // reserves fail closed and starting a sale says the gate is missing.
     if (!opened->gate.problem.isEmpty())
         info.gateDisplay = tr("embedded redis-server failed: %1").arg(opened->gate.problem);
+    if (opened->gate.startedNow)
+        m_startedEmbedded = resolved->dataDir;
     m_engine = std::move(opened->engine);
     m_reconciler = std::make_unique<Reconciler>(*m_engine);
     info.bookOpen = true;
     finish({});
+}
+
+QString EngineWorker::stopStartedEmbedded(const ResolvedProfile &next)
+{
+    if (m_startedEmbedded.isEmpty())
+        return {};
+    if (next.gateMode == GateMode::Embedded && next.dataDir == m_startedEmbedded)
+        return {}; // still the gate
+    EmbeddedRedis embedded(std::exchange(m_startedEmbedded, {}));
+    auto stopped = embedded.stopIfUnused();
+    if (!stopped)
+        return tr("The embedded redis-server this console started is left running: %1").arg(stopped.error().message);
+    if (stopped->otherClients > 0)
+        return tr("The embedded redis-server this console started (%1) is left running: %n other client(s) use it.",
+                  nullptr, int(stopped->otherClients))
+            .arg(embedded.socketPath());
+    if (!stopped->wasRunning)
+        return {};
+    return tr("Stopped the embedded redis-server this console had started (pid %1): the new connection does not use "
+              "it.")
+        .arg(stopped->pid);
 }
 
 void EngineWorker::sample()
@@ -431,8 +456,11 @@ void EngineWorker::searchLedger(LedgerSearchMode mode, const QString &text)
     case LedgerSearchMode::Order:
         if (auto rows = book.ledgerOfOrder(text)) {
             result.rows = *rows;
-            if (auto status = book.orderStatus(text); status && *status)
-                result.orderStatus = orderStatusName(**status);
+            // The order as the server's GET /v1/orders/{order} reads it.
+            if (auto order = book.order(text))
+                result.order = *order;
+            else if (order.error().code != ErrorCode::NotFound)
+                result.error = order.error().message;
             if (auto refunds = book.refundCount(text))
                 result.refunds = *refunds;
         } else {

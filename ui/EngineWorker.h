@@ -10,6 +10,7 @@ namespace flashstock {
 
 class Engine;
 class Reconciler;
+struct ResolvedProfile;
 
 /// Runs every engine call of the console. Lives on its own QThread (ConsoleSession moves it
 /// there) and opens its own Engine inside that thread, so the GUI thread never waits on
@@ -28,7 +29,9 @@ public slots:
     /// Opens the engine on `profile` through EngineOpener (starting or reusing the embedded
     /// redis-server when no gate URL is given). A gate that cannot be started is configured
     /// and down (ConnectionInfo::gateDisplay says why), never book-only. The engine open
-    /// before is closed first, whether or not this one opens.
+    /// before is closed first, whether or not this one opens; an embedded redis-server this
+    /// worker started for it is stopped when `profile` resolves to another gate, unless
+    /// another client still uses it (ConnectionInfo::previousGate says which).
     void open(const flashstock::EngineProfile &profile);
     /// Health of both tiers, every SKU's levels (book and gate), its sale, the discrepancies
     /// that pause it and its holds past expiry, and the sales; then the engine's warnings
@@ -100,7 +103,12 @@ private:
     /// when it answered.
     void sampleSkus(LiveSnapshot &snap, const QList<SkuLevels> &levels);
 
+    /// Stops the embedded redis-server of m_startedEmbedded unless `next` uses it; what
+    /// happened, for people (empty: nothing to do).
+    QString stopStartedEmbedded(const ResolvedProfile &next);
+
     EngineProfile m_profile;
+    QString m_startedEmbedded; ///< data dir of the embedded redis-server this worker started; empty: none
     std::unique_ptr<Engine> m_engine;
     std::unique_ptr<Reconciler> m_reconciler;
 };

@@ -1,6 +1,7 @@
 #include "LedgerView.h"
 
 #include "ConsoleSession.h"
+#include "ConsoleText.h"
 #include "EngineWorker.h"
 #include "TableExport.h"
 #include "models/LedgerModel.h"
@@ -17,6 +18,36 @@
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
+
+namespace {
+
+/// The order as the book holds it, for people: what GET /v1/orders/{order} shows.
+QString orderHtml(const OrderView &o)
+{
+    const auto esc = [](const QString &s) { return s.toHtmlEscaped(); };
+    const auto time = [](qint64 ms) { return ms ? ConsoleText::utcTime(ms) : QObject::tr("–"); };
+    QStringList lines;
+    for (const OrderLine &l : o.lines)
+        lines << QObject::tr("%1 × %2, token %3")
+                     .arg(esc(l.sku))
+                     .arg(l.qty)
+                     .arg(l.token.isEmpty() ? QObject::tr("none (book-only)") : u"<tt>%1</tt>"_s.arg(esc(l.token)));
+    QString html = u"<table cellspacing=0 cellpadding=2>"_s;
+    const auto row = [&html](const QString &k1, const QString &v1, const QString &k2, const QString &v2) {
+        html += u"<tr><td><b>%1</b></td><td>%2</td><td width=24></td><td><b>%3</b></td><td>%4</td></tr>"_s.arg(
+            k1, v1, k2, v2);
+    };
+    row(QObject::tr("Status"), orderStatusName(o.status), QObject::tr("Buyer"),
+        o.user.isEmpty() ? QObject::tr("none named") : esc(o.user));
+    row(QObject::tr("Created"), time(o.createdAtMs), QObject::tr("Hold expires"), time(o.expiresAtMs));
+    row(QObject::tr("Payment"), o.paymentRef.isEmpty() ? QObject::tr("none") : esc(o.paymentRef),
+        QObject::tr("Closed because"), o.closeReason.isEmpty() ? QObject::tr("–") : esc(o.closeReason));
+    html += u"<tr><td><b>%1</b></td><td colspan=4>%2</td></tr></table>"_s.arg(QObject::tr("Lines"),
+                                                                            lines.join(u"; "_s));
+    return html;
+}
+
+} // namespace
 
 LedgerView::LedgerView(ConsoleSession *session, QWidget *parent)
     : QWidget(parent)
@@ -54,6 +85,11 @@ LedgerView::LedgerView(ConsoleSession *session, QWidget *parent)
     f.setPointSizeF(f.pointSizeF() * 1.2);
     m_chain->setFont(f);
     layout->addWidget(m_chain);
+    m_order = new QLabel(this);
+    m_order->setTextFormat(Qt::RichText);
+    m_order->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_order->hide();
+    layout->addWidget(m_order);
 
     m_table = new QTableView(this);
     m_table->setModel(m_model);
@@ -91,6 +127,11 @@ QString LedgerView::summaryText() const
     return m_chain->text();
 }
 
+QString LedgerView::orderText() const
+{
+    return m_order->isHidden() ? QString() : m_order->text();
+}
+
 void LedgerView::showEvent(QShowEvent *event)
 {
     QWidget::showEvent(event);
@@ -102,6 +143,8 @@ void LedgerView::clear()
 {
     m_bookOpen = false;
     m_model->setRows({});
+    m_order->clear();
+    m_order->hide();
     m_chain->setText(tr("The ledger shows once the book of record is open."));
 }
 
@@ -127,6 +170,8 @@ void LedgerView::showResult(const LedgerSearchResult &r)
 {
     const bool newestFirst = r.mode == LedgerSearchMode::Recent || r.mode == LedgerSearchMode::Sku;
     m_model->setRows(r.rows, newestFirst ? LedgerModel::RowOrder::NewestFirst : LedgerModel::RowOrder::AsGiven);
+    m_order->setText(r.order ? orderHtml(*r.order) : QString());
+    m_order->setVisible(r.order.has_value());
     if (!r.error.isEmpty()) {
         m_chain->setText(tr("Search failed: %1").arg(r.error));
         return;
@@ -141,7 +186,8 @@ void LedgerView::showResult(const LedgerSearchResult &r)
         return;
     }
     if (r.rows.isEmpty()) {
-        m_chain->setText(tr("No ledger rows for %1.").arg(r.text));
+        m_chain->setText(r.order ? tr("Order %1 has no ledger rows.").arg(r.text)
+                                 : tr("No ledger rows for %1.").arg(r.text));
         return;
     }
     if (r.mode == LedgerSearchMode::Sku) {
@@ -159,8 +205,8 @@ void LedgerView::showResult(const LedgerSearchResult &r)
             steps << step;
     }
     QString text = tr("Order %1: %2").arg(order, steps.join(u"  →  "_s));
-    if (!r.orderStatus.isEmpty())
-        text += tr("   [status %1]").arg(r.orderStatus);
+    if (r.order)
+        text += tr("   [status %1]").arg(orderStatusName(r.order->status));
     if (r.refunds > 0)
         text += tr("   + %n refund(s)", nullptr, r.refunds);
     m_chain->setText(text);

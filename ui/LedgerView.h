@@ -16,8 +16,10 @@ class LedgerModel;
 
 /// The ledger view: recent activity (the newest rows of every SKU, newest first) as soon as
 /// the book is open and whenever the view is shown again, and a search by order, token or SKU; an order's chain (reserve, then
-/// confirm or release, refunds) summarised in one line above its rows, oldest first; a
-/// SKU's rows newest first. Copy and CSV export of the rows shown. GUI thread.
+/// confirm or release, refunds) summarised in one line above its rows, oldest first, with
+/// the order as the book holds it (what GET /v1/orders/{order} shows: status, buyer, lines
+/// and their gate tokens, created, hold expiry, payment, close reason); a SKU's rows newest
+/// first. Copy and CSV export of the rows shown. GUI thread.
 class LedgerView : public QWidget {
     Q_OBJECT
 public:
@@ -33,6 +35,8 @@ public:
     void focusSearch();
     /// The line above the rows (for tests).
     QString summaryText() const;
+    /// The order found by an order search, as shown (rich text; empty otherwise; for tests).
+    QString orderText() const;
     /// Forgets the rows shown (a new connection).
     void clear();
 
@@ -48,6 +52,7 @@ private:
     QComboBox *m_mode = nullptr;
     QLineEdit *m_text = nullptr;
     QLabel *m_chain = nullptr;
+    QLabel *m_order = nullptr;
     QTableView *m_table = nullptr;
     bool m_showingRecent = false;
     bool m_bookOpen = false;

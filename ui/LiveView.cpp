@@ -27,6 +27,7 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <tuple>
 
 using namespace Qt::StringLiterals;
 
@@ -34,24 +35,49 @@ namespace flashstock {
 
 namespace {
 
-constexpr qint64 kRateSpanMs = 5000; // rates average over this span, so one slow sample does not spike them
 constexpr qint64 kDayMs = 86400000;
 
 const QString kRed = u"#c62828"_s;
 const QString kAmber = u"#b26a00"_s;
 
-/// Change per second of the points' y from the newest point at least kRateSpanMs older than
-/// the last (or the oldest) to the last; 0 with fewer than two points.
+/// Change per second of the points' y from the newest point at least LiveView::kRateSpanMs
+/// older than the last (or the oldest) to the last; 0 with fewer than two points.
 double changePerSecond(const QList<QPointF> &points)
 {
     if (points.size() < 2)
         return 0;
     const double x = points.last().x();
     qsizetype from = points.size() - 1;
-    while (from > 0 && points[from].x() > x - kRateSpanMs)
+    while (from > 0 && points[from].x() > x - LiveView::kRateSpanMs)
         --from;
     const double dt = (x - points[from].x()) / 1000.0;
     return dt > 0 ? (points.last().y() - points[from].y()) / dt : 0.0;
+}
+
+/// The highest y of `points` at or after `fromX`, and its x; {0, 0} if none is above 0.
+std::pair<double, qint64> peakSince(const QList<QPointF> &points, double fromX)
+{
+    std::pair<double, qint64> peak{0.0, 0};
+    for (const QPointF &p : points)
+        if (p.x() >= fromX && p.y() > peak.first)
+            peak = {p.y(), qint64(p.x())};
+    return peak;
+}
+
+/// Drops points older than `keepFromMs`, and the oldest beyond `cap`.
+void trim(QList<QPointF> &points, qsizetype cap, qint64 keepFromMs)
+{
+    qsizetype drop = qMax<qsizetype>(0, points.size() - cap);
+    while (drop < points.size() && points[drop].x() < double(keepFromMs))
+        ++drop;
+    if (drop)
+        points.remove(0, drop);
+}
+
+/// `14:46:23 UTC`: a time of today's sale, short enough to sit under a figure.
+QString shortUtc(qint64 ms)
+{
+    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(u"HH:mm:ss"_s) + u" UTC"_s;
 }
 
 QString colored(const QString &color, const QString &html, bool bold = false)
@@ -84,6 +110,11 @@ LiveView::LiveView(QWidget *parent)
     m_window->setSuffix(tr(" min"));
     windowLabel->setBuddy(m_window);
     top->addWidget(m_window);
+    m_follow = new QCheckBox(tr("&Follow the sale"), this);
+    m_follow->setChecked(true);
+    m_follow->setToolTip(tr("The time axis begins a little before the stock first moved in the window, so a short "
+                            "sale fills the chart; off: the whole window"));
+    top->addWidget(m_follow);
     top->addSpacing(16);
     m_state = new QLabel(this);
     m_state->setTextFormat(Qt::RichText);
@@ -100,9 +131,12 @@ LiveView::LiveView(QWidget *parent)
     m_figures[Locked] = addFigure(grid, 2, tr("Locked"));
     m_figures[Sold] = addFigure(grid, 3, tr("Sold"));
     m_rateFigure = addFigure(grid, 4, tr("Taken per second"));
+    m_rateFigure->setToolTip(tr("Units that left book available in the last second (net of releases)"));
+    m_rateNote = addFigureNote(grid, 4);
     m_refusedFigure = addFigure(grid, 5, tr("Refused per second"));
-    m_refusedFigure->setToolTip(tr("Reserves refused (out of stock, over the per-user limit, sale closed, paused) "
-                                   "as the gate counts them; n/a when book-only"));
+    m_refusedFigure->setToolTip(tr("Reserves refused in the last second (out of stock, over the per-user limit, sale "
+                                   "closed, paused) as the gate counts them; n/a when book-only"));
+    m_refusedNote = addFigureNote(grid, 5);
     layout->addWidget(figures);
 
     // Holds past expiry, and whether anything releases them.
@@ -115,6 +149,7 @@ LiveView::LiveView(QWidget *parent)
     m_expiry->setWordWrap(true);
     expiryRow->addWidget(m_expiry, 1);
     m_expiryRun = new QLabel(expiry);
+    m_expiryRun->setWordWrap(true); // a failure's message is long: it must not widen the window
     expiryRow->addWidget(m_expiryRun);
     m_autoRelease = new QCheckBox(tr("This console &releases expired holds (every %1 s)")
                                       .arg(EngineWorker::kExpirerEveryMs / 1000),
@@ -157,7 +192,7 @@ LiveView::LiveView(QWidget *parent)
     }
     m_chartView = new QChartView(m_chart, this);
     m_chartView->setRenderHint(QPainter::Antialiasing);
-    m_chartView->setMinimumHeight(240);
+    m_chartView->setMinimumHeight(140);
 
     // What to do when there is nothing to draw (first start, book down).
     auto *emptyPage = new QWidget(this);
@@ -189,13 +224,16 @@ LiveView::LiveView(QWidget *parent)
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     TableExport::install(m_table, u"flashstock-live"_s);
 
-    auto *split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(m_chartStack);
-    split->addWidget(m_table);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
-    split->setSizes({480, 200});
-    layout->addWidget(split, 1);
+    // The operator moves the split (MainWindow keeps where); neither side collapses away.
+    m_split = new QSplitter(Qt::Vertical, this);
+    m_split->setObjectName(u"liveSplit"_s);
+    m_split->addWidget(m_chartStack);
+    m_split->addWidget(m_table);
+    m_split->setChildrenCollapsible(false);
+    m_split->setStretchFactor(0, 3);
+    m_split->setStretchFactor(1, 2);
+    m_split->setSizes({400, 260});
+    layout->addWidget(m_split, 1);
 
     connect(m_sku, &QComboBox::currentTextChanged, this, [this](const QString &sku) {
         // The table follows the chart's SKU, and the other way round (below).
@@ -206,7 +244,11 @@ LiveView::LiveView(QWidget *parent)
         updateState();
         redraw();
     });
-    connect(m_window, &QSpinBox::valueChanged, this, [this] { redraw(); });
+    connect(m_window, &QSpinBox::valueChanged, this, [this] {
+        redraw();
+        updateFigures(); // the peaks are the window's
+    });
+    connect(m_follow, &QCheckBox::toggled, this, [this] { redraw(); });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         const QModelIndexList rows = m_table->selectionModel()->selectedRows(SkuLevelsModel::Sku);
         if (!rows.isEmpty())
@@ -242,13 +284,25 @@ QLabel *LiveView::addFigure(QGridLayout *grid, int column, const QString &captio
     return value;
 }
 
+QLabel *LiveView::addFigureNote(QGridLayout *grid, int column)
+{
+    auto *note = new QLabel(this);
+    note->setAlignment(Qt::AlignCenter);
+    grid->addWidget(note, 2, column);
+    return note;
+}
+
 void LiveView::setPointCap(int cap)
 {
     m_pointCap = qMax(2, cap);
-    for (History &h : m_history)
+    for (History &h : m_history) {
         for (auto &points : h.points)
             if (points.size() > m_pointCap)
                 points.remove(0, points.size() - m_pointCap);
+        for (auto *rates : {&h.takenRate, &h.refusedRate})
+            if (rates->size() > m_pointCap)
+                rates->remove(0, rates->size() - m_pointCap);
+    }
     redraw();
 }
 
@@ -260,6 +314,26 @@ int LiveView::windowMinutes() const
 void LiveView::setWindowMinutes(int minutes)
 {
     m_window->setValue(minutes);
+}
+
+bool LiveView::followsSale() const
+{
+    return m_follow->isChecked();
+}
+
+void LiveView::setFollowsSale(bool on)
+{
+    m_follow->setChecked(on);
+}
+
+std::pair<double, double> LiveView::timeAxisRange() const
+{
+    return {m_axisX->min(), m_axisX->max()};
+}
+
+QString LiveView::takenText() const
+{
+    return m_rateFigure->text() + u' ' + m_rateNote->text();
 }
 
 QString LiveView::currentSku() const
@@ -365,16 +439,13 @@ void LiveView::addSnapshot(const LiveSnapshot &snap)
             h.points[GateAvailable].append(QPointF(x, double(s.gateAvailable)));
         h.points[Locked].append(QPointF(x, double(s.locked)));
         h.points[Sold].append(QPointF(x, double(s.sold)));
-        for (auto &points : h.points) {
-            qsizetype drop = qMax<qsizetype>(0, points.size() - m_pointCap);
-            while (drop < points.size() && points[drop].x() < double(keepFromMs))
-                ++drop;
-            if (drop)
-                points.remove(0, drop);
-        }
+        for (auto &points : h.points)
+            trim(points, m_pointCap, keepFromMs);
         SkuRates &rates = m_rates[s.sku];
-        // Units taken per second: available going down over the last few seconds.
+        // Units taken per second: available going down over the last second.
         rates.taken = qMax(0.0, -changePerSecond(h.points[BookAvailable]));
+        h.takenRate.append(QPointF(x, rates.taken));
+        trim(h.takenRate, m_pointCap, keepFromMs);
         // Refusals per second from the gate's counter; a counter that went down was started
         // again (a Redis restart without persistence): its history no longer applies.
         if (s.gateRefused < 0 || (!h.refused.isEmpty() && h.refused.last().y() > double(s.gateRefused)))
@@ -385,6 +456,10 @@ void LiveView::addSnapshot(const LiveSnapshot &snap)
                 h.refused.removeFirst();
         }
         rates.refused = s.gateRefused < 0 ? -1.0 : changePerSecond(h.refused);
+        if (rates.refused >= 0)
+            h.refusedRate.append(QPointF(x, rates.refused));
+        trim(h.refusedRate, m_pointCap, keepFromMs);
+        updatePeaks(h, rates);
     }
     m_last = snap.skus;
     m_lastAtMs = snap.atMs;
@@ -422,6 +497,15 @@ void LiveView::addSnapshot(const LiveSnapshot &snap)
     redraw();
 }
 
+void LiveView::updatePeaks(const History &h, SkuRates &rates) const
+{
+    if (h.points[BookAvailable].isEmpty())
+        return;
+    const double from = h.points[BookAvailable].last().x() - double(m_window->value()) * 60000;
+    std::tie(rates.takenPeak, rates.takenPeakAtMs) = peakSince(h.takenRate, from);
+    std::tie(rates.refusedPeak, rates.refusedPeakAtMs) = peakSince(h.refusedRate, from);
+}
+
 void LiveView::updateFigures()
 {
     const QString sku = m_sku->currentText();
@@ -433,9 +517,16 @@ void LiveView::updateFigures()
         m_figures[GateAvailable]->setText(s.gateAvailable >= 0 ? loc.toString(s.gateAvailable) : tr("n/a"));
         m_figures[Locked]->setText(loc.toString(s.locked));
         m_figures[Sold]->setText(loc.toString(s.sold));
-        const SkuRates rates = m_rates.value(sku);
+        SkuRates rates = m_rates.value(sku);
+        updatePeaks(m_history.value(sku), rates);
         m_rateFigure->setText(loc.toString(rates.taken, 'f', 1));
         m_refusedFigure->setText(rates.refused >= 0 ? loc.toString(rates.refused, 'f', 1) : tr("n/a"));
+        // The peak of the window, so a burst that is over still shows how fast it went.
+        const auto peak = [&loc](double value, qint64 atMs) {
+            return atMs ? tr("peak %1 at %2").arg(loc.toString(value, 'f', 1), shortUtc(atMs)) : tr("no peak yet");
+        };
+        m_rateNote->setText(peak(rates.takenPeak, rates.takenPeakAtMs));
+        m_refusedNote->setText(rates.refused >= 0 ? peak(rates.refusedPeak, rates.refusedPeakAtMs) : QString());
         // Drift shows in the gate figure's colour as well as in the chart.
         const bool drift = s.gateAvailable >= 0 && s.gateAvailable != s.available;
         m_figures[GateAvailable]->setStyleSheet(drift ? u"color: #d9534f;"_s : QString());
@@ -452,6 +543,8 @@ void LiveView::updateFigures()
     }
     m_rateFigure->setText(u"–"_s);
     m_refusedFigure->setText(u"–"_s);
+    m_rateNote->clear();
+    m_refusedNote->clear();
 }
 
 void LiveView::updateState()
@@ -494,7 +587,7 @@ void LiveView::updateExpiry()
     QStringList who;
     for (const ExpirerBeat &b : e.alive())
         who << tr("%1 on %2 (%3, every %4, last pass %5 ago)")
-                   .arg(b.kind, b.expirer.section(u'@', 1).section(u':', 0, 0), b.operatorName,
+                   .arg(b.kind, b.host(), b.operatorName,
                         ConsoleText::duration(b.everyMs), ConsoleText::duration(e.nowMs - b.atMs))
                    .toHtmlEscaped();
     const QString releasing = who.isEmpty() ? QString() : tr("released by %1").arg(who.join(u"; "_s));
@@ -534,7 +627,30 @@ void LiveView::redraw()
 {
     const History h = m_history.value(m_sku->currentText());
     const qint64 now = m_lastAtMs ? m_lastAtMs : QDateTime::currentMSecsSinceEpoch();
-    const double from = double(now - qint64(m_window->value()) * 60000);
+    double from = double(now - qint64(m_window->value()) * 60000);
+    if (m_follow->isChecked()) {
+        // From a little before the first movement in the window (else the oldest sample), so a
+        // sale of a minute is not one vertical line on a 15-minute axis.
+        double anchor = -1, oldest = -1;
+        for (const QList<QPointF> &points : h.points)
+            for (const QPointF &p : points)
+                if (p.x() >= from && (oldest < 0 || p.x() < oldest))
+                    oldest = p.x();
+        for (const QList<QPointF> &points : h.points) {
+            for (qsizetype i = 1; i < points.size(); ++i) {
+                if (points[i].x() < from || points[i].y() == points[i - 1].y())
+                    continue;
+                if (anchor < 0 || points[i - 1].x() < anchor)
+                    anchor = qMax(from, points[i - 1].x());
+                break;
+            }
+        }
+        if (anchor >= 0)
+            from = qMax(from, double(now) - qMax(double(kFollowMinSpanMs), (double(now) - anchor) * 1.1));
+        // Never empty time before the first sample (a console just started), yet never a point.
+        if (oldest >= 0)
+            from = qMin(qMax(from, oldest), double(now) - 1000);
+    }
     double top = 0;
     for (int i = 0; i < SeriesCount; ++i) {
         QList<QPointF> visible;

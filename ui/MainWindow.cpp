@@ -13,6 +13,8 @@
 #include "ProfileSettings.h"
 #include "ReconciliationView.h"
 #include "SalesView.h"
+#include "ServerMonitor.h"
+#include "ServersView.h"
 #include "SkuDialogs.h"
 #include "SkuView.h"
 #include "models/DiscrepancyModel.h"
@@ -21,6 +23,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -30,10 +33,13 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QDir>
+#include <QFileInfo>
+#include <QFrame>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -144,14 +150,52 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     m_reconciliation = new ReconciliationView(m_session, this);
     m_ledger = new LedgerView(m_session, this);
     m_drill = new DrillView(m_session, this);
+    m_serverMonitor = new ServerMonitor(this);
+    m_serversView = new ServersView(m_serverMonitor, this);
     m_tabs->addTab(m_live, tr("&Live"));
     m_tabs->addTab(m_sales, tr("Sa&les"));
     m_tabs->addTab(m_skus, tr("S&KUs"));
     m_tabs->addTab(m_reconciliation, tr("&Reconciliation"));
     m_tabs->addTab(m_ledger, tr("Le&dger"));
     m_tabs->addTab(m_drill, tr("Dr&ill"));
+    m_tabs->addTab(m_serversView, tr("Ser&vers"));
     m_tabs->setDocumentMode(true);
-    setCentralWidget(m_tabs);
+    // Above every tab: a new discrepancy that pauses a SKU is announced where the operator looks.
+    auto *banner = new QFrame(this);
+    banner->setObjectName(u"pauseBanner"_s);
+    banner->setStyleSheet(u"#pauseBanner { background: #fdecea; border: 2px solid %1; border-radius: 3px; }"
+                          u" #pauseBanner QLabel { color: #5f1a17; }"_s.arg(kRed));
+    auto *bannerRow = new QHBoxLayout(banner);
+    bannerRow->setContentsMargins(8, 4, 8, 4);
+    m_pauseText = new QLabel(banner);
+    m_pauseText->setTextFormat(Qt::RichText);
+    m_pauseText->setWordWrap(true);
+    bannerRow->addWidget(m_pauseText, 1);
+    auto *openPaused = new QPushButton(tr("Open in Reconciliation"), banner);
+    auto *dismiss = new QPushButton(tr("Dismiss"), banner);
+    bannerRow->addWidget(openPaused);
+    bannerRow->addWidget(dismiss);
+    banner->hide();
+    m_pauseBanner = banner;
+    connect(openPaused, &QPushButton::clicked, this, [this] {
+        if (m_announced.isEmpty())
+            return;
+        const qint64 id = m_announced.lastKey(); // the newest
+        m_tabs->setCurrentWidget(m_reconciliation);
+        m_selectWhenListed = m_reconciliation->select(id) ? -1 : id;
+        m_reconciliation->refresh();
+    });
+    connect(dismiss, &QPushButton::clicked, this, [this] {
+        m_announced.clear();
+        showPauseBanner();
+    });
+    auto *central = new QWidget(this);
+    auto *centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(2);
+    centralLayout->addWidget(banner);
+    centralLayout->addWidget(m_tabs, 1);
+    setCentralWidget(central);
     buildMenus();
 
     m_gateStatus = new QLabel(this);
@@ -159,12 +203,19 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     m_bookStatus = new QLabel(this);
     m_where = new QLabel(this);
     m_warningModel = new WarningModel(WarningModel::kDefaultCapacity, this);
+    m_serverStatus = new QToolButton(this);
+    m_serverStatus->setAutoRaise(true);
+    m_serverStatus->setToolTip(tr("The flashstock-servers working on this book (click for the list)"));
+    connect(m_serverStatus, &QToolButton::clicked, this, [this] { m_tabs->setCurrentWidget(m_serversView); });
+    connect(m_serverMonitor, &ServerMonitor::changed, this, &MainWindow::updateServerStatus);
+    updateServerStatus();
     m_warningStatus = new QToolButton(this);
     m_warningStatus->setAutoRaise(true);
     m_warningStatus->setToolTip(tr("Engine warnings: gate trouble left for the reconciler (click for the list)"));
     connect(m_warningStatus, &QToolButton::clicked, this, &MainWindow::showWarnings);
     connect(m_warningModel, &WarningModel::countChanged, this, &MainWindow::updateWarningStatus);
     updateWarningStatus();
+    statusBar()->addPermanentWidget(m_serverStatus);
     statusBar()->addPermanentWidget(m_warningStatus);
     statusBar()->addPermanentWidget(m_where);
     statusBar()->addPermanentWidget(m_gateStatus);
@@ -190,6 +241,11 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     connect(w, &EngineWorker::sampled, this, &MainWindow::onSampled);
     connect(w, &EngineWorker::failed, this, &MainWindow::onFailed);
     connect(w, &EngineWorker::warned, m_warningModel, &WarningModel::add);
+    // After the view's own handler (connected first): the banner's discrepancy, once listed.
+    connect(w, &EngineWorker::discrepanciesListed, this, [this] {
+        if (m_selectWhenListed >= 0 && m_reconciliation->select(m_selectWhenListed))
+            m_selectWhenListed = -1;
+    });
     connect(w, &EngineWorker::expired, this, [this](const ExpiryRun &run) {
         m_live->showExpiryRun(run);
         if (run.manual && run.problem.isEmpty())
@@ -211,6 +267,15 @@ MainWindow::MainWindow(const EngineProfile &profile, QWidget *parent)
     });
 
     resize(1280, 800);
+    // The operator's split of the Live view, from the last run.
+    m_layoutDir = EngineProfile::dataDirFor(profile.dataDir);
+    if (const QByteArray split = ProfileSettings::layout(m_layoutDir, u"liveSplit"_s); !split.isEmpty())
+        m_live->splitter()->restoreState(split);
+    auto *saveSoon = new QTimer(this);
+    saveSoon->setSingleShot(true);
+    saveSoon->setInterval(500);
+    connect(saveSoon, &QTimer::timeout, this, &MainWindow::saveLayout);
+    connect(m_live->splitter(), &QSplitter::splitterMoved, saveSoon, qOverload<>(&QTimer::start));
     reopen(profile, false);
 }
 
@@ -225,7 +290,8 @@ void MainWindow::buildMenus()
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
     auto *view = menuBar()->addMenu(tr("&View"));
-    const QString names[] = {tr("Live"), tr("Sales"), tr("SKUs"), tr("Reconciliation"), tr("Ledger"), tr("Drill")};
+    const QString names[] = {tr("Live"),   tr("Sales"), tr("SKUs"),   tr("Reconciliation"),
+                             tr("Ledger"), tr("Drill"), tr("Servers")};
     for (int i = 0; i < int(std::size(names)); ++i) {
         QAction *a = view->addAction(names[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
         a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
@@ -275,6 +341,12 @@ void MainWindow::clearViews(const QString &why)
     m_skus->clear();
     m_reconciliation->clear();
     m_ledger->clear();
+    m_serverMonitor->clear();
+    m_pausing.clear();
+    m_pausingKnown = false;
+    m_announced.clear();
+    m_selectWhenListed = -1;
+    showPauseBanner();
 }
 
 void MainWindow::reopen(const EngineProfile &profile, bool saveOnSuccess)
@@ -315,6 +387,77 @@ QString MainWindow::bookStatusText() const
 QString MainWindow::warningStatusText() const
 {
     return m_warningStatus->text();
+}
+
+QString MainWindow::serverStatusText() const
+{
+    return m_serverStatus->text();
+}
+
+QString MainWindow::pauseBannerText() const
+{
+    return m_pauseBanner->isHidden() ? QString() : m_pauseText->text();
+}
+
+void MainWindow::updateServerStatus()
+{
+    bool alarm = false, warn = false;
+    const QString line = ServersView::statusLine(*m_serverMonitor, &alarm, &warn);
+    m_serverStatus->setText(line.isEmpty() ? QString() : (alarm ? u"● "_s : QString()) + line);
+    m_serverStatus->setVisible(!line.isEmpty());
+    m_serverStatus->setStyleSheet(alarm  ? u"QToolButton { color: %1; font-weight: bold; }"_s.arg(kRed)
+                                  : warn ? u"QToolButton { color: %1; }"_s.arg(kAmber)
+                                         : QString());
+}
+
+void MainWindow::announcePauses(const LiveSnapshot &snap)
+{
+    QMap<qint64, QString> pausing; // id -> its SKU
+    for (const SkuSample &s : snap.skus)
+        for (qint64 id : s.pausedBy)
+            pausing.insert(id, s.sku);
+    QList<qint64> fresh;
+    for (auto it = pausing.cbegin(); it != pausing.cend(); ++it)
+        if (m_pausingKnown && !m_pausing.contains(it.key()))
+            fresh << it.key();
+    m_pausing = QSet<qint64>(pausing.keyBegin(), pausing.keyEnd());
+    m_pausingKnown = true;
+    for (auto it = m_announced.begin(); it != m_announced.end();)
+        it = pausing.contains(it.key()) ? std::next(it) : m_announced.erase(it);
+    for (qint64 id : std::as_const(fresh))
+        m_announced.insert(id, tr("New discrepancy <b>#%1</b> pauses <b>%2</b> (seen %3): its reserves answer "
+                                  "<i>paused</i> until an approver approves or rejects it.")
+                                   .arg(id)
+                                   .arg(pausing.value(id).toHtmlEscaped(), ConsoleText::utcTime(snap.atMs)));
+    showPauseBanner();
+    if (fresh.isEmpty())
+        return;
+    m_reconciliation->refresh();
+    showStatusMessage(tr("New discrepancy #%1 pauses %2").arg(fresh.last()).arg(pausing.value(fresh.last())));
+    QApplication::alert(this);
+}
+
+void MainWindow::showPauseBanner()
+{
+    QStringList lines;
+    for (const QString &line : std::as_const(m_announced))
+        lines.prepend(u"⚠ "_s + line); // newest first
+    m_pauseText->setText(lines.join(u"<br>"_s));
+    m_pauseBanner->setVisible(!lines.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    saveLayout();
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::saveLayout()
+{
+    if (!QFileInfo(m_layoutDir).isDir())
+        return; // never opened: nothing made the data dir, and the layout is the default
+    if (!ProfileSettings::saveLayout(m_layoutDir, u"liveSplit"_s, m_live->splitter()->saveState()))
+        qWarning("console: cannot keep the layout in %s", qPrintable(ProfileSettings::filePath(m_layoutDir)));
 }
 
 void MainWindow::updateWarningStatus()
@@ -379,6 +522,8 @@ void MainWindow::onOpened(const ConnectionInfo &info)
         m_saveOnOpen.reset();
     }
     m_connected = true;
+    if (!info.previousGate.isEmpty())
+        showStatusMessage(info.previousGate);
     setWindowTitle(tr("FlashStock console — %1").arg(info.bookDisplay));
     m_bookStatus->setToolTip(info.bookDisplay);
     m_gateStatus->setToolTip(info.gateDisplay);
@@ -404,6 +549,11 @@ void MainWindow::onSampled(const LiveSnapshot &snap)
         m_gateStatus->setToolTip(h.gateDetail.isEmpty() ? m_session->connection().gateDisplay : h.gateDetail);
     }
     m_live->addSnapshot(snap);
+    if (h.bookUp) {
+        if (snap.expiry)
+            m_serverMonitor->update(*snap.expiry);
+        announcePauses(snap);
+    }
     if (!m_liveSkuChosen && h.bookUp) {
         // Open on what staff watch: the SKU of the newest open sale.
         for (const Sale &sale : snap.sales) {
@@ -436,7 +586,6 @@ void MainWindow::takeScreenshots(const QString &dir, int samples)
     m_screenshotDir = dir;
     m_samplesBeforeShots = qMax(1, samples);
     m_quiet = true;
-    m_live->setWindowMinutes(1); // a few seconds of data would be a sliver of 15 minutes
 }
 
 void MainWindow::saveShot(QWidget *widget, const QString &name)
@@ -453,6 +602,7 @@ void MainWindow::shootNow()
     QDir().mkpath(m_screenshotDir);
     m_shotsOk = true;
     m_tabs->setCurrentWidget(m_live);
+    m_live->setCurrentSku(u"PHONE-X"_s); // the crowd's
     saveShot(this, u"live.png"_s);
     m_tabs->setCurrentWidget(m_sales);
     m_sales->table()->selectRow(0);
@@ -495,6 +645,8 @@ void MainWindow::shootRest()
         m_ledger->search(LedgerSearchMode::Order, u"o2"_s);
         QTimer::singleShot(800, this, [this] {
             saveShot(this, u"ledger.png"_s);
+            m_tabs->setCurrentWidget(m_serversView);
+            saveShot(this, u"servers.png"_s);
             LaunchWizard *wizard = m_sales->openWizard();
             if (!wizard)
                 return emit screenshotsDone(false);

@@ -3,6 +3,8 @@
 #include "ConsoleTypes.h"
 
 #include <QMainWindow>
+#include <QMap>
+#include <QSet>
 
 #include <optional>
 
@@ -25,20 +27,25 @@ class LiveView;
 class ReadmeDialog;
 class ReconciliationView;
 class SalesView;
+class ServerMonitor;
+class ServersView;
 class SkuView;
 class WarningModel;
 
-/// The operations console's main window: Live, Sales, SKUs, Reconciliation, Ledger and Drill
-/// tabs over one ConsoleSession, a 1 s sample timer, the console's own expirer (every 5 s
-/// while the Live view's switch is on), a status bar with the health and round-trip latency
-/// of the gate and the book and the engine's warnings (a count that opens their list), and
-/// Help (the built-in README's sections, About). Either tier may be down: the window says
-/// so and keeps what still works. A connection that fails leaves no stale figure and no
-/// saved profile behind. GUI thread.
+/// The operations console's main window: Live, Sales, SKUs, Reconciliation, Ledger, Drill
+/// and Servers tabs over one ConsoleSession, a 1 s sample timer, the console's own expirer
+/// (every 5 s while the Live view's switch is on), a status bar with the health and
+/// round-trip latency of the gate and the book, the servers working on the book (a stopped
+/// one named in red; a click opens the Servers tab) and the engine's warnings (a count that
+/// opens their list), a banner above every tab that announces a new discrepancy pausing a
+/// SKU, and Help (the built-in README's sections, About). Either tier may be down: the
+/// window says so and keeps what still works. A connection that fails leaves no stale
+/// figure and no saved profile behind. The Live split is kept in the data dir's settings.
+/// GUI thread.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum Tab { LiveTab, SalesTab, SkusTab, ReconciliationTab, LedgerTab, DrillTab };
+    enum Tab { LiveTab, SalesTab, SkusTab, ReconciliationTab, LedgerTab, DrillTab, ServersTab };
 
     /// Opens `profile` in the background; the window shows at once.
     explicit MainWindow(const EngineProfile &profile, QWidget *parent = nullptr);
@@ -51,6 +58,14 @@ public:
     ReconciliationView *reconciliationView() const { return m_reconciliation; }
     LedgerView *ledgerView() const { return m_ledger; }
     DrillView *drillView() const { return m_drill; }
+    ServersView *serversView() const { return m_serversView; }
+    /// The servers working on the book (give it the read token for their /metrics).
+    ServerMonitor *serverMonitor() const { return m_serverMonitor; }
+    /// Text of the servers indicator, empty when no server works on the book (for tests).
+    QString serverStatusText() const;
+    /// The banner announcing new discrepancies that pause a SKU: its text, empty while hidden
+    /// (for tests).
+    QString pauseBannerText() const;
     QTabWidget *tabs() const { return m_tabs; }
     QMenu *helpMenu() const { return m_help; }
     /// Text of the gate and book health labels (for tests).
@@ -75,11 +90,15 @@ public:
 
     /// Screenshot mode: once data has arrived (a few samples), saves each tab as PNG into
     /// `dir` (live.png, sales.png, skus.png, sku-restock.png, reconciliation.png, ledger.png,
-    /// drill.png, launch-wizard.png), then emits screenshotsDone().
+    /// servers.png, drill.png, launch-wizard.png), then emits screenshotsDone().
     void takeScreenshots(const QString &dir, int samples = 15);
 
 signals:
     void screenshotsDone(bool ok);
+
+protected:
+    /// Keeps the layout (the Live split) for the next start.
+    void closeEvent(QCloseEvent *event) override;
 
 private slots:
     void showStatusMessage(const QString &text);
@@ -96,7 +115,14 @@ private:
     void shootRest();
     void saveShot(QWidget *widget, const QString &name);
     void updateWarningStatus();
+    void updateServerStatus();
     void clearViews(const QString &why);
+    /// Announces the discrepancies that pause a SKU in `snapshot` and did not in the one
+    /// before (the first sample after connecting only learns them), and hides those no
+    /// longer pausing.
+    void announcePauses(const LiveSnapshot &snapshot);
+    void showPauseBanner();
+    void saveLayout();
 
     ConsoleSession *m_session = nullptr;
     QTabWidget *m_tabs = nullptr;
@@ -113,6 +139,16 @@ private:
     QLabel *m_where = nullptr;
     WarningModel *m_warningModel = nullptr;
     QToolButton *m_warningStatus = nullptr;
+    ServerMonitor *m_serverMonitor = nullptr;
+    ServersView *m_serversView = nullptr;
+    QToolButton *m_serverStatus = nullptr;
+    QWidget *m_pauseBanner = nullptr;
+    QLabel *m_pauseText = nullptr;
+    QSet<qint64> m_pausing;              ///< discrepancies pausing a SKU at the last sample
+    bool m_pausingKnown = false;         ///< m_pausing is from this connection
+    QMap<qint64, QString> m_announced;   ///< shown on the banner: id -> what it says
+    qint64 m_selectWhenListed = -1;      ///< the banner's discrepancy, selected once listed
+    QString m_layoutDir;                 ///< the data dir whose settings keep the layout
     QDialog *m_warningsDialog = nullptr;
     ReadmeDialog *m_readme = nullptr;
     QTimer *m_sampleTimer = nullptr;

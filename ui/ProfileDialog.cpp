@@ -108,6 +108,11 @@ ProfileDialog::ProfileDialog(const EngineProfile &profile, QWidget *parent)
     }
     connect(m_gateMode, &QComboBox::currentIndexChanged, this, &ProfileDialog::updateGateField);
     updateGateField();
+    // Tab follows the form top to bottom: each password right after its URL.
+    const QList<QWidget *> order{m_book,     m_bookPassword, m_gateMode, m_gate, m_gatePassword, m_operator,
+                                 buttons->button(QDialogButtonBox::Ok), buttons->button(QDialogButtonBox::Cancel)};
+    for (qsizetype i = 1; i < order.size(); ++i)
+        QWidget::setTabOrder(order[i - 1], order[i]);
     resize(qMax(sizeHint().width(), 620), sizeHint().height());
 }
 

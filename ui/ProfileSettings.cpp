@@ -1,6 +1,8 @@
 #include "ProfileSettings.h"
 
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QSettings>
 #include <QUrl>
 #include <QUrlQuery>
@@ -8,6 +10,19 @@
 using namespace Qt::StringLiterals;
 
 namespace flashstock {
+
+namespace {
+
+/// Writes `s` out; the file is the user's alone, like every file FlashStock creates.
+bool syncPrivate(QSettings &s)
+{
+    s.sync();
+    if (s.status() != QSettings::NoError)
+        return false;
+    return QFile::setPermissions(s.fileName(), QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+}
+
+} // namespace
 
 QString ProfileSettings::filePath(const QString &dataDir)
 {
@@ -44,8 +59,22 @@ bool ProfileSettings::save(const EngineProfile &profile)
     s.setValue(u"gate"_s, stripPassword(profile.redisUrl));
     s.setValue(u"operator"_s, profile.operatorName);
     s.endGroup();
-    s.sync();
-    return s.status() == QSettings::NoError;
+    return syncPrivate(s);
+}
+
+QByteArray ProfileSettings::layout(const QString &dataDir, const QString &name)
+{
+    QSettings s(filePath(dataDir), QSettings::IniFormat);
+    return s.value(u"console_layout/"_s + name).toByteArray();
+}
+
+bool ProfileSettings::saveLayout(const QString &dataDir, const QString &name, const QByteArray &state)
+{
+    if (!QFileInfo(dataDir).isDir())
+        return false;
+    QSettings s(filePath(dataDir), QSettings::IniFormat);
+    s.setValue(u"console_layout/"_s + name, state);
+    return syncPrivate(s);
 }
 
 QString ProfileSettings::stripPassword(const QString &url)

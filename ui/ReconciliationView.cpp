@@ -15,10 +15,12 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 
@@ -110,7 +112,9 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
-    m_table->setWordWrap(false);
+    // The status and the proposal wrap in their capped columns (fitColumns), so every column
+    // shows at the default window size.
+    m_table->setWordWrap(true);
     // The status (what approving does, who approved first) before the long proposal, so it
     // shows at the default window size.
     m_table->horizontalHeader()->moveSection(DiscrepancyModel::Status, DiscrepancyModel::Proposal);
@@ -167,6 +171,10 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
         updateActions();
         m_session->reconcileNow(30000);
     });
+    // Another process (a server's reconcile pass, the CLI) may find discrepancies at any time.
+    m_refresh = new QTimer(this);
+    m_refresh->setInterval(kRefreshMs);
+    connect(m_refresh, &QTimer::timeout, this, &ReconciliationView::refresh);
     connect(m_approve, &QAction::triggered, this, [this] { confirmSelected(true); });
     connect(m_reject, &QAction::triggered, this, [this] { confirmSelected(false); });
 
@@ -176,24 +184,29 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
         m_banner->setVisible(!info.reconcilerAvailable);
         m_banner->setText(tr("This build has no reconciler yet: discrepancies cannot be listed or approved here."));
         updateActions();
-        if (m_available)
-            m_session->listDiscrepancies();
+        refresh();
     });
     connect(w, &EngineWorker::discrepanciesListed, this, [this](const QList<Discrepancy> &list) {
         // Keep the operator's filters: stay on the same discrepancy if it is still shown
         // (an approved one leaves the "Pending approval" filter), else on the same row.
+        // The list scrolled where the operator left it, too.
+        m_listing = false;
         const Discrepancy *current = selected();
         const qint64 keep = current ? current->id : -1;
         const int keepRow = qMax(0, m_table->selectionModel()->selectedRows().value(0).row());
-        m_model->setDiscrepancies(list);
+        const int scrolled = m_table->verticalScrollBar()->value();
+        const bool newRows = m_model->setDiscrepancies(list);
         const int row = keep < 0 ? -1 : m_model->rowOf(keep);
         const QModelIndex still = row < 0 ? QModelIndex() : m_filter->mapFromSource(m_model->index(row, 0));
         if (still.isValid())
             m_table->selectRow(still.row());
         else if (m_filter->rowCount() > 0)
             m_table->selectRow(qMin(keepRow, m_filter->rowCount() - 1));
-        m_busy = false;
-        fitColumns();
+        m_table->verticalScrollBar()->setValue(scrolled);
+        if (newRows) // the operator's column widths stay while the same rows are listed again
+            fitColumns();
+        else
+            m_table->resizeRowsToContents(); // a status that changed may take another line
         updateDetail();
         updateActions();
     });
@@ -212,7 +225,11 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
         m_approvers->setText(printable(who + u"  "_s + you));
         updateActions();
     });
-    connect(w, &EngineWorker::reconciled, this, [this](const QString &summary) { emit message(summary); });
+    connect(w, &EngineWorker::reconciled, this, [this](const QString &summary) {
+        m_busy = false; // the listing that follows may not be the first to come back
+        updateActions();
+        emit message(summary);
+    });
     connect(w, &EngineWorker::discrepancyResolved, this, [this](const Discrepancy &d) {
         if (d.awaitsSecondApprover())
             emit message(tr("Discrepancy #%1: your approval is recorded; a correction of %2 units needs a second, "
@@ -234,6 +251,7 @@ ReconciliationView::ReconciliationView(ConsoleSession *session, QWidget *parent)
     });
     connect(w, &EngineWorker::failed, this, [this] {
         m_busy = false;
+        m_listing = false;
         updateActions();
     });
     updateActions();
@@ -267,14 +285,29 @@ bool ReconciliationView::select(qint64 id)
 void ReconciliationView::showEvent(QShowEvent *event)
 {
     QWidget::showEvent(event);
-    if (m_available)
-        m_session->listDiscrepancies();
+    refresh();
+    m_refresh->start();
+}
+
+void ReconciliationView::hideEvent(QHideEvent *event)
+{
+    m_refresh->stop();
+    QWidget::hideEvent(event);
+}
+
+void ReconciliationView::refresh()
+{
+    if (!m_available || m_listing)
+        return;
+    m_listing = true;
+    m_session->listDiscrepancies();
 }
 
 void ReconciliationView::clear()
 {
     m_model->setDiscrepancies({});
     m_available = false;
+    m_listing = false;
     updateDetail();
     updateActions();
 }
@@ -282,9 +315,13 @@ void ReconciliationView::clear()
 void ReconciliationView::fitColumns()
 {
     m_table->resizeColumnsToContents();
-    // The proposal is long prose: cap it (full text in the tooltip and the detail pane).
-    if (m_table->columnWidth(DiscrepancyModel::Proposal) > 440)
-        m_table->setColumnWidth(DiscrepancyModel::Proposal, 440);
+    // The status and the proposal are prose: capped, they wrap (full text in the tooltip and
+    // the detail pane).
+    if (m_table->columnWidth(DiscrepancyModel::Status) > 300)
+        m_table->setColumnWidth(DiscrepancyModel::Status, 300);
+    if (m_table->columnWidth(DiscrepancyModel::Proposal) > 300)
+        m_table->setColumnWidth(DiscrepancyModel::Proposal, 300);
+    m_table->resizeRowsToContents();
 }
 
 void ReconciliationView::selectFirstPending()
@@ -322,6 +359,7 @@ void ReconciliationView::updateDetail()
 {
     const Discrepancy *d = selected();
     if (!d) {
+        m_detailHtml.clear();
         m_detail->setPlainText(m_model->rowCount() ? tr("Select a discrepancy.") : tr("No discrepancies."));
         m_traceTitle->setText(tr("Ledger rows behind the selected discrepancy:"));
         m_tracedId = -1;
@@ -355,7 +393,10 @@ void ReconciliationView::updateDetail()
                          ? QString()
                          : tr(" (the first of two approvals: it applied nothing)")));
     html += u"</table>"_s;
-    m_detail->setHtml(html);
+    if (html != m_detailHtml) { // unchanged by a refresh: the pane keeps its scroll and selection
+        m_detailHtml = html;
+        m_detail->setHtml(html);
+    }
     m_traceTitle->setText(!d->order.isEmpty() ? tr("Ledger of order %1, newest first:").arg(d->order)
                           : d->bucket >= 0    ? tr("Ledger of %1, bucket %2: its newest rows first:").arg(d->sku).arg(d->bucket)
                                               : tr("Ledger of %1: its newest rows first:").arg(d->sku));

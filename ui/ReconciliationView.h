@@ -11,6 +11,7 @@ class QLineEdit;
 class QSortFilterProxyModel;
 class QTableView;
 class QTextBrowser;
+class QTimer;
 
 namespace flashstock {
 
@@ -52,14 +53,22 @@ public:
     void setStatusFilter(const QString &status);
     /// The status word the list is filtered by ("" = all).
     QString statusFilter() const;
+    /// Lists the discrepancies again (keeping the filters and the selection), unless the
+    /// book is not open or a listing asked for is still on its way. While shown, the view
+    /// does this by itself every kRefreshMs.
+    void refresh();
+    /// How often the view lists the discrepancies again while it is shown, ms.
+    static constexpr int kRefreshMs = 2000;
 
 signals:
     /// A one-line message for the status bar.
     void message(const QString &text);
 
 protected:
-    /// Shown, it lists the discrepancies again (another process may have found some).
+    /// Shown, it lists the discrepancies again (another process may have found some), and
+    /// again every kRefreshMs until hidden.
     void showEvent(QShowEvent *event) override;
+    void hideEvent(QHideEvent *event) override;
 
 private:
     const Discrepancy *selected() const;
@@ -85,8 +94,11 @@ private:
     QAction *m_approve = nullptr;
     QAction *m_reject = nullptr;
     qint64 m_tracedId = -1;
+    QString m_detailHtml; ///< what the detail pane shows of the selected discrepancy
     bool m_available = false;
     bool m_busy = false; ///< a reconcile pass is running
+    bool m_listing = false; ///< a listing was asked for and has not come back
+    QTimer *m_refresh = nullptr;
 };
 
 } // namespace flashstock

@@ -85,6 +85,31 @@ void SkuChangeDialog::setSummary(const QString &summary, bool ok, const QString 
     m_confirm->setEnabled(ok);
     if (!confirmText.isEmpty())
         m_confirm->setText(confirmText);
+    fitHeight();
+}
+
+void SkuChangeDialog::showEvent(QShowEvent *event)
+{
+    QDialog::showEvent(event);
+    fitHeight();
+}
+
+void SkuChangeDialog::resizeEvent(QResizeEvent *event)
+{
+    QDialog::resizeEvent(event);
+    fitHeight();
+}
+
+void SkuChangeDialog::fitHeight()
+{
+    QLayout *l = layout();
+    if (!isVisible() || !l->hasHeightForWidth())
+        return;
+    l->activate();
+    const int need = l->totalHeightForWidth(width());
+    setMinimumHeight(need);
+    if (height() < need)
+        resize(width(), need);
 }
 
 // --- add -----------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ namespace flashstock {
 /// A dialog that changes one SKU's stock or buckets (SKUs view, launch wizard): its form,
 /// then "What will change" (the figures before and after, ledgered in whose name), and a
 /// confirm button that says what it does and is enabled only for valid input. Return
-/// confirms. Touches no engine: the caller sends change() on accept. GUI thread.
+/// confirms. The dialog is always as high as its wrapped summary needs at its width, so no
+/// field is squashed. Touches no engine: the caller sends change() on accept. GUI thread.
 class SkuChangeDialog : public QDialog {
     Q_OBJECT
 public:
@@ -34,8 +35,14 @@ protected:
     /// Shows `summary`; `ok` enables the confirm button, with `confirmText` on it.
     void setSummary(const QString &summary, bool ok, const QString &confirmText = {});
     const QString &operatorName() const { return m_operator; }
+    void showEvent(QShowEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
+    /// At least the height the layout needs at the dialog's width: a window's minimum size
+    /// is its layout's, which leaves a word-wrapped label out.
+    void fitHeight();
+
     QString m_operator;
     QFormLayout *m_form = nullptr;
     QLabel *m_summary = nullptr;

@@ -77,18 +77,19 @@ SkuView::SkuView(ConsoleSession *session, QWidget *parent)
     m_bucketTable->setModel(m_buckets);
     m_bucketTable->verticalHeader()->hide();
     m_bucketTable->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_bucketTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_bucketTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     auto *bucketBox = new QWidget(this);
     auto *bucketLayout = new QVBoxLayout(bucketBox);
     bucketLayout->setContentsMargins(0, 0, 0, 0);
     bucketLayout->addWidget(new QLabel(tr("Buckets of the selected SKU (rows of the book):"), bucketBox));
     bucketLayout->addWidget(m_bucketTable, 1);
 
-    auto *split = new QSplitter(Qt::Horizontal, this);
+    // The buckets below the SKUs: the SKU table keeps the view's whole width for its columns.
+    auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_table);
     split->addWidget(bucketBox);
     split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
 
     connect(m_filterText, &QLineEdit::textChanged, this, [this](const QString &text) {

@@ -20,13 +20,9 @@ namespace flashstock {
 
 namespace {
 
-/// The cell's text for export, made harmless for spreadsheets.
-QString exportCell(const QModelIndex &index)
+/// One field's text for export, made harmless for spreadsheets.
+QString harmless(QString text)
 {
-    QVariant v = index.data(ExportRole);
-    if (!v.isValid())
-        v = index.data(Qt::DisplayRole);
-    QString text = v.toString();
     if (!text.isEmpty()) {
         const QChar c = text.front();
         bool number = false;
@@ -35,6 +31,27 @@ QString exportCell(const QModelIndex &index)
             text.prepend(u'\'');
     }
     return text;
+}
+
+/// The cell's fields for export: one, or several for a column the model exports as a list.
+QStringList exportCell(const QModelIndex &index)
+{
+    QVariant v = index.data(ExportRole);
+    if (!v.isValid())
+        v = index.data(Qt::DisplayRole);
+    QStringList fields = v.metaType().id() == QMetaType::QStringList ? v.toStringList() : QStringList{v.toString()};
+    for (QString &f : fields)
+        f = harmless(f);
+    return fields;
+}
+
+/// The header of `column`: one name, or one per field of a column exported as several.
+QStringList exportHeader(const QAbstractItemModel *model, int column)
+{
+    const QVariant names = model->headerData(column, Qt::Horizontal, ExportRole);
+    if (names.metaType().id() == QMetaType::QStringList)
+        return names.toStringList();
+    return {model->headerData(column, Qt::Horizontal).toString()};
 }
 
 QString csvField(const QString &text)
@@ -75,12 +92,14 @@ QString table(const QTableView *view, bool selectedOnly, QString (*field)(QStrin
     QStringList lines;
     QStringList cells;
     for (int c : std::as_const(columns))
-        cells << field(model->headerData(c, Qt::Horizontal).toString());
+        for (const QString &name : exportHeader(model, c))
+            cells << field(name);
     lines << cells.join(sep);
     for (int r : std::as_const(rows)) {
         cells.clear();
         for (int c : std::as_const(columns))
-            cells << field(exportCell(model->index(r, c)));
+            for (const QString &text : exportCell(model->index(r, c)))
+                cells << field(text);
         lines << cells.join(sep);
     }
     return lines.join(eol) + eol;
@@ -102,8 +121,12 @@ QString TableExport::tsv(const QTableView *view, bool selectedOnly)
 
 bool TableExport::writeCsv(const QTableView *view, const QString &path, QString *error)
 {
+    // The user's alone, like every file FlashStock creates: a new file is made 0600, and a
+    // file written over is made so before anything goes into it.
+    constexpr QFileDevice::Permissions kPrivate = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
     QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(csv(view).toUtf8()) < 0 || !f.flush()) {
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate, kPrivate) || !f.setPermissions(kPrivate)
+        || f.write(csv(view).toUtf8()) < 0 || !f.flush()) {
         if (error)
             *error = f.errorString();
         return false;

@@ -22,25 +22,28 @@ enum Route { RouteReserve, RouteReserveBatch, RouteConfirm, RouteRelease, RouteO
              RouteReadyz, RouteMetrics };
 
 /// One route of API v1: its method, its name (metrics, access log), the scopes that open it
-/// (any one of them; none = no token needed) and its body.
+/// (any one of them; none = no token needed), those of them that reach every order (the
+/// others reach only the orders their token created: Actor::Reach) and its body.
 struct RouteSpec {
     Route route;
     const char *method;
     QString name; ///< a literal: copied without an allocation per request
     AccessScopes scopes;
+    AccessScopes anyOrder;
     qint64 bodyLimit; ///< 0: no body
 };
 
 const RouteSpec kRoutes[] = {
-    {RouteReserve, "POST", u"reserve"_s, AccessScope::Reserve, kBodyLimit},
-    {RouteReserveBatch, "POST", u"reserve_batch"_s, AccessScope::Reserve, kBatchBodyLimit},
-    {RouteConfirm, "POST", u"confirm"_s, AccessScope::Pay, kBodyLimit},
-    {RouteRelease, "POST", u"release"_s, AccessScope::Reserve, kBodyLimit},
-    {RouteOrder, "GET", u"order"_s, AccessScope::Reserve | AccessScope::Read, 0},
-    {RouteSku, "GET", u"sku"_s, AccessScope::Reserve | AccessScope::Read, 0},
-    {RouteHealthz, "GET", u"healthz"_s, {}, 0},
-    {RouteReadyz, "GET", u"readyz"_s, {}, 0},
-    {RouteMetrics, "GET", u"metrics"_s, AccessScope::Read, 0},
+    {RouteReserve, "POST", u"reserve"_s, AccessScope::Reserve, AccessScope::Operate, kBodyLimit},
+    {RouteReserveBatch, "POST", u"reserve_batch"_s, AccessScope::Reserve, AccessScope::Operate, kBatchBodyLimit},
+    {RouteConfirm, "POST", u"confirm"_s, AccessScope::Pay, AccessScope::Pay, kBodyLimit},
+    {RouteRelease, "POST", u"release"_s, AccessScope::Reserve | AccessScope::Operate, AccessScope::Operate, kBodyLimit},
+    {RouteOrder, "GET", u"order"_s, AccessScope::Reserve | AccessScope::Read | AccessScope::Operate,
+     AccessScope::Read | AccessScope::Operate, 0},
+    {RouteSku, "GET", u"sku"_s, AccessScope::Reserve | AccessScope::Read | AccessScope::Operate, {}, 0},
+    {RouteHealthz, "GET", u"healthz"_s, {}, {}, 0},
+    {RouteReadyz, "GET", u"readyz"_s, {}, {}, 0},
+    {RouteMetrics, "GET", u"metrics"_s, AccessScope::Read, {}, 0},
 };
 
 /// The route of `path`, with its path argument (an order or SKU id) in `argument`. The
@@ -301,6 +304,7 @@ HeadDecision Api::onHead(const HttpHead &head)
             return d;
         }
         d.principal = token->name;
+        d.scopes = int(token->scopes.toInt());
         if (!(token->scopes & spec->scopes)) {
             d.reply = errorReply(MHD_HTTP_FORBIDDEN, ErrorCode::NotPermitted,
                                  u"authorization: token %1 (scopes %2) may not %3: it needs scope %4"_s.arg(
@@ -341,15 +345,23 @@ HeadDecision Api::onHead(const HttpHead &head)
     return d;
 }
 
+Actor Api::actorOf(const HeadDecision &d) const
+{
+    if (d.principal.isEmpty())
+        return m_p.self;
+    const bool anyOrder = AccessScopes::fromInt(d.scopes) & kRoutes[d.route].anyOrder;
+    return Actor{d.principal, m_p.self.source, anyOrder ? Actor::Reach::AnyOrder : Actor::Reach::OwnOrders};
+}
+
 void Api::onRequest(const HttpHead &, const HeadDecision &d, QByteArray body, std::shared_ptr<PendingReply> reply)
 {
     switch (Route(d.route)) {
-    case RouteReserve: reserve(body, std::move(reply)); return;
-    case RouteReserveBatch: reserveBatch(body, std::move(reply)); return;
-    case RouteConfirm: confirmOrRelease(true, d.argument, body, std::move(reply)); return;
-    case RouteRelease: confirmOrRelease(false, d.argument, body, std::move(reply)); return;
+    case RouteReserve: reserve(body, actorOf(d), std::move(reply)); return;
+    case RouteReserveBatch: reserveBatch(body, actorOf(d), std::move(reply)); return;
+    case RouteConfirm: confirmOrRelease(true, d.argument, body, actorOf(d), std::move(reply)); return;
+    case RouteRelease: confirmOrRelease(false, d.argument, body, actorOf(d), std::move(reply)); return;
     case RouteOrder:
-    case RouteSku: read(d.route, d.argument, std::move(reply)); return;
+    case RouteSku: read(d.route, d.argument, actorOf(d), std::move(reply)); return;
     case RouteHealthz: reply->send(jsonReply(MHD_HTTP_OK, QJsonObject{{u"alive"_s, true}}, u"alive"_s)); return;
     case RouteReadyz: reply->send(readyz()); return;
     case RouteMetrics: {
@@ -375,7 +387,7 @@ void Api::onConnectionRefused(const QString &reason)
     m_p.metrics.connectionRefused(reason);
 }
 
-void Api::reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply)
+void Api::reserve(const QByteArray &body, const Actor &by, std::shared_ptr<PendingReply> reply)
 {
     auto object = parseObject(body);
     auto request = object ? reservationFrom(*object) : Result<ReserveRequest>(std::unexpected(object.error()));
@@ -383,13 +395,14 @@ void Api::reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply)
         reply->send(errorReply(request.error()));
         return;
     }
+    request->actor = by;
     // The dispatcher hands the result over; its JSON is made on the request thread.
     m_p.dispatcher.submit(std::move(*request), [reply](Result<ReserveResult> r) {
         reply->sendMade([r = std::move(r)] { return reserveReply(r); });
     });
 }
 
-void Api::reserveBatch(const QByteArray &body, std::shared_ptr<PendingReply> reply)
+void Api::reserveBatch(const QByteArray &body, const Actor &by, std::shared_ptr<PendingReply> reply)
 {
     auto object = parseObject(body);
     auto items = object ? batchFrom(*object, kMaxBatchReservations) : Result<QJsonArray>(std::unexpected(object.error()));
@@ -404,13 +417,14 @@ void Api::reserveBatch(const QByteArray &body, std::shared_ptr<PendingReply> rep
             answers->set(i, errorJson(request.error()));
             continue;
         }
+        request->actor = by;
         m_p.dispatcher.submit(std::move(*request), [answers, i](Result<ReserveResult> r) {
             answers->set(i, r ? reserveJson(*r) : errorJson(r.error()));
         });
     }
 }
 
-void Api::confirmOrRelease(bool confirm, const QString &order, const QByteArray &body,
+void Api::confirmOrRelease(bool confirm, const QString &order, const QByteArray &body, const Actor &by,
                            std::shared_ptr<PendingReply> reply)
 {
     const QString field = confirm ? u"payment"_s : u"reason"_s;
@@ -426,24 +440,24 @@ void Api::confirmOrRelease(bool confirm, const QString &order, const QByteArray 
         reply->send(errorReply(value.error()));
         return;
     }
-    m_p.workers.submit([confirm, order, v = *value, reply, metrics = &m_p.metrics](Engine &engine) {
+    m_p.workers.submit([confirm, order, v = *value, by, reply, metrics = &m_p.metrics](Engine &engine) {
         QElapsedTimer book;
         book.start();
-        const Result<OrderChange> change = confirm ? engine.confirm(order, v) : engine.release(order, v);
+        const Result<OrderChange> change = confirm ? engine.confirm(order, v, by) : engine.release(order, v, by);
         metrics->bookCall(confirm ? u"confirm"_s : u"release"_s, double(book.nsecsElapsed()) / 1e9);
         reply->send(change ? jsonReply(MHD_HTTP_OK, orderChangeJson(*change), outcomeWord(change->outcome))
                            : errorReply(change.error()));
     });
 }
 
-void Api::read(int route, const QString &id, std::shared_ptr<PendingReply> reply)
+void Api::read(int route, const QString &id, const Actor &by, std::shared_ptr<PendingReply> reply)
 {
-    m_p.workers.submit([route, id, reply, metrics = &m_p.metrics](Engine &engine) {
+    m_p.workers.submit([route, id, by, reply, metrics = &m_p.metrics](Engine &engine) {
         QElapsedTimer book;
         book.start();
         HttpReply r;
         if (route == RouteOrder) {
-            auto order = engine.book().order(id);
+            auto order = engine.book().order(id, by);
             r = order ? jsonReply(MHD_HTTP_OK, orderJson(*order), u"found"_s) : errorReply(order.error());
         } else {
             auto levels = engine.book().levels(id);

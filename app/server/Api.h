@@ -1,5 +1,6 @@
 #pragma once
 
+#include "Domain.h"
 #include "HttpServer.h"
 #include "ServerState.h"
 
@@ -33,6 +34,9 @@ public:
         EngineWorkers &workers;
         ServerMetrics &metrics;
         AccessLog &accessLog;
+        /// The server itself: who acts without a token (--no-auth), and the source that a
+        /// token's actions name.
+        Actor self;
         bool noAuth = false; ///< every route open (only on a loopback address; checked at start)
     };
     explicit Api(Parts parts);
@@ -52,11 +56,16 @@ public:
     void onConnectionRefused(const QString &reason) override;
 
 private:
-    void reserve(const QByteArray &body, std::shared_ptr<PendingReply> reply);
-    void reserveBatch(const QByteArray &body, std::shared_ptr<PendingReply> reply);
-    void confirmOrRelease(bool confirm, const QString &order, const QByteArray &body,
+    /// Who acts in a request that `decision` let through: its token (by name, from this
+    /// server), reaching every order of the route if a scope of the token says so (release:
+    /// `operate`; the order's GET: `read` or `operate`; confirm: `pay`), else only those it
+    /// created; without a token (--no-auth), the server itself.
+    Actor actorOf(const HeadDecision &decision) const;
+    void reserve(const QByteArray &body, const Actor &by, std::shared_ptr<PendingReply> reply);
+    void reserveBatch(const QByteArray &body, const Actor &by, std::shared_ptr<PendingReply> reply);
+    void confirmOrRelease(bool confirm, const QString &order, const QByteArray &body, const Actor &by,
                           std::shared_ptr<PendingReply> reply);
-    void read(int route, const QString &id, std::shared_ptr<PendingReply> reply);
+    void read(int route, const QString &id, const Actor &by, std::shared_ptr<PendingReply> reply);
     HttpReply readyz() const;
 
     Parts m_p;

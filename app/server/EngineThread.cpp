@@ -2,6 +2,8 @@
 
 #include "ServerLog.h"
 
+#include <QSysInfo>
+
 using namespace Qt::StringLiterals;
 
 namespace flashstock::server {
@@ -9,13 +11,19 @@ namespace flashstock::server {
 void runWithEngine(const ResolvedProfile &profile, const std::function<void(Result<void>)> &opened,
                    const std::function<void(Engine &)> &body)
 {
-    auto engine = EngineOpener::open(profile, u"server"_s);
+    auto engine = EngineOpener::open(profile, serverSource());
     if (!engine) {
         opened(std::unexpected(engine.error()));
         return;
     }
     opened({});
     body(*engine->engine);
+}
+
+QString serverSource()
+{
+    static const QString source = u"server@"_s + QSysInfo::machineHostName();
+    return source;
 }
 
 void logEngineWarnings(Engine &engine, const QString &who)

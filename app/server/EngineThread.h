@@ -34,6 +34,10 @@ template <typename Loop>
     return ready.get();
 }
 
+/// What the server writes as the program that acted (Actor::source): `server@HOST`, HOST
+/// the machine's host name. Any thread.
+QString serverSource();
+
 /// Logs the engine's warnings (gate trouble after commits, left for the reconciler) as
 /// throttled trouble lines naming `who`.
 void logEngineWarnings(Engine &engine, const QString &who);

@@ -60,8 +60,12 @@ Result<void> Housekeeping::start()
     if (m_plan.expireEvery > 0) {
         // An expirer: each pass also writes the server's heartbeat, so consoles see that
         // holds past their expiry are being released.
-        const ExpirerId self{u"server"_s, qint64(m_plan.expireEvery) * 1000};
-        auto r = every(m_plan.expireEvery, [this, self](Engine &e) {
+        auto r = every(m_plan.expireEvery, [this](Engine &e) {
+            ExpirerId self{u"server"_s, qint64(m_plan.expireEvery) * 1000};
+            {
+                std::lock_guard lock(m_addressMutex);
+                self.address = m_listenAddress;
+            }
             auto pass = e.expireAsExpirer(self);
             if (!pass) {
                 ServerLog::trouble(u"expiry"_s, u"expiry: %1"_s.arg(pass.error().message));
@@ -104,6 +108,12 @@ Result<void> Housekeeping::start()
 void Housekeeping::stop()
 {
     m_loop.stop();
+}
+
+void Housekeeping::setListenAddress(const QString &address)
+{
+    std::lock_guard lock(m_addressMutex);
+    m_listenAddress = address;
 }
 
 Result<void> Housekeeping::every(int seconds, std::function<void(Engine &)> work)

@@ -6,6 +6,7 @@
 #include "store/Database.h"
 
 #include <functional>
+#include <mutex>
 #include <optional>
 
 namespace flashstock {
@@ -43,6 +44,9 @@ public:
     [[nodiscard]] Result<void> start();
     /// Stops every thread (an expiry or reconcile pass under way finishes first).
     void stop();
+    /// Where the server listens (`HOST:PORT`), written into the expiry heartbeat from its
+    /// next pass on, so consoles can read its /readyz and /metrics. Any thread.
+    void setListenAddress(const QString &address);
 
 private:
     /// Runs `work` now and every `seconds` s on a thread of its own until stop().
@@ -70,6 +74,8 @@ private:
     UnknownOutcomes &m_unknown;
     std::optional<qint64> m_bookRefusedSince; ///< logBookRoom(): the refusal last logged (refresher thread)
     std::optional<BookReplication> m_replication; ///< as last read (refresher thread only)
+    std::mutex m_addressMutex;
+    QString m_listenAddress; ///< guarded by m_addressMutex
     WorkerLoop<NoJobs> m_loop;   ///< the threads, each on its own timer
 };
 

@@ -51,6 +51,7 @@ struct HeadDecision {
     int route = -1;                 ///< the handler's own route id, handed back with the body
     QString routeName = QStringLiteral("unknown"); ///< for the access log and metrics
     QString principal;              ///< who is calling (token name), for the access log
+    int scopes = 0;                 ///< the handler's own: what the caller may do (the API: its token's scopes)
     QString argument;               ///< the route's path argument (an order or SKU id)
 };
 

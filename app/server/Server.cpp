@@ -2,6 +2,7 @@
 
 #include "AccessLog.h"
 #include "Api.h"
+#include "EngineThread.h"
 #include "EngineWorkers.h"
 #include "store/BookWriters.h"
 #include "GateDispatcher.h"
@@ -90,7 +91,7 @@ int Server::run()
     // One open first, on this thread: it creates the data dir, migrates the book and starts
     // (or reuses) the embedded redis-server once, before the engine threads open theirs.
     {
-        auto first = EngineOpener::open(*profile, u"server"_s);
+        auto first = EngineOpener::open(*profile, serverSource());
         if (!first) {
             ServerLog::error(u"cannot start: "_s + first.error().message);
             return first.error().code == ErrorCode::InvalidArgument ? 2 : 1;
@@ -118,7 +119,8 @@ int Server::run()
     // The book writers: the book connections that take every waiting order into one
     // transaction (group commit), for the dispatcher's winners and the workers' confirms
     // and releases alike.
-    BookWriters book(profile->book, Actor{profile->operatorName, u"server"_s}, m_o.bookWriters);
+    const Actor self{profile->operatorName, serverSource()};
+    BookWriters book(profile->book, self, m_o.bookWriters);
     book.setBatchObserver([&metrics](const QString &operation, int orders) { metrics.bookBatch(operation, orders); });
     metrics.setBookWritersQueueSource([&book] { return book.stats().queued; });
     EngineWorkers workers(*profile, m_o.engineWorkers, book, metrics);
@@ -136,7 +138,7 @@ int Server::run()
             return 1;
         }
     }
-    Api api(Api::Parts{tokens, readiness, dispatcher, workers, metrics, accessLog, m_o.noAuth});
+    Api api(Api::Parts{tokens, readiness, dispatcher, workers, metrics, accessLog, self, m_o.noAuth});
     HttpServer http(api, m_o.http);
     metrics.setInFlightSource([&http] { return http.inFlight(); });
     if (auto r = http.start(m_o.host, m_o.port); !r) {
@@ -152,6 +154,7 @@ int Server::run()
     }
     const QString listen = m_o.host.contains(u':') ? u"[%1]:%2"_s.arg(m_o.host).arg(http.port())
                                                    : u"%1:%2"_s.arg(m_o.host).arg(http.port());
+    housekeeping.setListenAddress(listen);
     ServerLog::info(u"flashstock-server listening on http://%1 (pid %2): book %3, gate %4, %5 request threads, %6 "
                     u"book writers, expiry every %7 s, reconcile %8, auth %9"_s
                         .arg(listen).arg(getpid()).arg(profile->book.display(), gateText(*profile))

@@ -16,7 +16,7 @@ struct ScopeName {
     const char *name;
 };
 constexpr ScopeName kScopes[] = {{AccessScope::Reserve, "reserve"}, {AccessScope::Pay, "pay"},
-                                 {AccessScope::Read, "read"}};
+                                 {AccessScope::Read, "read"}, {AccessScope::Operate, "operate"}};
 
 } // namespace
 
@@ -27,6 +27,14 @@ QStringList accessScopeNames(AccessScopes scopes)
         if (scopes.testFlag(s.scope))
             names << QString::fromLatin1(s.name);
     return names;
+}
+
+QString everyAccessScopeText()
+{
+    QStringList names;
+    for (const ScopeName &s : kScopes)
+        names << QString::fromLatin1(s.name);
+    return names.join(u", "_s);
 }
 
 QString accessScopesText(AccessScopes scopes)
@@ -46,7 +54,8 @@ Result<AccessScopes> parseAccessScopes(const QString &text, const QString &field
                 found = &s;
         if (!found)
             return fail(ErrorCode::InvalidArgument,
-                        u"%1: %2 is not a scope (reserve, pay, read)"_s.arg(field, quoteForMessage(word)), field);
+                        u"%1: %2 is not a scope (%3)"_s.arg(field, quoteForMessage(word), everyAccessScopeText()),
+                        field);
         if (out.testFlag(found->scope))
             return fail(ErrorCode::InvalidArgument, u"%1: %2 is given twice"_s.arg(field, word), field);
         out |= found->scope;

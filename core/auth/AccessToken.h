@@ -12,19 +12,24 @@
 namespace flashstock {
 
 /// What a server bearer token may do (DESIGN.md, headless service): `reserve`
-/// (reservations, release and the GETs), `pay` (confirm), `read` (the GETs and /metrics).
+/// (reservations, and release and GET of the orders it created; GET of SKUs), `pay` (confirm
+/// any order), `read` (GET of any order or SKU, /metrics), `operate` (a person running the
+/// sale: release and GET of any order, GET of SKUs).
 enum class AccessScope : quint8 {
     Reserve = 0x1,
     Pay = 0x2,
     Read = 0x4,
+    Operate = 0x8,
 };
 Q_DECLARE_FLAGS(AccessScopes, AccessScope)
 Q_DECLARE_OPERATORS_FOR_FLAGS(AccessScopes)
 
-/// `reserve,pay,read` order, comma-separated (what `token list` prints and the book stores).
+/// `reserve,pay,read,operate` order, comma-separated (what `token list` prints and the book stores).
 QString accessScopesText(AccessScopes scopes);
 /// The names of `scopes`, in that order.
 QStringList accessScopeNames(AccessScopes scopes);
+/// Every scope's name, for messages: `reserve, pay, read, operate`.
+QString everyAccessScopeText();
 /// Parses `reserve,pay` (any order, no repeats, at least one). InvalidArgument naming `field`
 /// and the unknown word.
 [[nodiscard]] Result<AccessScopes> parseAccessScopes(const QString &text, const QString &field = QStringLiteral("scope"));

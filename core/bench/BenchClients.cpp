@@ -99,6 +99,7 @@ public:
         m_order->bindValue(0, order);
         m_order->bindValue(1, m_spec.user);
         m_order->bindValue(2, kDefaultHoldSeconds * 1000);
+        m_order->bindValue(3, kBenchActor);
         if (!m_order->exec())
             return failed(*m_order, true);
         const bool inserted = m_order->next();

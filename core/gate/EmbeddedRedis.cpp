@@ -244,20 +244,48 @@ Result<EmbeddedStopped> EmbeddedRedis::stop(int timeoutMs, const QString &holdBy
                         u"redis"_s);
         out.held = true;
     }
-    auto stopped = stopLocked(timeoutMs);
-    if (!stopped)
+    if (auto stopped = stopLocked(timeoutMs, out); !stopped)
         return std::unexpected(stopped.error());
-    out.wasRunning = stopped->first;
-    out.pid = stopped->second;
     return out;
 }
 
-Result<std::pair<bool, qint64>> EmbeddedRedis::stopLocked(int timeoutMs)
+Result<EmbeddedStopped> EmbeddedRedis::stopIfUnused(int timeoutMs)
+{
+    if (!QFileInfo::exists(m_workDir))
+        return EmbeddedStopped{}; // never started here
+    QLockFile startLock(m_workDir + u"/start.lock"_s);
+    if (auto locked = lock(startLock, u"not stopped"_s); !locked)
+        return std::unexpected(locked.error());
+    EmbeddedStopped out;
+    if (ping()) {
+        RedisConnection conn(url());
+        auto clients = conn.command({QByteArrayLiteral("CLIENT"), QByteArrayLiteral("LIST")});
+        if (!clients || clients->isError())
+            return fail(ErrorCode::Unavailable,
+                        u"left running: cannot tell whether others use the redis-server on %1: %2"_s.arg(
+                            socketPath(), clients ? QString::fromUtf8(clients->str) : clients.error().message),
+                        u"redis"_s);
+        // One line per connection, this one included.
+        out.otherClients = qMax<qint64>(0, clients->str.trimmed().split('\n').size() - 1);
+        if (out.otherClients > 0)
+            return out;
+    }
+    if (auto stopped = stopLocked(timeoutMs, out); !stopped)
+        return std::unexpected(stopped.error());
+    return out;
+}
+
+Result<void> EmbeddedRedis::stopLocked(int timeoutMs, EmbeddedStopped &out)
 {
     const qint64 pid = readPid();
+    const auto stoppedNow = [&out, pid]() -> Result<void> {
+        out.wasRunning = true;
+        out.pid = pid;
+        return {};
+    };
     if (!ping()) {
         if (!redisAlive(pid))
-            return std::pair{false, qint64(0)};
+            return {};
         // Alive but not answering: ask it by signal (SIGTERM saves and exits; SIGCONT in
         // case it was stopped).
         ::kill(pid_t(pid), SIGTERM);
@@ -265,7 +293,7 @@ Result<std::pair<bool, qint64>> EmbeddedRedis::stopLocked(int timeoutMs)
         const QDeadlineTimer deadline(timeoutMs);
         while (!deadline.hasExpired()) {
             if (!processAlive(pid))
-                return std::pair{true, pid};
+                return stoppedNow();
             QThread::msleep(10);
         }
         return fail(ErrorCode::Unavailable,
@@ -287,7 +315,7 @@ Result<std::pair<bool, qint64>> EmbeddedRedis::stopLocked(int timeoutMs)
     const QDeadlineTimer deadline(timeoutMs);
     while (!deadline.hasExpired()) {
         if (pid > 0 ? !processAlive(pid) : !ping())
-            return std::pair{true, pid};
+            return stoppedNow();
         QThread::msleep(10);
     }
     return fail(ErrorCode::Unavailable,

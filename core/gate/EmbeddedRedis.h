@@ -30,6 +30,7 @@ struct EmbeddedStopped {
     bool wasRunning = false; ///< a server was running and is stopped now
     qint64 pid = 0;          ///< the server stopped (0 if none, or its pid was unknown)
     bool held = false;       ///< it is kept down until start(releaseHold)
+    qint64 otherClients = 0; ///< stopIfUnused(): the clients it found connected, so it left the server running
 };
 
 /// The private redis-server of a FlashStock data dir (the default gate when no `--redis`
@@ -68,6 +69,11 @@ public:
     /// name, written before the lock is let go), whether or not one was running. Unavailable
     /// if it would not stop, or the lock was not free within 10 s.
     [[nodiscard]] Result<EmbeddedStopped> stop(int timeoutMs = 5000, const QString &holdBy = {});
+    /// Stops the server as stop() does, unless a client other than this call's own is
+    /// connected to it (CLIENT LIST), which then keeps it running (EmbeddedStopped::otherClients):
+    /// for a process that started it and no longer needs it, while a server or a CLI loop may
+    /// use it still. Errors as stop().
+    [[nodiscard]] Result<EmbeddedStopped> stopIfUnused(int timeoutMs = 5000);
 
     /// The unix socket path (whether or not a server runs).
     QString socketPath() const;
@@ -81,8 +87,8 @@ private:
     bool ping() const;
     qint64 readPid() const;
     QString holdFile() const;
-    /// stop() once the start lock is held: whether one was running, and its pid.
-    Result<std::pair<bool, qint64>> stopLocked(int timeoutMs);
+    /// stop() once the start lock is held: whether one was running, and its pid, into `out`.
+    Result<void> stopLocked(int timeoutMs, EmbeddedStopped &out);
     /// The start lock taken, or Unavailable naming `what` was waiting.
     Result<void> lock(QLockFile &file, const QString &what) const;
 

@@ -70,18 +70,21 @@ DiscrepancyRow bucketRow(const BucketFinding &p)
     DiscrepancyRow row = bookRow(broken ? DiscrepancyKind::BrokenBucket : DiscrepancyKind::LedgerMismatch, p.sku,
                                  p.bucket, p.breaks, true);
     Discrepancy &d = row.d;
-    // The figure named: available, unless only locked or sold differ.
+    // The level counted: available, unless only locked or sold differ.
     d.delta = p.ledger.available - p.found.available;
     d.bookValue = p.found.available;
     d.ledgerValue = p.ledger.available;
+    d.level = DiscrepancyLevel::Available;
     if (d.delta == 0 && p.ledger.locked != p.found.locked) {
         d.delta = p.ledger.locked - p.found.locked;
         d.bookValue = p.found.locked;
         d.ledgerValue = p.ledger.locked;
+        d.level = DiscrepancyLevel::Locked;
     } else if (d.delta == 0 && p.ledger.sold != p.found.sold) {
         d.delta = p.ledger.sold - p.found.sold;
         d.bookValue = p.found.sold;
         d.ledgerValue = p.ledger.sold;
+        d.level = DiscrepancyLevel::Sold;
     }
     d.detail = u"%1: %2 bucket %3 is %4 (available/locked/sold) of total %5; its ledger replays to %6; its orders "
                u"hold %7 pending and %8 paid"_s.arg(invariantNames(p.breaks), p.sku)
@@ -115,6 +118,7 @@ DiscrepancyRow ordersRow(const BucketFinding &p)
     const bool locked = p.found.locked != p.ordersLocked;
     d.bookValue = locked ? p.found.locked : p.found.sold;
     d.ledgerValue = locked ? p.ordersLocked : p.ordersSold;
+    d.level = locked ? DiscrepancyLevel::Locked : DiscrepancyLevel::Sold;
     d.delta = d.ledgerValue - d.bookValue;
     d.detail = u"I4: %1 bucket %2 has locked %3 sold %4 but its orders hold %5 pending and %6 paid"_s.arg(p.sku)
                    .arg(p.bucket)
@@ -140,12 +144,13 @@ DiscrepancyRow lineRow(const OrderLineFinding &p)
     d.token = p.token;
     const QString status = orderStatusName(p.status);
     const QString explained = p.explained ? orderStatusName(*p.explained) : QString();
-    // Figure: the units the order holds locked (I4): the ledger's view minus the status's.
+    // Level: the units the order holds locked (I4): the ledger's view minus the status's.
     const qint64 ledgerLocked = p.explained == OrderStatus::Pending ? p.qty : 0;
     const qint64 statusLocked = p.status == OrderStatus::Pending ? p.qty : 0;
     d.delta = ledgerLocked - statusLocked;
     d.bookValue = statusLocked;
     d.ledgerValue = ledgerLocked;
+    d.level = DiscrepancyLevel::OrderLocked;
     d.detail = u"I3: order %1 is %2 but its ledger rows on %3 bucket %4 (qty %5) explain %6"_s.arg(p.order, status, p.sku)
                    .arg(p.bucket)
                    .arg(p.qty)
@@ -171,6 +176,7 @@ DiscrepancyRow strayRowRow(const StrayLedgerRow &p)
     d.delta = -1; // ledger rows of that operation without a line: none is right, one was found
     d.bookValue = 0;
     d.ledgerValue = 1;
+    d.level = DiscrepancyLevel::LedgerRows;
     d.detail = u"I3: ledger %1 row of order %2 on %3 bucket %4 matches no order line"_s.arg(p.operation, p.order, p.sku)
                    .arg(p.bucket);
     d.proposal = u"none: a ledger row no order line explains; fix by hand and reject this"_s;
@@ -185,6 +191,7 @@ DiscrepancyRow paymentRow(const PaymentFinding &p)
                                  -1, Invariant::I6, false);
     Discrepancy &d = row.d;
     d.order = p.order;
+    d.level = DiscrepancyLevel::RefundRecords;
     if (p.refunded) {
         d.delta = -1; // refund records of the payment: none is right, one was found
         d.bookValue = 1;
@@ -497,6 +504,7 @@ void Reconciler::healLevels(const QString &sku, ReconcileReport &report)
     d.delta = book - found;
     d.gateValue = found;
     d.bookValue = book;
+    d.level = DiscrepancyLevel::Available;
     d.breaks = Invariant::I5;
     d.detail = u"gate available %1, book available %2, nothing in flight; the gate was set to %3"_s.arg(found)
                    .arg(book)

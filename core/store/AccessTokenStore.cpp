@@ -18,7 +18,8 @@ Result<AccessToken> AccessTokenStore::add(const QString &name, AccessScopes scop
     if (auto r = checkTokenName(name); !r)
         return std::unexpected(r.error());
     if (!scopes)
-        return fail(ErrorCode::InvalidArgument, u"scope: a token needs at least one scope (reserve, pay, read)"_s,
+        return fail(ErrorCode::InvalidArgument,
+                    u"scope: a token needs at least one scope (%1)"_s.arg(everyAccessScopeText()),
                     u"scope"_s);
     auto rows = m_db.exec(u"INSERT INTO access_tokens (name, secret_sha256, scopes, created_at, created_by) "
                           u"VALUES (?, ?, ?, %1, ?) ON CONFLICT (name) DO NOTHING RETURNING created_at"_s.arg(

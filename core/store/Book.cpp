@@ -203,28 +203,28 @@ Result<bool> Book::adjustBucket(qint64 adjustment, const QString &sku, int bucke
     if (upd->isEmpty())
         return false;
     if (auto r = appendLedger(u"adj:%1"_s.arg(adjustment), u"ADJUST"_s, sku, bucket, {}, Levels3{delta, 0, 0},
-                              levelsFrom(upd->first(), bucket));
+                              levelsFrom(upd->first(), bucket), m_actor);
         !r)
         return std::unexpected(r.error());
     return true;
 }
 
 Result<void> Book::appendLedger(const QString &order, const QString &operation, const QString &sku, int bucket,
-                                const QString &token, const Levels3 &delta, const BucketLevels &after)
+                                const QString &token, const Levels3 &delta, const BucketLevels &after, const Actor &by)
 {
     const Levels3 to{after.available, after.locked, after.sold};
     const Levels3 from{to.available - delta.available, to.locked - delta.locked, to.sold - delta.sold};
-    return appendLedgerRow(order, operation, sku, bucket, token, delta, from, to);
+    return appendLedgerRow(order, operation, sku, bucket, token, delta, from, to, by);
 }
 
 Result<void> Book::appendLedgerRow(const QString &order, const QString &operation, const QString &sku, int bucket,
                                    const QString &token, const Levels3 &delta, const Levels3 &before,
-                                   const Levels3 &after)
+                                   const Levels3 &after, const Actor &by)
 {
     auto r = m_db.exec(sql::insertLedger(m_db.nowMsExpr()),
                        {order, operation, sku, bucket, nullable(token), delta.available, delta.locked, delta.sold,
                         before.available, before.locked, before.sold, after.available, after.locked, after.sold,
-                        m_actor.operatorName, m_actor.source});
+                        by.operatorName, by.source});
     if (!r) {
         if (m_db.lastWasUniqueViolation())
             return fail(ErrorCode::Internal,
@@ -258,11 +258,12 @@ Result<QList<OrderLine>> Book::checkReserve(const QString &order, const QString 
     return normalized;
 }
 
-Result<ReserveResult> Book::answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced)
+Result<ReserveResult> Book::answerExisting(const QString &order, const QList<OrderLine> &wanted, const Actor &by,
+                                           bool &fenced)
 {
     ReserveResult out;
     out.order = order;
-    auto existing = m_db.exec(u"SELECT status, expires_at FROM orders WHERE order_id = ?"_s, {order});
+    auto existing = m_db.exec(u"SELECT status, expires_at, created_by FROM orders WHERE order_id = ?"_s, {order});
     if (!existing)
         return std::unexpected(existing.error());
     if (existing->isEmpty()) // deleted between the two statements: try again
@@ -273,6 +274,15 @@ Result<ReserveResult> Book::answerExisting(const QString &order, const QList<Ord
         return std::unexpected(held.error());
     if (status == u"ABANDONED"_s) { // fenced since takeOverFenced looked
         fenced = true;
+        return out;
+    }
+    for (const OrderLine &w : wanted)
+        if (!w.token.isEmpty()
+            && std::any_of(held->cbegin(), held->cend(), [&](const OrderLine &h) { return h.token == w.token; }))
+            out.heldTokens << w.token;
+    if (!by.reaches(existing->first().at(2).toString())) {
+        // Another's order: the id is taken, and nothing of the order shows.
+        out.outcome = Outcome::Duplicate;
         return out;
     }
     QMap<QString, qint64> heldQty, wantedQty;
@@ -331,14 +341,15 @@ Result<std::optional<BucketTake>> Book::takeFromBucket(const OrderLine &line, in
     return std::optional<BucketTake>{BucketTake{bucket, line.qty, levelsFrom(upd->first(), bucket)}};
 }
 
-Result<void> Book::recordTake(const QString &order, const OrderLine &line, const QList<BucketTake> &parts)
+Result<void> Book::recordTake(const QString &order, const OrderLine &line, const QList<BucketTake> &parts,
+                              const Actor &by)
 {
     for (const BucketTake &part : parts) {
         auto ol = m_db.exec(sql::insertOrderLine(), {order, line.sku, part.bucket, part.qty, nullable(line.token)});
         if (!ol)
             return std::unexpected(ol.error());
         if (auto r = appendLedger(order, u"RESERVE"_s, line.sku, part.bucket, line.token,
-                                  Levels3{-part.qty, part.qty, 0}, part.after);
+                                  Levels3{-part.qty, part.qty, 0}, part.after, by);
             !r)
             return r;
     }
@@ -370,12 +381,12 @@ Result<void> Book::checkFinish(const QString &order, Finish finish, const QStrin
 
 Result<OrderChange> Book::confirm(const QString &order, const QString &paymentRef)
 {
-    return finishOrders({FinishOrder{order, paymentRef}}, Finish::Pay, Replay::OnUnknown).constFirst();
+    return finishOrders({FinishOrder{order, paymentRef, m_actor}}, Finish::Pay, Replay::OnUnknown).constFirst();
 }
 
 Result<OrderChange> Book::release(const QString &order, const QString &reason)
 {
-    return finishOrders({FinishOrder{order, reason}}, Finish::Release, Replay::OnUnknown).constFirst();
+    return finishOrders({FinishOrder{order, reason, m_actor}}, Finish::Release, Replay::OnUnknown).constFirst();
 }
 
 Result<QList<OrderChange>> Book::gateReleasesDue(int limit)

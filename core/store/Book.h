@@ -16,12 +16,6 @@ namespace flashstock {
 
 class Database;
 
-/// Who moves stock: written on every ledger row and adjustment.
-struct Actor {
-    QString operatorName; ///< a person or service account (`--operator`, default the OS user)
-    QString source;       ///< the program: cli, console, drill, expire, reconcile, ...
-};
-
 /// One bucket's share of a reserved line.
 struct BucketTake {
     int bucket = 0;
@@ -38,6 +32,10 @@ struct ReserveOrder {
     /// Units per user the book itself enforces, by SKU (a sale's per-user limit when its
     /// reserves skip the gate; the gate enforces it otherwise). Absent or 0: no limit.
     QHash<QString, qint64> userLimits;
+    /// Who reserves: the order's creator and its RESERVE rows' operator and source. An
+    /// existing order it does not reach (Actor::reaches) answers Duplicate and shows
+    /// nothing of it. Without a name (the default): the Book's own actor.
+    Actor actor{};
 };
 
 /// One order of a confirm or release batch: the payment reference, or the release reason
@@ -45,6 +43,10 @@ struct ReserveOrder {
 struct FinishOrder {
     QString order;
     QString detail;
+    /// Who confirms or releases: its ledger rows' and refund's operator and source. An order
+    /// it does not reach (Actor::reaches) answers NotFound exactly as an unknown order, and
+    /// nothing moves. Without a name (the default): the Book's own actor.
+    Actor actor{};
 };
 
 /// How Book::reserve takes a line's units from its SKU's buckets: a test seam
@@ -71,6 +73,8 @@ public:
 /// nothing.
 class Book {
 public:
+    /// `actor`: who acts in this Book's operations that name no one else (adjustments, the
+    /// single-order reserve, confirm, release, expiry, and batch orders without an actor).
     Book(Database &db, Actor actor);
 
     const Actor &actor() const { return m_actor; }
@@ -167,12 +171,17 @@ public:
     [[nodiscard]] Result<QList<LedgerRow>> ledgerOfOrder(const QString &order);
     /// The order `order` with its lines; NotFound if the book does not know it.
     [[nodiscard]] Result<OrderView> order(const QString &order);
+    /// The order as `asker` may see it: an order it does not reach (Actor::reaches) is
+    /// NotFound with the very error of an unknown order.
+    [[nodiscard]] Result<OrderView> order(const QString &order, const Actor &asker);
     /// Status of an order, or std::nullopt if unknown.
     [[nodiscard]] Result<std::optional<OrderStatus>> orderStatus(const QString &order);
     /// Number of ledger rows (all SKUs).
     [[nodiscard]] Result<qint64> ledgerCount();
     /// Refund records of an order.
     [[nodiscard]] Result<int> refundCount(const QString &order);
+    /// The refund records of an order, oldest first (empty for an unknown order).
+    [[nodiscard]] Result<QList<Refund>> refunds(const QString &order);
 
     /// Checks I1-I4 and I6 over the whole book (checkInvariants over the whole ledger: the
     /// definition the reconciler's passes use too).
@@ -226,9 +235,12 @@ public:
     /// Names discrepancy `discrepancy` as what adjustment `adjustment` resolves (the ledger
     /// then shows it beside the adjustment's units and reason).
     [[nodiscard]] Result<void> linkAdjustment(qint64 adjustment, qint64 discrepancy);
-    /// Records one refund of `payment` on `order` (kept once per order and payment: a second
-    /// call changes nothing).
+    /// Records one refund of `payment` on `order` by this Book's actor (kept once per order
+    /// and payment: a second call changes nothing).
     [[nodiscard]] Result<void> recordRefund(const QString &order, const QString &payment, const QString &reason);
+    /// The same, recorded as `by`'s.
+    [[nodiscard]] Result<void> recordRefund(const QString &order, const QString &payment, const QString &reason,
+                                            const Actor &by);
 
     /// TEST SEAM (tests and the drill's broken-engine rehearsal; nothing in the product sets
     /// one): reserve() takes each line's units through `taker` instead of the book's own
@@ -261,10 +273,13 @@ private:
     /// normalised, with every SKU's bucket count known.
     Result<QList<OrderLine>> checkReserve(const QString &order, const QString &user, QList<OrderLine> lines,
                                           qint64 holdSeconds);
-    /// The answer to a reserve of an order that exists (inside the reserve's transaction):
-    /// Reserved with the stored lines for the same lines, else Duplicate; `fenced` when the
-    /// reconciler abandoned it (one its takeOverFenced did not find: a fence that came after).
-    Result<ReserveResult> answerExisting(const QString &order, const QList<OrderLine> &wanted, bool &fenced);
+    /// The answer to `by`'s reserve of an order that exists (inside the reserve's
+    /// transaction): Reserved with the stored lines for the same lines, else Duplicate (an
+    /// order `by` does not reach: Duplicate with none of its lines), with the asked tokens
+    /// the order holds (ReserveResult::heldTokens); `fenced` when the reconciler abandoned it
+    /// (one its takeOverFenced did not find: a fence that came after).
+    Result<ReserveResult> answerExisting(const QString &order, const QList<OrderLine> &wanted, const Actor &by,
+                                         bool &fenced);
     /// A refused reserve's answer if the order exists (inside the reserve's transaction):
     /// true with `out` set as answerExisting() for an order the book holds, true with
     /// `fenced` set for an order the reconciler fenced for one of these tokens; false (a new
@@ -275,10 +290,11 @@ private:
     Result<bool> fencedToken(const QString &order, const QList<OrderLine> &wanted);
     /// A reserve of an order the reconciler fenced (ABANDONED), inside the reserve's
     /// transaction: an attempt whose tokens no fence holds takes the order over (PENDING
-    /// again, a new hold) and returns its expires_at; one carrying a fenced token sets
-    /// `fenced`. nullopt if the order is not ABANDONED (or fenced).
+    /// again, a new hold, created by `by`) and returns its expires_at; one carrying a fenced
+    /// token sets `fenced`. nullopt if the order is not ABANDONED (or fenced).
     Result<std::optional<qint64>> takeOverFenced(const QString &order, const QString &user,
-                                                 const QList<OrderLine> &wanted, qint64 holdSeconds, bool &fenced);
+                                                 const QList<OrderLine> &wanted, qint64 holdSeconds, const Actor &by,
+                                                 bool &fenced);
     /// The book's guarded take of one line: its preferred bucket, else one that has enough
     /// (borrow), else several (split). Empty if the buckets together hold fewer than qty.
     Result<QList<BucketTake>> takeLine(const QString &order, const OrderLine &line, int buckets);
@@ -287,8 +303,9 @@ private:
     /// Takes the line from several buckets, in bucket order (inside the caller's transaction).
     /// Empty if the buckets together hold fewer than its qty.
     Result<QList<BucketTake>> takeSplit(const OrderLine &line, int buckets);
-    /// The order lines and RESERVE ledger rows of a line's parts.
-    Result<void> recordTake(const QString &order, const OrderLine &line, const QList<BucketTake> &parts);
+    /// The order lines and RESERVE ledger rows (by `by`) of a line's parts.
+    Result<void> recordTake(const QString &order, const OrderLine &line, const QList<BucketTake> &parts,
+                            const Actor &by);
 
     Result<int> bucketCount(const QString &sku);
     /// How an order leaves PENDING.
@@ -353,20 +370,30 @@ private:
     /// A confirm's or release's input (InvalidArgument naming `order`, `payment` or `reason`).
     static Result<void> checkFinish(const QString &order, Finish finish, const QString &detail);
     QList<Result<OrderChange>> finishOrders(const QList<FinishOrder> &orders, Finish finish, Replay replay);
-    /// Order `order`'s part of a confirm or release batch (inside the batch's transaction).
-    Result<OrderStep> finishOne(const QString &order, Finish finish, const QString &detail, OrderChange &out,
-                                bool &unknown);
+    /// Order `order`'s part of a confirm or release batch by `by` (inside the batch's
+    /// transaction); `unknown` for an order the book does not hold or `by` does not reach.
+    Result<OrderStep> finishOne(const QString &order, Finish finish, const QString &detail, const Actor &by,
+                                OrderChange &out, bool &unknown);
     /// PostgreSQL: the (sku, bucket) pairs the orders' lines hold, for the batch's lock.
     Result<QList<std::pair<QString, int>>> bucketsOfOrders(const QStringList &orders);
     Result<QList<OrderLine>> linesOf(const QString &order);
-    /// Appends one ledger row: `delta` moved the bucket to `after` (before = after - delta).
+    /// Appends one ledger row by `by`: `delta` moved the bucket to `after` (before = after - delta).
     Result<void> appendLedger(const QString &order, const QString &operation, const QString &sku, int bucket,
-                              const QString &token, const Levels3 &delta, const BucketLevels &after);
-    /// Appends one ledger row with its levels before and after given (a correction's row,
-    /// whose deltas are not the difference of the bucket's levels).
+                              const QString &token, const Levels3 &delta, const BucketLevels &after, const Actor &by);
+    /// Appends one ledger row by `by` with its levels before and after given (a correction's
+    /// row, whose deltas are not the difference of the bucket's levels).
     Result<void> appendLedgerRow(const QString &order, const QString &operation, const QString &sku, int bucket,
                                  const QString &token, const Levels3 &delta, const Levels3 &before,
-                                 const Levels3 &after);
+                                 const Levels3 &after, const Actor &by);
+    /// The same by this Book's actor (an approved correction's row).
+    Result<void> appendLedgerRow(const QString &order, const QString &operation, const QString &sku, int bucket,
+                                 const QString &token, const Levels3 &delta, const Levels3 &before,
+                                 const Levels3 &after)
+    {
+        return appendLedgerRow(order, operation, sku, bucket, token, delta, before, after, m_actor);
+    }
+    /// Who acts for an order of a batch: its own actor, or this Book's if it names no one.
+    const Actor &actorOf(const Actor &actor) const { return actor.operatorName.isEmpty() ? m_actor : actor; }
     /// Moves `delta` available units of one bucket in or out (total follows) for adjustment
     /// `adjustment`, with its ADJUST ledger row. False if the bucket has fewer than -delta.
     Result<bool> adjustBucket(qint64 adjustment, const QString &sku, int bucket, qint64 delta);

@@ -135,7 +135,7 @@ Result<void> Book::runBatch(const QList<qsizetype> &indexes, const QStringList &
 Result<ReserveResult> Book::reserve(const QString &order, const QString &user, QList<OrderLine> lines,
                                     qint64 holdSeconds)
 {
-    return reserveOrders({ReserveOrder{order, user, std::move(lines), holdSeconds, {}}}, Replay::OnUnknown)
+    return reserveOrders({ReserveOrder{order, user, std::move(lines), holdSeconds, {}, m_actor}}, Replay::OnUnknown)
         .constFirst();
 }
 
@@ -243,14 +243,15 @@ Result<bool> Book::reserveInOneStatement(const ReserveOrder &order, const OrderL
 {
     const int bucket = preferredBucket(order.order, m_bucketCounts.value(line.sku, 1));
     const QVariant token = nullable(line.token);
+    const Actor &by = actorOf(order.actor);
     if (auto r = m_locks.beforeChange(line.sku, bucket); !r)
         return std::unexpected(r.error());
     auto r = m_db.exec(sql::reserveOneLine(m_db.nowMsExpr()),
                        {line.qty, line.qty, line.sku, bucket, line.qty, order.order,
-                        order.order, nullable(order.user), order.holdSeconds * 1000,
+                        order.order, nullable(order.user), order.holdSeconds * 1000, by.operatorName,
                         order.order, line.sku, bucket, line.qty, token,
                         order.order, line.sku, bucket, token, line.qty, line.qty, line.qty, line.qty,
-                        m_actor.operatorName, m_actor.source});
+                        by.operatorName, by.source});
     if (!r) {
         // The same order inserted by another transaction since this statement's snapshot:
         // run again, and the order is found.
@@ -372,14 +373,15 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
         for (qsizetype i : std::as_const(fit)) {
             const ReserveOrder &o = orders.at(i);
             const OrderLine &line = wanted.at(i).first();
+            const Actor &by = actorOf(o.actor);
             const Levels3 before = at;
             at.available -= line.qty;
             at.locked += line.qty;
-            orderRows.append(QJsonArray{o.order, orNull(o.user), o.holdSeconds * 1000});
+            orderRows.append(QJsonArray{o.order, orNull(o.user), o.holdSeconds * 1000, by.operatorName});
             lineRows.append(QJsonArray{o.order, sku, bucket, line.qty, orNull(line.token)});
             ledgerRows.append(QJsonArray{o.order, sku, bucket, orNull(line.token), -line.qty, line.qty, 0,
                                          before.available, before.locked, before.sold, at.available, at.locked,
-                                         at.sold});
+                                         at.sold, by.operatorName, by.source});
             taken << i;
         }
     }
@@ -398,9 +400,7 @@ Result<void> Book::reserveGrouped(const QList<ReserveOrder> &orders, const QList
                                          u"time elsewhere"_s.arg(expiresAt.size()).arg(taken.size()));
     if (auto r = m_db.exec(sql::insertOrderLinesOf(dialect), {json(lineRows)}); !r)
         return std::unexpected(r.error());
-    if (auto r = m_db.exec(sql::insertReserveLedgerOf(dialect, m_db.nowMsExpr()),
-                           {m_actor.operatorName, m_actor.source, json(ledgerRows)});
-        !r)
+    if (auto r = m_db.exec(sql::insertReserveLedgerOf(dialect, m_db.nowMsExpr()), {json(ledgerRows)}); !r)
         return std::unexpected(r.error());
     for (qsizetype i : std::as_const(taken)) {
         answers[i] = ReserveResult{Outcome::Reserved, orders.at(i).order, wanted.at(i), {}, expiresAt.value(orders.at(i).order)};
@@ -430,6 +430,7 @@ Result<Book::OrderStep> Book::reserveOne(const ReserveOrder &order, const QList<
     // The stock first, then the order row (the lock order, BookLocks): a reserve holds its
     // lines' preferred buckets before the row of its order, so two reserves of one order
     // meet at a bucket, never at the row while each holds a bucket.
+    const Actor &by = actorOf(order.actor);
     QList<QList<BucketTake>> taken;
     for (const OrderLine &line : wanted) {
         std::optional<Outcome> refusal;
@@ -462,18 +463,19 @@ Result<Book::OrderStep> Book::reserveOne(const ReserveOrder &order, const QList<
         }
     }
     // The order row: it is the idempotency key.
-    auto ins = m_db.exec(sql::insertOrder(m_db.nowMsExpr()), {order.order, nullable(order.user), order.holdSeconds * 1000});
+    auto ins = m_db.exec(sql::insertOrder(m_db.nowMsExpr()),
+                         {order.order, nullable(order.user), order.holdSeconds * 1000, by.operatorName});
     if (!ins)
         return std::unexpected(ins.error());
     qint64 expiresAt = 0;
     if (ins->isEmpty()) {
         // An order the reconciler fenced: a new attempt takes it over, a fenced one fails.
-        auto takenOver = takeOverFenced(order.order, order.user, wanted, order.holdSeconds, fenced);
+        auto takenOver = takeOverFenced(order.order, order.user, wanted, order.holdSeconds, by, fenced);
         if (!takenOver)
             return std::unexpected(takenOver.error());
         if (!*takenOver) {
             if (!fenced) {
-                auto existing = answerExisting(order.order, wanted, fenced);
+                auto existing = answerExisting(order.order, wanted, by, fenced);
                 if (!existing)
                     return std::unexpected(existing.error());
                 out = *existing;
@@ -486,7 +488,7 @@ Result<Book::OrderStep> Book::reserveOne(const ReserveOrder &order, const QList<
     }
     out = ReserveResult{Outcome::Reserved, order.order, wanted, {}, expiresAt};
     for (qsizetype i = 0; i < wanted.size(); ++i)
-        if (auto r = recordTake(order.order, wanted.at(i), taken.at(i)); !r)
+        if (auto r = recordTake(order.order, wanted.at(i), taken.at(i), by); !r)
             return std::unexpected(r.error());
     return OrderStep::Keep;
 }
@@ -508,7 +510,7 @@ Result<bool> Book::existingAnswer(const ReserveOrder &order, const QList<OrderLi
         fenced = *hit;
         return *hit;
     }
-    auto existing = answerExisting(order.order, wanted, fenced);
+    auto existing = answerExisting(order.order, wanted, actorOf(order.actor), fenced);
     if (!existing)
         return std::unexpected(existing.error());
     out = *existing;
@@ -530,16 +532,17 @@ Result<bool> Book::fencedToken(const QString &order, const QList<OrderLine> &wan
 }
 
 Result<std::optional<qint64>> Book::takeOverFenced(const QString &order, const QString &user,
-                                                   const QList<OrderLine> &wanted, qint64 holdSeconds, bool &fenced)
+                                                   const QList<OrderLine> &wanted, qint64 holdSeconds, const Actor &by,
+                                                   bool &fenced)
 {
     fenced = false;
     // The order's row lock first: a concurrent fence (Book::fenceOrder) waits for it, or
     // this waits for the fence and then sees it.
     const QString now = m_db.nowMsExpr();
     auto upd = m_db.exec(u"UPDATE orders SET status = 'PENDING', user_id = ?, version = version + 1, created_at = %1, "
-                         u"expires_at = %1 + ?, close_reason = NULL WHERE order_id = ? AND status = 'ABANDONED' "
-                         u"RETURNING expires_at"_s.arg(now),
-                         {nullable(user), holdSeconds * 1000, order});
+                         u"expires_at = %1 + ?, close_reason = NULL, created_by = ? WHERE order_id = ? "
+                         u"AND status = 'ABANDONED' RETURNING expires_at"_s.arg(now),
+                         {nullable(user), holdSeconds * 1000, by.operatorName, order});
     if (!upd)
         return std::unexpected(upd.error());
     if (upd->isEmpty())
@@ -616,7 +619,8 @@ QList<Result<OrderChange>> Book::finishOrders(const QList<FinishOrder> &orders, 
         todo, ids, *locks, [](qsizetype) { return true; },
         [&](qsizetype i, OrderRun &) -> Result<OrderStep> {
             bool u = false;
-            auto step = finishOne(orders.at(i).order, finish, orders.at(i).detail, answers[i], u);
+            auto step = finishOne(orders.at(i).order, finish, orders.at(i).detail, actorOf(orders.at(i).actor),
+                                  answers[i], u);
             unknown[i] = u;
             return step;
         },
@@ -636,26 +640,25 @@ QList<Result<OrderChange>> Book::finishOrders(const QList<FinishOrder> &orders, 
         else if (errors.at(i))
             out[i] = std::unexpected(*errors.at(i));
         else if (unknown.at(i))
-            out[i] = fail(ErrorCode::NotFound,
-                          u"order %1 is unknown"_s.arg(quoteForMessage(orders.at(i).order)), u"order"_s);
+            out[i] = std::unexpected(unknownOrder(orders.at(i).order));
         else
             out[i] = answers.at(i);
     }
     return out;
 }
 
-Result<Book::OrderStep> Book::finishOne(const QString &order, Finish finish, const QString &detail, OrderChange &out,
-                                        bool &unknown)
+Result<Book::OrderStep> Book::finishOne(const QString &order, Finish finish, const QString &detail, const Actor &by,
+                                        OrderChange &out, bool &unknown)
 {
     const bool pay = finish == Finish::Pay;
     const QString now = m_db.nowMsExpr();
     unknown = false;
     out = OrderChange{};
     out.order = order;
-    auto row = m_db.exec(u"SELECT status, version, payment_ref FROM orders WHERE order_id = ?"_s, {order});
+    auto row = m_db.exec(u"SELECT status, version, payment_ref, created_by FROM orders WHERE order_id = ?"_s, {order});
     if (!row)
         return std::unexpected(row.error());
-    if (row->isEmpty()) {
+    if (row->isEmpty() || !by.reaches(row->first().at(3).toString())) {
         unknown = true;
         return OrderStep::Undo;
     }
@@ -688,7 +691,7 @@ Result<Book::OrderStep> Book::finishOne(const QString &order, Finish finish, con
         }
         // The order cannot take this payment: record one refund per (order, payment).
         const QString why = status == u"PAID"_s ? u"order already paid"_s : u"order closed"_s;
-        if (auto refund = recordRefund(order, detail, why); !refund)
+        if (auto refund = recordRefund(order, detail, why, by); !refund)
             return std::unexpected(refund.error());
         out.outcome = Outcome::RefundRequired;
         return OrderStep::Keep;
@@ -725,8 +728,8 @@ Result<Book::OrderStep> Book::finishOne(const QString &order, Finish finish, con
                             .arg(qty)
                             .arg(order));
         const BucketLevels after = levelsFrom(upd->first(), bucket);
-        auto ledger = pay ? appendLedger(order, u"CONFIRM"_s, sku, bucket, token, Levels3{0, -qty, qty}, after)
-                          : appendLedger(order, u"RELEASE"_s, sku, bucket, token, Levels3{qty, -qty, 0}, after);
+        auto ledger = pay ? appendLedger(order, u"CONFIRM"_s, sku, bucket, token, Levels3{0, -qty, qty}, after, by)
+                          : appendLedger(order, u"RELEASE"_s, sku, bucket, token, Levels3{qty, -qty, 0}, after, by);
         if (!ledger)
             return std::unexpected(ledger.error());
     }
@@ -752,7 +755,7 @@ Result<QList<OrderChange>> Book::expire(std::optional<qint64> nowMs, int batch,
         QList<FinishOrder> page; // oldest first
         for (const QVariantList &row : due->rows)
             if (const QString order = row.at(0).toString(); !failed.contains(order))
-                page << FinishOrder{order, u"timeout"_s};
+                page << FinishOrder{order, u"timeout"_s, m_actor};
         if (page.isEmpty())
             break;
         const QList<Result<OrderChange>> answers = releaseBatch(page);

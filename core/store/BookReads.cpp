@@ -205,15 +205,20 @@ Result<std::optional<OrderStatus>> Book::orderStatus(const QString &order)
 
 Result<OrderView> Book::order(const QString &order)
 {
+    return this->order(order, m_actor);
+}
+
+Result<OrderView> Book::order(const QString &order, const Actor &asker)
+{
     if (auto r = checkOrderId(order); !r)
         return std::unexpected(r.error());
-    auto rows = m_db.exec(u"SELECT user_id, status, created_at, expires_at, payment_ref, close_reason FROM orders "
-                          u"WHERE order_id = ?"_s,
+    auto rows = m_db.exec(u"SELECT user_id, status, created_at, expires_at, payment_ref, close_reason, created_by "
+                          u"FROM orders WHERE order_id = ?"_s,
                           {order});
     if (!rows)
         return std::unexpected(rows.error());
-    if (rows->isEmpty())
-        return fail(ErrorCode::NotFound, u"order %1 is unknown"_s.arg(quoteForMessage(order)), u"order"_s);
+    if (rows->isEmpty() || !asker.reaches(rows->first().at(6).toString()))
+        return std::unexpected(unknownOrder(order));
     const QVariantList &row = rows->first();
     auto lines = linesOf(order);
     if (!lines)
@@ -226,6 +231,7 @@ Result<OrderView> Book::order(const QString &order)
     out.expiresAtMs = i64(row.at(3));
     out.paymentRef = row.at(4).toString();
     out.closeReason = row.at(5).toString();
+    out.createdBy = row.at(6).toString();
     out.lines = linesBySku(*lines);
     return out;
 }
@@ -244,6 +250,20 @@ Result<int> Book::refundCount(const QString &order)
     if (!rows)
         return std::unexpected(rows.error());
     return rows->first().at(0).toInt();
+}
+
+Result<QList<Refund>> Book::refunds(const QString &order)
+{
+    auto rows = m_db.exec(u"SELECT payment_ref, reason, created_at, operator, source FROM refunds WHERE order_id = ? "
+                          u"ORDER BY id"_s,
+                          {order});
+    if (!rows)
+        return std::unexpected(rows.error());
+    QList<Refund> out;
+    for (const QVariantList &row : rows->rows)
+        out << Refund{order, row.at(0).toString(), row.at(1).toString(), i64(row.at(2)), row.at(3).toString(),
+                      row.at(4).toString()};
+    return out;
 }
 
 Result<BookCheck> Book::check()

@@ -139,9 +139,15 @@ Result<void> Book::linkAdjustment(qint64 adjustment, qint64 discrepancy)
 
 Result<void> Book::recordRefund(const QString &order, const QString &payment, const QString &reason)
 {
-    auto r = m_db.exec(u"INSERT INTO refunds (order_id, payment_ref, reason, created_at) VALUES (?, ?, ?, %1) "
-                       u"ON CONFLICT (order_id, payment_ref) DO NOTHING"_s.arg(m_db.nowMsExpr()),
-                       {order, payment, reason});
+    return recordRefund(order, payment, reason, m_actor);
+}
+
+Result<void> Book::recordRefund(const QString &order, const QString &payment, const QString &reason, const Actor &by)
+{
+    auto r = m_db.exec(u"INSERT INTO refunds (order_id, payment_ref, reason, created_at, operator, source) "
+                       u"VALUES (?, ?, ?, %1, ?, ?) ON CONFLICT (order_id, payment_ref) DO NOTHING"_s.arg(
+                           m_db.nowMsExpr()),
+                       {order, payment, reason, by.operatorName, by.source});
     if (!r)
         return std::unexpected(r.error());
     return {};

@@ -3,6 +3,8 @@
 // Internal to core/store: reading the book's rows into domain values.
 
 #include "Domain.h"
+#include "Identifiers.h"
+#include "Result.h"
 
 #include <QMap>
 #include <QVariantList>
@@ -46,6 +48,14 @@ inline OrderStatus orderStatusFrom(const QString &s)
     if (s == QLatin1String("CLOSED"))
         return OrderStatus::Closed;
     return OrderStatus::Abandoned;
+}
+
+/// The answer for an order the book does not hold, and, word for word, for one the asker
+/// may not see (Actor::reaches): NotFound naming `order`.
+inline Error unknownOrder(const QString &order)
+{
+    return Error{ErrorCode::NotFound, QStringLiteral("order %1 is unknown").arg(quoteForMessage(order)),
+                 QStringLiteral("order")};
 }
 
 } // namespace flashstock

@@ -15,14 +15,15 @@ namespace {
 
 QString insertOrderHead()
 {
-    return u"INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at) "_s;
+    return u"INSERT INTO orders (order_id, user_id, status, version, created_at, expires_at, created_by) "_s;
 }
 
 /// A new order's values after insertOrderHead(), from SQL expressions: PENDING, version 1,
-/// created now, its hold `holdMs` after that.
-QString newOrderValues(const QString &order, const QString &user, const QString &holdMs, const QString &now)
+/// created now by `createdBy`, its hold `holdMs` after that.
+QString newOrderValues(const QString &order, const QString &user, const QString &holdMs, const QString &createdBy,
+                       const QString &now)
 {
-    return u"%1, %2, 'PENDING', 1, %4, %4 + %3"_s.arg(order, user, holdMs, now);
+    return u"%1, %2, 'PENDING', 1, %5, %5 + %3, %4"_s.arg(order, user, holdMs, createdBy, now);
 }
 
 QString insertOrderLineHead() { return u"INSERT INTO order_lines (order_id, sku, bucket, qty, token) "_s; }
@@ -50,7 +51,7 @@ QString jsonTable(Dialect dialect, std::initializer_list<JsonColumn> columns)
 
 QString insertOrder(const QString &now)
 {
-    return insertOrderHead() + u"VALUES ("_s + newOrderValues(u"?"_s, u"?"_s, u"?"_s, now)
+    return insertOrderHead() + u"VALUES ("_s + newOrderValues(u"?"_s, u"?"_s, u"?"_s, u"?"_s, now)
         + u") ON CONFLICT (order_id) DO NOTHING RETURNING expires_at"_s;
 }
 
@@ -87,7 +88,8 @@ QString reserveOneLine(const QString &now)
     QString guarded = reserveBucket();
     guarded.replace(u" RETURNING"_s, u" AND NOT EXISTS (SELECT 1 FROM orders WHERE order_id = ?) RETURNING"_s);
     return u"WITH b AS (%1), "_s.arg(guarded)
-        + u"o AS ("_s + insertOrderHead() + u"SELECT "_s + newOrderValues(u"?"_s, u"?"_s, u"CAST(? AS BIGINT)"_s, now)
+        + u"o AS ("_s + insertOrderHead() + u"SELECT "_s
+        + newOrderValues(u"?"_s, u"?"_s, u"CAST(? AS BIGINT)"_s, u"CAST(? AS TEXT)"_s, now)
         + u" FROM b RETURNING expires_at), "_s
         + u"l AS ("_s + insertOrderLineHead() + u"SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ? FROM o), "_s
         + u"g AS ("_s + insertLedgerHead()
@@ -119,8 +121,10 @@ QString bucketAvailable() { return u"SELECT available FROM buckets WHERE sku = ?
 QString insertOrdersOf(Dialect dialect, const QString &now)
 {
     // WHERE true: SQLite would read ON CONFLICT as the SELECT's join constraint without it.
-    return insertOrderHead() + u"SELECT "_s + newOrderValues(u"w.order_id"_s, u"w.user_id"_s, u"w.hold_ms"_s, now)
-        + u" FROM "_s + jsonTable(dialect, {{u"order_id", u"TEXT"}, {u"user_id", u"TEXT"}, {u"hold_ms", u"BIGINT"}})
+    return insertOrderHead() + u"SELECT "_s
+        + newOrderValues(u"w.order_id"_s, u"w.user_id"_s, u"w.hold_ms"_s, u"w.created_by"_s, now) + u" FROM "_s
+        + jsonTable(dialect, {{u"order_id", u"TEXT"}, {u"user_id", u"TEXT"}, {u"hold_ms", u"BIGINT"},
+                              {u"created_by", u"TEXT"}})
         + u" WHERE true ON CONFLICT (order_id) DO NOTHING RETURNING order_id, expires_at"_s;
 }
 
@@ -135,11 +139,11 @@ QString insertReserveLedgerOf(Dialect dialect, const QString &now)
 {
     return insertLedgerHead()
         + u"SELECT w.order_id, 'RESERVE', w.sku, w.bucket, w.token, w.da, w.dl, w.ds, w.ab, w.lb, w.sb, w.aa, w.la, "
-          u"w.sa, %1, ?, ? FROM "_s.arg(now)
+          u"w.sa, %1, w.operator, w.source FROM "_s.arg(now)
         + jsonTable(dialect, {{u"order_id", u"TEXT"}, {u"sku", u"TEXT"}, {u"bucket", u"BIGINT"}, {u"token", u"TEXT"},
                               {u"da", u"BIGINT"}, {u"dl", u"BIGINT"}, {u"ds", u"BIGINT"}, {u"ab", u"BIGINT"},
                               {u"lb", u"BIGINT"}, {u"sb", u"BIGINT"}, {u"aa", u"BIGINT"}, {u"la", u"BIGINT"},
-                              {u"sa", u"BIGINT"}});
+                              {u"sa", u"BIGINT"}, {u"operator", u"TEXT"}, {u"source", u"TEXT"}});
 }
 
 QString walAutoCheckpointOff() { return u"PRAGMA wal_autocheckpoint=0"_s; }

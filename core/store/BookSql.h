@@ -12,7 +12,8 @@ namespace flashstock::sql {
 // them bare (without the engine around them) to measure the engine's overhead.
 // `now` is Database::nowMsExpr(). Binds are positional, in the order given.
 
-/// INSERT a PENDING order, skipped if the id exists. Binds: order, user, hold ms.
+/// INSERT a PENDING order, skipped if the id exists. Binds: order, user, hold ms, created by
+/// (Actor::operatorName).
 /// Returns expires_at when inserted, no row when the order existed.
 QString insertOrder(const QString &now);
 /// Guarded reserve of one bucket: available -> locked only if `available >= qty`.
@@ -35,7 +36,7 @@ QString insertLedger(const QString &now);
 /// the order row (as insertOrder()), its line (insertOrderLine()) and its RESERVE ledger row
 /// (insertLedger(), the levels the UPDATE returned), each only if the step before it took
 /// place. Binds: qty, qty, sku, bucket, qty, order (the guarded UPDATE); order, user, hold
-/// ms (the order); order, sku, bucket, qty, token (the line); order, sku, bucket, token,
+/// ms, created by (the order); order, sku, bucket, qty, token (the line); order, sku, bucket, token,
 /// qty, qty, qty, qty, operator, source (the ledger). One row (expires_at, then the
 /// bucket's levels after) when reserved; no row, and nothing written, when the order exists
 /// or the bucket is short.
@@ -55,13 +56,13 @@ QString existingOrdersOf(Dialect dialect);
 /// changed and not returned. PostgreSQL locks the rows in the order it meets them: with
 /// more than one bucket the caller has locked them in order first (lockBucketsInOrder()).
 QString reserveBucketsOf(Dialect dialect);
-/// insertOrder() for many: each element `[order, user or null, hold ms]`. Returns
+/// insertOrder() for many: each element `[order, user or null, hold ms, created by]`. Returns
 /// (order_id, expires_at) of each inserted order.
 QString insertOrdersOf(Dialect dialect, const QString &now);
 /// insertOrderLine() for many: each element `[order, sku, bucket, qty, token or null]`.
 QString insertOrderLinesOf(Dialect dialect);
-/// insertLedger() for many RESERVE rows. Binds: operator, source, then the array; each
-/// element `[order, sku, bucket, token or null, three deltas, levels before (3), after (3)]`.
+/// insertLedger() for many RESERVE rows. Binds: the array; each element `[order, sku,
+/// bucket, token or null, three deltas, levels before (3), after (3), operator, source]`.
 QString insertReserveLedgerOf(Dialect dialect, const QString &now);
 /// A bucket's available units, read without a lock (NaiveReserve's read-check-write, the
 /// counterexample). Binds: sku, bucket.

@@ -24,7 +24,13 @@ const QString kColumns = u"id, kind, sku, bucket, order_id, token, status, delta
                          u"proposal, detail, detected_at, resolved_by, reason, correction, pauses, found_available, "
                          u"found_locked, found_sold, target_available, target_locked, target_sold, dkey, status_from, "
                          u"status_to, payment_ref, breaks, resolved_at, orders_locked, orders_sold, set_available, "
-                         u"set_locked, set_sold, found_total"_s;
+                         u"set_locked, set_sold, found_total, level"_s;
+
+/// The level column's word: empty (never NULL) for none.
+QString levelWord(DiscrepancyLevel level)
+{
+    return level == DiscrepancyLevel::None ? u""_s : discrepancyLevelName(level);
+}
 
 /// PostgreSQL: the advisory lock recorders take (insert), one at a time.
 constexpr qint64 kRecordLock = 7305012;
@@ -165,6 +171,7 @@ DiscrepancyRow rowFrom(const QVariantList &r)
     d.breaks = Invariants::fromInt(int(i64(r.at(28))));
     d.resolvedAtMs = i64(r.at(29));
     d.figures = figuresFrom(r, d);
+    d.level = discrepancyLevelFromName(r.at(36).toString());
     row.pauses = i64(r.at(17)) != 0;
     row.key = r.at(24).toString();
     return row;
@@ -228,13 +235,13 @@ Result<std::optional<qint64>> DiscrepancyStore::insert(const DiscrepancyRow &row
         const QVariantList correction = columnsOf(d.correction, d.figures).binds(correctionWord(d.correction));
         auto r = m_db.exec(
             u"INSERT INTO discrepancies (dkey, kind, sku, bucket, order_id, token, status, delta, gate_value, "
-            u"book_value, ledger_value, breaks, pauses, proposal, detail, detected_at, %1) "
-            u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %2, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            u"book_value, ledger_value, breaks, pauses, proposal, detail, level, detected_at, %1) "
+            u"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, %2, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             u"ON CONFLICT DO NOTHING RETURNING id"_s.arg(kCorrectionColumns, m_db.nowMsExpr()),
             QVariantList{row.key, discrepancyKindName(d.kind), d.sku, d.bucket, nullable(d.order), nullable(d.token),
                          discrepancyStatusName(d.status), d.delta, d.gateValue, d.bookValue, d.ledgerValue,
                          qint64(d.breaks.toInt()), row.pauses ? 1 : 0, d.proposal.isEmpty() ? u""_s : d.proposal,
-                         d.detail.isEmpty() ? u""_s : d.detail}
+                         d.detail.isEmpty() ? u""_s : d.detail, levelWord(d.level)}
                 + correction);
         if (!r)
             return std::unexpected(r.error());
@@ -272,9 +279,9 @@ Result<void> DiscrepancyStore::refresh(qint64 id, const DiscrepancyRow &found)
     if (auto r = writeProposal(id, next, f.figures, proposal); !r)
         return r;
     auto r = m_db.exec(u"UPDATE discrepancies SET kind = ?, breaks = ?, delta = ?, book_value = ?, ledger_value = ?, "
-                       u"detail = ? WHERE id = ?"_s,
+                       u"level = ?, detail = ? WHERE id = ?"_s,
                        {discrepancyKindName(f.kind), qint64(f.breaks.toInt()), f.delta, f.bookValue, f.ledgerValue,
-                        pending.detail + u"; found again (the proposal follows): "_s + f.detail, id});
+                        levelWord(f.level), pending.detail + u"; found again (the proposal follows): "_s + f.detail, id});
     if (!r)
         return std::unexpected(r.error());
     return {};

@@ -19,18 +19,20 @@ ExpiryStore::ExpiryStore(Database &db)
 }
 
 Result<void> ExpiryStore::beat(const QString &expirer, const QString &kind, const QString &operatorName,
-                               qint64 everyMs, qint64 released)
+                               qint64 everyMs, qint64 released, const QString &address)
 {
     if (everyMs <= 0)
         return fail(ErrorCode::InvalidArgument, u"every: an expirer's interval must be above 0 ms, got %1"_s.arg(everyMs),
                     u"every"_s);
     const QString now = m_db.nowMsExpr();
     return m_db.write<void>([&](Transaction &) -> Result<void> {
-        auto up = m_db.exec(u"INSERT INTO expirer_heartbeats (expirer, kind, operator, every_ms, beat_at, released) "
-                            u"VALUES (?, ?, ?, ?, %1, ?) ON CONFLICT (expirer) DO UPDATE SET kind = excluded.kind, "
-                            u"operator = excluded.operator, every_ms = excluded.every_ms, beat_at = excluded.beat_at, "
-                            u"released = excluded.released"_s.arg(now),
-                            {expirer, kind, operatorName, everyMs, released});
+        auto up = m_db.exec(u"INSERT INTO expirer_heartbeats (expirer, kind, operator, every_ms, beat_at, released, "
+                            u"address) VALUES (?, ?, ?, ?, %1, ?, ?) ON CONFLICT (expirer) DO UPDATE SET "
+                            u"kind = excluded.kind, operator = excluded.operator, every_ms = excluded.every_ms, "
+                            u"beat_at = excluded.beat_at, released = excluded.released, address = excluded.address"_s
+                                .arg(now),
+                            {expirer, kind, operatorName, everyMs, released,
+                             address.isEmpty() ? u""_s : address}); // a null QString binds as NULL
         if (!up)
             return std::unexpected(up.error());
         auto forget = m_db.exec(u"DELETE FROM expirer_heartbeats WHERE beat_at < %1 - ?"_s.arg(now), {kForgetBeatsAfterMs});
@@ -61,14 +63,14 @@ Result<ExpiryStatus> ExpiryStore::status()
     if (!orders)
         return std::unexpected(orders.error());
     out.overdueOrders = orders->first().at(0).toLongLong();
-    auto beats = m_db.exec(u"SELECT expirer, kind, operator, every_ms, beat_at, released FROM expirer_heartbeats "
-                           u"WHERE beat_at >= ? ORDER BY beat_at DESC, expirer"_s,
+    auto beats = m_db.exec(u"SELECT expirer, kind, operator, every_ms, beat_at, released, address "
+                           u"FROM expirer_heartbeats WHERE beat_at >= ? ORDER BY beat_at DESC, expirer"_s,
                            {out.nowMs - kForgetBeatsAfterMs});
     if (!beats)
         return std::unexpected(beats.error());
     for (const QVariantList &r : beats->rows)
         out.expirers << ExpirerBeat{r.at(0).toString(), r.at(1).toString(), r.at(2).toString(), r.at(3).toLongLong(),
-                                    r.at(4).toLongLong(), r.at(5).toLongLong()};
+                                    r.at(4).toLongLong(), r.at(5).toLongLong(), r.at(6).toString()};
     return out;
 }
 

@@ -44,7 +44,7 @@ inline book_reserve(o, tok, bres, stored, dbk) {
         fi
      :: o_status[o] == S_ABANDONED && (fenced & BIT(tok)) != 0 -> bres = B_FENCED
      :: o_status[o] == S_PENDING || o_status[o] == S_PAID -> bres = B_RESERVED; stored = o_token[o]
-     :: o_status[o] == S_CLOSED -> bres = B_DUPLICATE
+     :: o_status[o] == S_CLOSED -> bres = B_DUPLICATE; stored = o_token[o]   /* ReserveResult::heldTokens */
      fi;
      if
      :: dbk == 2 -> bres = B_UNKNOWN      /* the replay that answers from the rows is the no-fault case */

@@ -145,8 +145,8 @@ book:
        fi
     :: else -> bres = 0;                                   /* out_of_stock, duplicate, fenced */
        if
-       :: created -> goto giveback
-       :: else -> goto finish
+       :: created && stored != tok -> goto giveback
+       :: else -> goto finish   /* a token the order of this id holds is that order's */
        fi
     fi
   }

@@ -21,6 +21,20 @@ QString DiscrepancyModel::statusText(DiscrepancyStatus status)
     return discrepancyStatusName(status).replace(u'_', u' ');
 }
 
+QString DiscrepancyModel::levelText(DiscrepancyLevel level)
+{
+    switch (level) {
+    case DiscrepancyLevel::None: return {};
+    case DiscrepancyLevel::Available: return tr("available");
+    case DiscrepancyLevel::Locked: return tr("locked");
+    case DiscrepancyLevel::Sold: return tr("sold");
+    case DiscrepancyLevel::OrderLocked: return tr("order's locked units");
+    case DiscrepancyLevel::LedgerRows: return tr("ledger rows");
+    case DiscrepancyLevel::RefundRecords: return tr("refund records");
+    }
+    return {};
+}
+
 QString DiscrepancyModel::approvalText(const Discrepancy &d, qint64 fourEyesUnits)
 {
     if (d.status != DiscrepancyStatus::PendingApproval || std::holds_alternative<std::monostate>(d.correction))
@@ -78,6 +92,7 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         case Id: return d.id;
         case Kind: return discrepancyKindName(d.kind);
         case Sku: return d.sku;
+        case Level: return discrepancyLevelName(d.level);
         case Gate: return figure(d.gateValue);
         case Book: return figure(d.bookValue);
         case Ledger: return figure(d.ledgerValue);
@@ -95,6 +110,7 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
         case Id: return u"#%1"_s.arg(d.id);
         case Kind: return kindText(d.kind);
         case Sku: return d.bucket >= 0 ? tr("%1 / bucket %2").arg(d.sku).arg(d.bucket) : d.sku;
+        case Level: return levelText(d.level);
         case Gate: return units(d.gateValue);
         case Book: return units(d.bookValue);
         case Ledger: return units(d.ledgerValue);
@@ -140,15 +156,25 @@ QVariant DiscrepancyModel::data(const QModelIndex &index, int role) const
 
 QVariant DiscrepancyModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole) {
+        switch (section) {
+        case Level: return tr("What the Gate, Book and Ledger figures count");
+        case Gate: return tr("The gate's figure, of the level named");
+        case Book: return tr("The book's figure as found, of the level named");
+        case Ledger: return tr("What the ledger (or the orders) explains, of the level named");
+        default: return {};
+        }
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
     case Id: return tr("Id");
     case Kind: return tr("Kind");
     case Sku: return tr("SKU");
+    case Level: return tr("Level");
     case Gate: return tr("Gate");
-    case Book: return tr("Book");
-    case Ledger: return tr("Ledger");
+    case Book: return tr("Book (found)");
+    case Ledger: return tr("Ledger (explains)");
     case Delta: return tr("Delta");
     case Proposal: return tr("Proposed correction / action");
     case DetectedAt: return tr("Detected at");
@@ -168,11 +194,24 @@ void DiscrepancyModel::setFourEyesUnits(qint64 units)
         emit dataChanged(index(0, Status), index(rowCount() - 1, Status));
 }
 
-void DiscrepancyModel::setDiscrepancies(const QList<Discrepancy> &list)
+bool DiscrepancyModel::setDiscrepancies(const QList<Discrepancy> &list)
 {
-    beginResetModel();
-    m_rows = list;
-    endResetModel();
+    bool sameRows = list.size() == m_rows.size();
+    for (qsizetype i = 0; sameRows && i < list.size(); ++i)
+        sameRows = list[i].id == m_rows[i].id;
+    if (!sameRows) {
+        beginResetModel();
+        m_rows = list;
+        endResetModel();
+        return true;
+    }
+    for (int row = 0; row < int(list.size()); ++row) {
+        if (list[row] == m_rows[row])
+            continue;
+        m_rows[row] = list[row];
+        emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+    }
+    return false;
 }
 
 } // namespace flashstock

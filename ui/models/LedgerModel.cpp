@@ -43,7 +43,15 @@ QVariant LedgerModel::data(const QModelIndex &index, int role) const
         return {};
     const LedgerRow &r = m_rows.at(index.row());
     if (role == ExportRole && index.column() == After)
-        return data(index, Qt::DisplayRole);
+        return QStringList{QString::number(r.after.available), QString::number(r.after.locked),
+                           QString::number(r.after.sold)};
+    if (role == ExportRole && index.column() == Adjustment) {
+        // Order operations have no adjustment: empty fields, never 0.
+        if (r.adjustmentKind.isEmpty())
+            return QStringList{{}, {}, {}, {}};
+        return QStringList{r.adjustmentKind, QString::number(r.adjustmentUnits),
+                           r.discrepancy ? QString::number(r.discrepancy) : QString(), r.reason};
+    }
     if (role == RawRole || role == ExportRole) {
         switch (index.column()) {
         case Id: return r.id;
@@ -99,6 +107,10 @@ QVariant LedgerModel::data(const QModelIndex &index, int role) const
 
 QVariant LedgerModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == ExportRole && section == After)
+        return QStringList{tr("After available"), tr("After locked"), tr("After sold")};
+    if (orientation == Qt::Horizontal && role == ExportRole && section == Adjustment)
+        return QStringList{tr("Adjustment kind"), tr("Adjustment units"), tr("Discrepancy"), tr("Reason")};
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {

@@ -182,6 +182,7 @@ QJsonObject discrepancyJson(const Discrepancy &d)
             {u"gate"_s, opt(d.gateValue)},
             {u"book"_s, opt(d.bookValue)},
             {u"ledger"_s, opt(d.ledgerValue)},
+            {u"level"_s, str(discrepancyLevelName(d.level))},
             {u"correction"_s, str(correctionText(d.correction))},
             {u"proposal"_s, str(d.proposal)},
             {u"detail"_s, d.detail},

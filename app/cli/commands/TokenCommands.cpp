@@ -41,8 +41,9 @@ struct TokenAdd final : Command {
     TokenAdd()
         : Command({{u"token"_s, u"add"_s}, u"token add NAME --scope reserve,pay,read"_s,
                    u"add a bearer token for flashstock-server (its secret is printed once, stored hashed)"_s,
-                   {{u"scope"_s, u"What it may do: reserve (reservations, release, reads), pay (confirm), read "
-                                 u"(reads, /metrics); comma-separated."_s,
+                   {{u"scope"_s, u"What it may do: reserve (reservations; release and read the orders it "
+                                 u"created), pay (confirm any order), read (read any order or SKU, /metrics), "
+                                 u"operate (release and read any order); comma-separated."_s,
                      u"S,..."_s}}})
     {
     }
@@ -55,7 +56,8 @@ CommandOutput TokenAdd::execute(CliContext &ctx, const QCommandLineParser &parse
     if (!name)
         return errorOutput(name.error());
     if (!parser.isSet(u"scope"_s))
-        return errorOutput({ErrorCode::InvalidArgument, u"scope: --scope S,... is required (reserve, pay, read)"_s,
+        return errorOutput({ErrorCode::InvalidArgument,
+                            u"scope: --scope S,... is required (%1)"_s.arg(everyAccessScopeText()),
                             u"scope"_s});
     auto scopes = parseAccessScopes(parser.value(u"scope"_s));
     if (!scopes)
