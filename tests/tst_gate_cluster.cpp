@@ -218,12 +218,16 @@ private:
 
 /// While it lives, the replicas of `master` do not take over from it
 /// (cluster-replica-no-failover), so a master the test hangs (SIGSTOP) stays the owner of its
-/// slots; at its end the master runs again and they may take over again.
+/// slots; at its end the master runs again and they may take over again. A master whose
+/// replica rejoined a moment ago (after an earlier failover) lists it once gossip has told it:
+/// the constructor waits up to 10 s for the master to list one.
 class NoFailover {
 public:
     NoFailover(const ClusterFixture &cluster, RedisFixture *master)
-        : m_master(master), m_replicas(cluster.replicasOf(master))
+        : m_master(master)
     {
+        for (QDeadlineTimer t(10000); m_replicas.isEmpty() && !t.hasExpired(); QThread::msleep(50))
+            m_replicas = cluster.replicasOf(master);
         for (RedisFixture *r : std::as_const(m_replicas))
             m_ok = m_ok && r->command({"CONFIG", "SET", "cluster-replica-no-failover", "yes"}).has_value();
     }
