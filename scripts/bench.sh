@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full benchmark suite as the README quotes it: builds, starts a throwaway PostgreSQL
+# The full benchmark suite as docs/benchmarks.md quotes it: builds, starts a throwaway PostgreSQL
 # with durable commits (and a redis-server), and runs `flashstock-cli bench` on scratch
 # databases. Extra arguments go to the bench (e.g. --quick, --json).
 set -euo pipefail
