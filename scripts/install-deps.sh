@@ -13,7 +13,7 @@ packages=(
   libmicrohttpd-dev prometheus-cpp-dev libjemalloc-dev curl
   wrk apache2-utils redis-tools jq
   help2man librsvg2-bin dpkg-dev file
-  spin prometheus zsh
+  spin prometheus zsh iproute2 util-linux
   pg-auto-failover-cli postgresql-15-auto-failover haproxy
   "$@"
 )
