@@ -108,6 +108,34 @@ private slots:
         QCOMPARE((*engine)->gateLevels(o.sku).available, levels.available);
     }
 
+    void nodeFailoverHealedWhenEveryBuyerCameWhileTheMasterWasStopped()
+    {
+        // The event before the first buyer: every buyer is released while the master is
+        // stopped and answered once its replica serves the slot, which may be before the
+        // drill has seen the old master come back as a replica. The fault still healed.
+        FS_FRESH_BOOK(fresh, u"sqlite"_s);
+        DrillOptions o;
+        o.sku = u"drill-early"_s;
+        o.stock = 2;
+        o.buyers = 2;
+        o.concurrency = 2;
+        o.holdSeconds = 1;
+        o.faults = FS_OK(parseFaults(u"node-failover=once"_s));
+        o.db = fresh.url();
+        o.redis = m_cluster->url();
+        const DrillSchedule schedule = DrillSchedule::build(o);
+        QCOMPARE(schedule.events.size(), size_t(1));
+        QCOMPARE(schedule.events.front().beforeBuyer, qint64(0));
+
+        auto report = Drill(o).run();
+        FS_VERIFY_OK(report);
+        const QString text = report->toText();
+        const FaultTally t = report->faults.value(FaultKind::NodeFailover);
+        QCOMPARE(t.injected, qint64(1));
+        QVERIFY2(t.healed == 1, qPrintable(text));
+        QVERIFY2(report->passed(), qPrintable(text));
+    }
+
     void refusedWhileAnyMasterHasAnOpenSale()
     {
         // A sale open in the cluster refuses a drill on another book in front of it: every

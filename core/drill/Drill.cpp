@@ -360,7 +360,10 @@ void Rehearsal::fireGateEvents(std::optional<DrillGateFaults> &gateFaults, size_
             done = gateFaults->restart();
         } else if (e.kind == FaultKind::NodeFailover) {
             // The buyers go on while the master is down: they meet gate_unavailable and retry.
-            done = gateFaults->failOver(m_o.sku, releaseBuyers);
+            done = gateFaults->failOver(m_o.sku, [&] {
+                rec.downNs = drillNowNs();
+                releaseBuyers();
+            });
         } else if (auto flushed = gateFaults->flushScripts(); !flushed) {
             done = std::unexpected(flushed.error());
         }
@@ -672,8 +675,12 @@ bool Rehearsal::healed(const FaultRecord &r, const FaultCost &cost)
         const auto s = statusOf(r.order);
         return (!s || *s == OrderStatus::Abandoned) && !m_openOrders.contains(r.order);
     }
-    case FaultKind::RedisRestart:
-    case FaultKind::NodeFailover: return m_shared.lastGateAnswerSentNs.load() > r.doneNs && m_report.i5;
+    case FaultKind::RedisRestart: return m_shared.lastGateAnswerSentNs.load() > r.doneNs && m_report.i5;
+    case FaultKind::NodeFailover:
+        // A buyer sent after the master was stopped was answered: the stopped master answers
+        // nothing, and it runs again only once its replica took over the slot. (The buyers
+        // go on while it is stopped, so they may all be answered before failOver returns.)
+        return m_shared.lastGateAnswerSentNs.load() > r.downNs && m_report.i5;
     case FaultKind::ScriptFlush: return m_shared.lastGateAnswerSentNs.load() > r.doneNs;
     case FaultKind::ServerKill:
         // A buyer sent after the old process was gone was answered by the new one (or, on a

@@ -32,7 +32,7 @@ struct FaultRecord {
     qint64 doneNs = 0;   ///< gate-wide: steady-clock ns when the event finished
     bool ok = true;      ///< gate-wide: the event itself succeeded
     QString detail;
-    qint64 downNs = 0;   ///< server-kill: steady-clock ns when the killed server was gone and the buyers went on
+    qint64 downNs = 0;   ///< server-kill, node-failover: steady-clock ns when the killed server was gone (the master stopped) and the buyers went on
     qint64 startNs = 0;  ///< gate-wide: steady-clock ns when it took effect (the kill, the restart), for its outage
 };
 
