@@ -50,15 +50,35 @@ chmod 644 "$work/pwfile"
 "${as_pg[@]}" "$pgbin/initdb" -D "$work/pg" -U flashstock --pwfile="$work/pwfile" \
   --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$work/initdb.log" 2>&1 \
   || { cat "$work/initdb.log" >&2; exit 1; }
-"${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
-  -o "-k $work -c listen_addresses=127.0.0.1 -p $pg_port -c max_connections=200 $pg_speed" \
-  start >/dev/null || { cat "$work/pg.log" >&2; exit 1; }
+# A port found free can be taken before the server binds it (other tests pick ports too):
+# a server that could not bind its port is started again on another one, up to 5 times.
+for attempt in 1 2 3 4 5; do
+  "${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
+    -o "-k $work -c listen_addresses=127.0.0.1 -p $pg_port -c max_connections=200 $pg_speed" \
+    start >/dev/null && break
+  if [ "$attempt" -eq 5 ] || ! grep -q "could not bind" "$work/pg.log"; then
+    cat "$work/pg.log" >&2
+    exit 1
+  fi
+  pg_port=$(free_port)
+done
 
-redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
-  --daemonize yes --pidfile "$work/redis.pid" --dir "$work" --logfile "$work/redis.log"
-for _ in $(seq 100); do
-  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-  sleep 0.05
+for attempt in 1 2 3 4 5; do
+  rm -f "$work/redis.pid"
+  redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
+    --daemonize yes --pidfile "$work/redis.pid" --dir "$work" --logfile "$work/redis.log"
+  for _ in $(seq 100); do
+    # Answered by the server started here (its pid), not by another one on that port.
+    [ -s "$work/redis.pid" ] && redis-cli -p "$redis_port" info server 2>/dev/null \
+      | grep -q "^process_id:$(cat "$work/redis.pid")"$'\r'"\?$" && break 2
+    sleep 0.05
+  done
+  if [ "$attempt" -eq 5 ]; then
+    cat "$work/redis.log" >&2
+    exit 1
+  fi
+  [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null
+  redis_port=$(free_port)
 done
 
 export FLASHSTOCK_TEST_PG_URL="postgresql://flashstock:$password@127.0.0.1:$pg_port/postgres"
