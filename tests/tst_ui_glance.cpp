@@ -83,6 +83,15 @@ void shoot(QWidget *widget, const QString &name)
 }
 
 /// A sample of the console's worker, stamped with the test's clock `atMs` instead of the wall's.
+/// Opens `profile` in `session` and waits up to 15 s for its EngineWorker::opened, counted by
+/// `opened` (the worker's thread may send it before a QSignalSpy::wait() would begin).
+bool openAndWait(ConsoleSession &session, QSignalSpy &opened, const EngineProfile &profile)
+{
+    const qsizetype before = opened.count();
+    session.open(profile);
+    return QTest::qWaitFor([&] { return opened.count() > before; }, 15000);
+}
+
 std::optional<LiveSnapshot> sampleAt(ConsoleSession &session, qint64 atMs)
 {
     QSignalSpy sampled(session.worker(), &EngineWorker::sampled);
@@ -179,8 +188,7 @@ void TestUiGlance::takenPerSecondIsTheLastSecond()
     FS_VERIFY_OK(engine->addSku(u"FLASH"_s, 1000));
     ConsoleSession session;
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
-    session.open(b.profile());
-    QVERIFY(opened.wait(10000));
+    QVERIFY(openAndWait(session, opened, b.profile()));
     QVERIFY(opened.first().first().value<ConnectionInfo>().bookOpen);
     LiveView live;
     live.resize(1280, 700);
@@ -555,23 +563,19 @@ void TestUiGlance::switchingAwayStopsTheEmbeddedGate()
     QVERIFY(dir.isValid());
     ConsoleSession session;
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
-    session.open(EngineProfile{dir.path(), {}, {}, u"tester"_s});
-    QVERIFY(opened.wait(15000));
+    QVERIFY(openAndWait(session, opened, EngineProfile{dir.path(), {}, {}, u"tester"_s}));
     QVERIFY(opened.last().first().value<ConnectionInfo>().bookOpen);
     EmbeddedRedis embedded(dir.path());
     QVERIFY(embedded.status().running);
-    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
-    QVERIFY(opened.wait(15000));
+    QVERIFY(openAndWait(session, opened, EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s}));
     const ConnectionInfo info = opened.last().first().value<ConnectionInfo>();
     QVERIFY(info.bookOpen);
     QVERIFY2(info.previousGate.startsWith(u"Stopped the embedded redis-server"_s), qPrintable(info.previousGate));
     QVERIFY(!embedded.status().running);
     // One the console found running (someone else's) is left alone.
     FS_VERIFY_OK(embedded.start());
-    session.open(EngineProfile{dir.path(), {}, {}, u"tester"_s});
-    QVERIFY(opened.wait(15000));
-    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
-    QVERIFY(opened.wait(15000));
+    QVERIFY(openAndWait(session, opened, EngineProfile{dir.path(), {}, {}, u"tester"_s}));
+    QVERIFY(openAndWait(session, opened, EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s}));
     QCOMPARE(opened.last().first().value<ConnectionInfo>().previousGate, QString());
     QVERIFY(embedded.status().running);
     FS_VERIFY_OK(embedded.stop());
@@ -586,14 +590,12 @@ void TestUiGlance::embeddedGateOthersUseKeepsRunning()
     QVERIFY(dir.isValid());
     ConsoleSession session;
     QSignalSpy opened(session.worker(), &EngineWorker::opened);
-    session.open(EngineProfile{dir.path(), {}, {}, u"tester"_s});
-    QVERIFY(opened.wait(15000));
+    QVERIFY(openAndWait(session, opened, EngineProfile{dir.path(), {}, {}, u"tester"_s}));
     EmbeddedRedis embedded(dir.path());
     QVERIFY(embedded.status().running);
     RedisConnection user(embedded.url());
     FS_VERIFY_OK(user.command({QByteArrayLiteral("PING")}));
-    session.open(EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s});
-    QVERIFY(opened.wait(15000));
+    QVERIFY(openAndWait(session, opened, EngineProfile{dir.path(), {}, u"none"_s, u"tester"_s}));
     const QString said = opened.last().first().value<ConnectionInfo>().previousGate;
     QVERIFY2(said.contains(u"left running: 1 other client"_s), qPrintable(said));
     QVERIFY(embedded.status().running);
