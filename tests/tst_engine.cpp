@@ -87,7 +87,7 @@ void TestEngine::launchRulesBlockALiveSaleAndAPendingDiscrepancy()
     QCOMPARE(FS_OK(engine->sales().get(second.id)).status, SaleStatus::Scheduled); // nothing changed
     QVERIFY(FS_OK(engine->launchBlockers(u"B"_s)).isEmpty()); // another SKU is not held by it
 
-    // Rejected, the book still disagrees with its ledger: still held (item 2 of issue 12).
+    // Rejected, the book still disagrees with its ledger: still held.
     FS_VERIFY_OK(reconciler.reject(disputed.first().id, test::by(u"tester"_s), u"counted again"_s, {u"tester"_s}));
     QCOMPARE(FS_OK(engine->launchBlockers(u"A"_s, second.id)).size(), 1);
     // Decided (the count accepted as a stocktake): the sale may open.

@@ -298,7 +298,7 @@ void TestLockOrder::paymentWaitsForItsBucketHoldingNoOrder()
 
 void TestLockOrder::expiryAndPaymentOfOneBucketDoNotDeadlock()
 {
-    // The deadlock of issue 30: an expiry batch releases o1 then o2 while the payment of o2
+    // A deadlock of two orders: an expiry batch releases o1 then o2 while the payment of o2
     // runs, all on one bucket. Lined up by a third session holding the bucket until both
     // wait for it: PostgreSQL breaks no deadlock, and o2 is paid or released, never both.
     FS_FRESH_BOOK(fresh, u"postgresql"_s);

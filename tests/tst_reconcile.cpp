@@ -1194,7 +1194,7 @@ void TestReconcile::batchesFindWhatOneStatementFinds_data()
 
 void TestReconcile::batchesFindWhatOneStatementFinds()
 {
-    // A pass reads its window's order lines a batch at a time (issue 12 item 6): with batches
+    // A pass reads its window's order lines a batch at a time: with batches
     // of 4 lines it finds exactly what one statement over every line finds, never holding
     // more than 4 line rows, over the whole ledger and over a window after older trade.
     QFETCH(QString, backend);
