@@ -7,6 +7,7 @@
 #include "reconcile/Reconciler.h"
 #include "server/ClientAddress.h"
 #include "server/StrictJson.h"
+#include "store/BookWriters.h"
 #include "store/Database.h"
 #include "store/DiscrepancyStore.h"
 #include "store/AccessTokenStore.h"
@@ -800,7 +801,10 @@ void TestServer::fullDiskAnswersUnavailableAndSellsAgain()
     // unavailable and their units go back to the gate at once; /readyz and the log say the
     // book is full. Once there is room again, every unit sells, with no reconcile.
     FLASHSTOCK_REQUIRE_REDIS_SERVER();
-    FS_TINY_DISK(disk, 2048);
+    // fill() takes whatever is free, so the size is the room after makeRoom(): the book's 500
+    // orders and a write-ahead log that may grow to BookWriters::kWalFramesBeforeCatchUp
+    // frames (4 KiB each) before it starts afresh.
+    FS_TINY_DISK(disk, BookWriters::kWalFramesBeforeCatchUp * 4 + 8192);
     const DbUrl url = FS_OK(DbUrl::parse(u"sqlite:///"_s + disk.path() + u"/book.db"_s));
     RedisFixture redis;
     QVERIFY2(redis.start(), qPrintable(redis.errorString()));
