@@ -108,24 +108,24 @@ QString levelChangesText(const Levels3 &from, const Levels3 &to)
     return out.join(u", "_s);
 }
 
+LevelDrift levelDrift(const Levels3 &found, const Levels3 &ledger)
+{
+    if (ledger.available == found.available && ledger.locked != found.locked)
+        return {DiscrepancyLevel::Locked, found.locked, ledger.locked};
+    if (ledger.available == found.available && ledger.sold != found.sold)
+        return {DiscrepancyLevel::Sold, found.sold, ledger.sold};
+    return {DiscrepancyLevel::Available, found.available, ledger.available};
+}
+
 QString bucketProposal(const QString &sku, int bucket, const Correction &correction)
 {
     if (const auto *r = std::get_if<RestoreBucket>(&correction)) {
-        // The figure named: available, unless only locked or sold differ.
-        const char16_t *figure = u"available";
-        qint64 delta = r->ledger.available - r->found.available;
-        if (delta == 0 && r->ledger.locked != r->found.locked) {
-            figure = u"locked";
-            delta = r->ledger.locked - r->found.locked;
-        } else if (delta == 0 && r->ledger.sold != r->found.sold) {
-            figure = u"sold";
-            delta = r->ledger.sold - r->found.sold;
-        }
+        const LevelDrift drift = levelDrift(r->found, r->ledger);
         return u"restore %1 bucket %2 to what its ledger explains: %3 (%4 %5%6)"_s.arg(sku)
             .arg(bucket)
             .arg(levelsText(r->ledger))
-            .arg(QString::fromUtf16(figure), delta >= 0 ? u"+"_s : QString())
-            .arg(delta);
+            .arg(discrepancyLevelName(drift.level), drift.delta() >= 0 ? u"+"_s : QString())
+            .arg(drift.delta());
     }
     if (const auto *t = std::get_if<AcceptStocktake>(&correction))
         return u"accept the counted %1 bucket %2 of %3 as a stocktake adjustment"_s.arg(sku).arg(bucket).arg(

@@ -155,6 +155,16 @@ QString correctionText(const Correction &correction);
 /// (empty if none does).
 QString levelChangesText(const Levels3 &from, const Levels3 &to);
 
+/// The level a bucket's drift from its ledger is named by: available, unless only locked or
+/// sold differ; with the bucket's (found) and the ledger's figure at that level.
+struct LevelDrift {
+    DiscrepancyLevel level = DiscrepancyLevel::Available;
+    qint64 found = 0;
+    qint64 ledger = 0;
+    qint64 delta() const { return ledger - found; } ///< what the ledger explains minus what is found
+};
+LevelDrift levelDrift(const Levels3 &found, const Levels3 &ledger);
+
 /// What approving a bucket correction (RestoreBucket, AcceptStocktake or MatchOrders) of
 /// `sku` bucket `bucket` does, for people: the proposal the discrepancy shows. Empty for the
 /// others.

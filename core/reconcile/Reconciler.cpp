@@ -70,22 +70,11 @@ DiscrepancyRow bucketRow(const BucketFinding &p)
     DiscrepancyRow row = bookRow(broken ? DiscrepancyKind::BrokenBucket : DiscrepancyKind::LedgerMismatch, p.sku,
                                  p.bucket, p.breaks, true);
     Discrepancy &d = row.d;
-    // The level counted: available, unless only locked or sold differ.
-    d.delta = p.ledger.available - p.found.available;
-    d.bookValue = p.found.available;
-    d.ledgerValue = p.ledger.available;
-    d.level = DiscrepancyLevel::Available;
-    if (d.delta == 0 && p.ledger.locked != p.found.locked) {
-        d.delta = p.ledger.locked - p.found.locked;
-        d.bookValue = p.found.locked;
-        d.ledgerValue = p.ledger.locked;
-        d.level = DiscrepancyLevel::Locked;
-    } else if (d.delta == 0 && p.ledger.sold != p.found.sold) {
-        d.delta = p.ledger.sold - p.found.sold;
-        d.bookValue = p.found.sold;
-        d.ledgerValue = p.ledger.sold;
-        d.level = DiscrepancyLevel::Sold;
-    }
+    const LevelDrift drift = levelDrift(p.found, p.ledger);
+    d.level = drift.level;
+    d.bookValue = drift.found;
+    d.ledgerValue = drift.ledger;
+    d.delta = drift.delta();
     d.detail = u"%1: %2 bucket %3 is %4 (available/locked/sold) of total %5; its ledger replays to %6; its orders "
                u"hold %7 pending and %8 paid"_s.arg(invariantNames(p.breaks), p.sku)
                    .arg(p.bucket)
